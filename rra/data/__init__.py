@@ -1,0 +1,3 @@
+from rra.data.records import QAExample
+
+__all__ = ["QAExample"]

@@ -1,0 +1,163 @@
+"""The graph layer's contract: one `KnowledgeGraph` protocol that every walker uses.
+
+Relations are plain strings. A relation walked backwards is its own first-class relation,
+written with a leading ``^`` as in SPARQL property paths: ``directed_by`` goes movie -> director,
+``^directed_by`` goes director -> movie. Triples are always stored and returned in the KG's own
+(forward) direction, so ``(Alien, directed_by, Ridley Scott)`` is the triple walked by both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
+
+INVERSE_PREFIX = "^"
+
+Direction = Literal["out", "in", "both"]
+MatchMode = Literal["exact", "casefold", "substring"]
+
+
+def inverse(relation: str) -> str:
+    """`r` <-> `^r`."""
+    if relation.startswith(INVERSE_PREFIX):
+        return relation[len(INVERSE_PREFIX):]
+    return INVERSE_PREFIX + relation
+
+
+def is_inverse(relation: str) -> bool:
+    return relation.startswith(INVERSE_PREFIX)
+
+
+def base_relation(relation: str) -> str:
+    """The KG relation under a possibly inverted one: `^directed_by` -> `directed_by`."""
+    return relation[len(INVERSE_PREFIX):] if is_inverse(relation) else relation
+
+
+@dataclass(frozen=True, order=True)
+class Triple:
+    head: str
+    relation: str
+    tail: str
+
+    def as_tuple(self) -> tuple[str, str, str]:
+        return (self.head, self.relation, self.tail)
+
+
+def step_triple(entity: str, relation: str, neighbor: str) -> Triple:
+    """The KG triple crossed when walking `relation` (maybe inverse) from `entity` to `neighbor`."""
+    if is_inverse(relation):
+        return Triple(neighbor, base_relation(relation), entity)
+    return Triple(entity, relation, neighbor)
+
+
+@dataclass
+class PathInstance:
+    """One instantiation of a relation path from a start entity: the entities visited and
+    the triples crossed, in walk order."""
+
+    entities: list[str]
+    triples: list[Triple]
+
+    @property
+    def end(self) -> str:
+        return self.entities[-1]
+
+
+@dataclass
+class GraphStats:
+    entities: int
+    triples: int
+    relations: dict[str, int] = field(default_factory=dict)
+
+
+class UnknownEntityError(KeyError):
+    """An entity id that the graph does not hold."""
+
+    def __init__(self, entity: str):
+        super().__init__(entity)
+        self.entity = entity
+
+    def __str__(self) -> str:
+        return f"unknown entity {self.entity!r}: not in the knowledge graph"
+
+
+@runtime_checkable
+class KnowledgeGraph(Protocol):
+    """What every backend (NetworkX, embedded Oxigraph, SPARQL endpoint) answers, identically."""
+
+    def has_entity(self, entity: str) -> bool: ...
+
+    def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
+        """Entity ids whose label matches `text` (exact, case-insensitive, or case-insensitive
+        substring), at most `limit`, sorted by (label length, label) so short exact-ish hits come first."""
+        ...
+
+    def label(self, entity: str) -> str: ...
+
+    def labels(self, entities: Iterable[str]) -> dict[str, str]: ...
+
+    def relations(self, entity: str, direction: Direction = "both") -> list[str]:
+        """Distinct relations around `entity`, sorted; incoming ones carry the `^` prefix."""
+        ...
+
+    def neighbors(self, entity: str, relation: str) -> list[str]:
+        """Entities reached from `entity` over `relation` (`^r` walks r backwards), sorted."""
+        ...
+
+    def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
+        """`neighbors` for many entities at once (one query on SPARQL backends)."""
+        ...
+
+    def follow_path(
+        self, entity: str, path: Sequence[str], limit: int | None = None
+    ) -> list[PathInstance]:
+        """All instantiations of `path` from `entity` (at most `limit`, in a deterministic order)."""
+        ...
+
+    def triples(
+        self,
+        entity: str,
+        limit: int | None = None,
+        seed: int | None = None,
+        direction: Direction = "both",
+    ) -> list[Triple]:
+        """Triples around `entity`, sorted; if more than `limit`, a seeded random sample of `limit`."""
+        ...
+
+    def stats(self) -> GraphStats: ...
+
+    def relation_types(self) -> list[str]:
+        """All (forward) relations of the KG, sorted."""
+        ...
+
+
+def sample(items: list, limit: int | None, seed: int | None) -> list:
+    """Deterministic cap: keep all when under `limit`, else a seeded sample kept in input order."""
+    import random
+
+    if limit is None or len(items) <= limit:
+        return items
+    idx = sorted(random.Random(seed if seed is not None else 0).sample(range(len(items)), limit))
+    return [items[i] for i in idx]
+
+
+def walk_path(
+    kg: KnowledgeGraph, entity: str, path: Sequence[str], limit: int | None = None
+) -> list[PathInstance]:
+    """Breadth-first instantiation of `path`, one `neighbors_batch` call per hop, so SPARQL
+    backends send one query per hop instead of one per entity. Shared by every backend."""
+    frontier = [PathInstance([entity], [])]
+    for relation in path:
+        ends = sorted({p.end for p in frontier})
+        nbrs = kg.neighbors_batch(ends, relation)
+        grown: list[PathInstance] = []
+        for p in frontier:
+            for n in nbrs.get(p.end, []):
+                grown.append(
+                    PathInstance(p.entities + [n], p.triples + [step_triple(p.end, relation, n)])
+                )
+        frontier = grown
+        if not frontier:
+            return []
+    if not path:  # an empty path instantiates nothing
+        return []
+    return frontier if limit is None else frontier[:limit]

@@ -1,0 +1,129 @@
+"""In-memory backend on a NetworkX MultiDiGraph (edge key = relation). The embedded default."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+import networkx as nx
+
+from rra.graph.base import (
+    Direction,
+    GraphStats,
+    MatchMode,
+    PathInstance,
+    Triple,
+    UnknownEntityError,
+    base_relation,
+    is_inverse,
+    sample,
+    walk_path,
+)
+
+
+class NetworkXGraph:
+    def __init__(self, triples: Iterable[Triple] = (), labels: dict[str, str] | None = None):
+        self.g = nx.MultiDiGraph()
+        self._labels: dict[str, str] = {}
+        self._casefold_index: dict[str, list[str]] | None = None
+        self.add_triples(triples)
+        if labels:
+            self._labels.update(labels)
+
+    # -- building -----------------------------------------------------------------------
+    def add_triples(self, triples: Iterable[Triple]) -> None:
+        # add_edges_from with explicit keys is several times faster than add_edge in a loop
+        self.g.add_edges_from((t.head, t.tail, t.relation) for t in triples)
+        self._casefold_index = None
+
+    def set_labels(self, labels: dict[str, str]) -> None:
+        self._labels.update(labels)
+        self._casefold_index = None
+
+    # -- lookup -------------------------------------------------------------------------
+    def has_entity(self, entity: str) -> bool:
+        return entity in self.g
+
+    def _require(self, entity: str) -> None:
+        if entity not in self.g:
+            raise UnknownEntityError(entity)
+
+    def label(self, entity: str) -> str:
+        self._require(entity)
+        return self._labels.get(entity, entity)
+
+    def labels(self, entities: Iterable[str]) -> dict[str, str]:
+        return {e: self._labels.get(e, e) for e in entities if e in self.g}
+
+    def _index(self) -> dict[str, list[str]]:
+        if self._casefold_index is None:
+            idx: dict[str, list[str]] = {}
+            for e in self.g.nodes:
+                idx.setdefault(self._labels.get(e, e).casefold(), []).append(e)
+            self._casefold_index = idx
+        return self._casefold_index
+
+    def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
+        if mode == "exact":
+            hits = [e for e in self._index().get(text.casefold(), []) if self._labels.get(e, e) == text]
+        elif mode == "casefold":
+            hits = list(self._index().get(text.casefold(), []))
+        elif mode == "substring":
+            needle = text.casefold()
+            hits = [e for key, ents in self._index().items() if needle in key for e in ents]
+        else:
+            raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
+        hits.sort(key=lambda e: (len(self._labels.get(e, e)), self._labels.get(e, e), e))
+        return hits[:limit]
+
+    # -- structure ----------------------------------------------------------------------
+    def relations(self, entity: str, direction: Direction = "both") -> list[str]:
+        self._require(entity)
+        rels: set[str] = set()
+        if direction in ("out", "both"):
+            for keys in self.g.succ[entity].values():
+                rels.update(keys)
+        if direction in ("in", "both"):
+            for keys in self.g.pred[entity].values():
+                rels.update("^" + k for k in keys)
+        return sorted(rels)
+
+    def neighbors(self, entity: str, relation: str) -> list[str]:
+        if entity not in self.g:
+            return []
+        adj = self.g.pred[entity] if is_inverse(relation) else self.g.succ[entity]
+        rel = base_relation(relation)
+        return sorted(n for n, keys in adj.items() if rel in keys)
+
+    def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
+        return {e: self.neighbors(e, relation) for e in entities}
+
+    def follow_path(
+        self, entity: str, path: Sequence[str], limit: int | None = None
+    ) -> list[PathInstance]:
+        return walk_path(self, entity, path, limit)
+
+    def triples(
+        self,
+        entity: str,
+        limit: int | None = None,
+        seed: int | None = None,
+        direction: Direction = "both",
+    ) -> list[Triple]:
+        self._require(entity)
+        out: list[Triple] = []
+        if direction in ("out", "both"):
+            out += [Triple(entity, k, t) for t, keys in self.g.succ[entity].items() for k in keys]
+        if direction in ("in", "both"):
+            out += [Triple(h, k, entity) for h, keys in self.g.pred[entity].items() for k in keys]
+        return sample(sorted(set(out)), limit, seed)
+
+    def stats(self) -> GraphStats:
+        rels = Counter(k for _, _, k in self.g.edges(keys=True))
+        return GraphStats(self.g.number_of_nodes(), self.g.number_of_edges(), dict(rels.most_common()))
+
+    def relation_types(self) -> list[str]:
+        return sorted({k for _, _, k in self.g.edges(keys=True)})
+
+    def all_triples(self) -> Iterable[Triple]:
+        for h, t, k in self.g.edges(keys=True):
+            yield Triple(h, k, t)

@@ -1,0 +1,56 @@
+"""What every QA method returns, so RRA and the baselines share outputs, metrics and reports.
+
+`infer.py` instantiates `cfg.method` (RRA pipeline, ToG, StructGPT, KGQP, vector, LLM-only) and
+calls `answer(example)` per question; the evaluation code only ever sees `Prediction`s.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Protocol, runtime_checkable
+
+from rra.data.records import QAExample
+from rra.graph.base import Triple
+
+# Per-question status values. Anything but "ok" is still a scored prediction, never a crash.
+STATUSES = (
+    "ok",
+    "unknown_entity",  # topic entity not found in the KG
+    "no_topic_entity",  # question names no entity we could find
+    "no_path",  # retrieval found no instantiable path / nothing to read
+    "empty_graph_reply",  # the graph answered nothing (e.g. endpoint returned no rows)
+    "graph_error",  # graph backend failed (endpoint down, time-out) after retries
+    "llm_error",  # LLM call failed or timed out after retries; answered as well as possible
+    "unparseable",  # LLM replied but the reply could not be parsed; answered as well as possible
+)
+
+
+@dataclass
+class Prediction:
+    qid: str
+    question: str
+    answers: list[str]  # ranked answer entities/strings; answers[0] is the Hits@1 answer
+    status: str = "ok"
+    reply: str = ""  # the LLM's raw final reply ("" when no LLM answered)
+    knowledge: str = ""  # the text the answerer read (rewritten triples)
+    paths: list[dict] = field(default_factory=list)  # e.g. {"path": [...], "score": .9}
+    triples: list[Triple] = field(default_factory=list)  # evidence actually retrieved
+    gold_answers: list[str] = field(default_factory=list)
+    topic_entities: list[str] = field(default_factory=list)
+    llm_calls: int = 0
+    llm_prompt_tokens: int = 0
+    llm_completion_tokens: int = 0
+    latency_s: float = 0.0
+    errors: list[str] = field(default_factory=list)  # every failure on the way, in order
+    extra: dict = field(default_factory=dict)  # method-specific trace (visited entities, ...)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["triples"] = [list(t.as_tuple()) for t in self.triples]
+        return d
+
+
+@runtime_checkable
+class QAMethod(Protocol):
+    name: str
+
+    def answer(self, example: QAExample) -> Prediction: ...
