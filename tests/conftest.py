@@ -1,0 +1,32 @@
+"""Project-wide fixtures. Area-specific fixtures live in tests/<area>/conftest.py."""
+import os
+from pathlib import Path
+
+import pytest
+
+# Tests never reach the internet and never log to W&B.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("RRA_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data, or skip: the real datasets are never part of the repository."""
+    if not (SHARED_DATA / "metaqa" / "kb.txt").exists():
+        pytest.skip(f"real datasets not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def metaqa_root(shared_data: Path) -> Path:
+    return shared_data / "metaqa"
