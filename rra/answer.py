@@ -1,0 +1,199 @@
+"""RRA's Answer step: three answerers behind one protocol.
+
+- `GraphScorer`: no LLM. Ranks the end entities of the kept paths by path score
+  (`Retrieval.end_scores`: sum of the scores of the paths reaching an entity, or max). It is a
+  baseline and the upper bound of what retrieval hands the LLM.
+- `LLMAnswerer`: free-form. The LLM reads the question and the knowledge text and replies; the
+  answers are the knowledge entities named in the reply, in reply order. Scored as the RRA paper
+  scores it: a hit when a gold answer appears in the reply (`hits_mode="reply"`).
+- `ChoiceAnswerer`: the LM chooses among the candidate entities found in the knowledge, either by
+  log-likelihood of each candidate as the continuation (`mode="score"`, `llm.score`) or by a
+  numbered list and a parsed number (`mode="number"`). Small local models restate facts instead of
+  answering; choosing is what they can do.
+
+A failed LLM call, an empty reply or an unparseable choice never ends the question: the error is
+recorded, the status says so (llm_error / unparseable) and the graph scorer's ranking is returned.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from rra.entity_linking import strip_marks
+from rra.llm.parse import parse_choice, try_parse
+from rra.retrieve import Retrieval
+
+# The RRA paper's answering prompt (knowledge first, then the question).
+ANSWER_PROMPT = (
+    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
+    "Question: {question}\nAnswer:"
+)
+NO_KNOWLEDGE_PROMPT = "Question: {question}\nAnswer:"
+CHOICE_PROMPT = (
+    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
+    "Question: {question}\nChoose the correct answer from these options:\n{options}\n"
+    "Reply with the number of the correct option only.\nAnswer:"
+)
+
+
+@dataclass
+class Answer:
+    answers: list[str]  # ranked; answers[0] is the Hits@1 answer (entity ids when from the KG)
+    answer_set: list[str] = field(default_factory=list)  # what answer F1 is computed on
+    reply: str = ""
+    status: str = "ok"
+    errors: list[str] = field(default_factory=list)
+    hits_mode: str = "top"  # "top": answers[0] must be gold; "reply": a gold answer in the reply
+    extra: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    name: str
+
+    def answer(self, question: str, knowledge: str, retrieval: Retrieval,
+               labels: dict[str, str]) -> Answer: ...
+
+
+class GraphScorer:
+    name = "graph"
+
+    def __init__(self, aggregate: str = "sum"):
+        if aggregate not in ("sum", "max"):
+            raise ValueError(f"answer.aggregate must be sum or max, got {aggregate!r}")
+        self.aggregate = aggregate
+
+    def answer(self, question, knowledge, retrieval, labels) -> Answer:
+        ranked = retrieval.end_scores(self.aggregate)
+        answers = [e for e, _ in ranked]
+        top_ends = retrieval.paths[0].ends if retrieval.paths else []
+        return Answer(answers, answer_set=list(top_ends),
+                      extra={"answer_scores": [round(s, 6) for _, s in ranked[:10]]})
+
+
+def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> Answer:
+    """The graph scorer's answer, marked with why the LLM's could not be used."""
+    a = GraphScorer().answer("", "", retrieval, {})
+    a.status, a.errors, a.reply = status, [error], reply
+    return a
+
+
+def mentioned(reply: str, labels: dict[str, str]) -> list[str]:
+    """Entity ids whose label occurs in the reply (case-insensitive, word-bounded), in order of
+    first occurrence; a longer label hides the shorter labels inside it."""
+    low = reply.casefold()
+    spans = []
+    for ent, lab in labels.items():
+        lab = lab.strip().casefold()
+        if not lab:
+            continue
+        m = re.search(r"(?<!\w)" + re.escape(lab) + r"(?!\w)", low)
+        if m:
+            spans.append((m.start(), -len(lab), m.end(), ent))
+    spans.sort()
+    out, covered_to = [], -1
+    for start, _, end, ent in spans:
+        if start >= covered_to or not out:
+            out.append(ent)
+            covered_to = max(covered_to, end)
+    return out
+
+
+def candidate_entities(retrieval: Retrieval, topics: set[str], source: str) -> list[str]:
+    """Entities the knowledge offers as answers: `ends` (end entities of the kept paths, by path
+    score) or `knowledge` (every entity in the sampled triples, in evidence order), topics excluded."""
+    if source == "ends":
+        return [e for e, _ in retrieval.end_scores()]
+    if source != "knowledge":
+        raise ValueError(f"candidates must be 'ends' or 'knowledge', got {source!r}")
+    seen: dict[str, None] = {}
+    for t in retrieval.triples:
+        for e in (t.head, t.tail):
+            if e not in topics:
+                seen.setdefault(e, None)
+    return list(seen)
+
+
+class LLMAnswerer:
+    name = "llm"
+
+    def __init__(self, llm, prompt: str = ANSWER_PROMPT, no_knowledge_prompt: str = NO_KNOWLEDGE_PROMPT,
+                 max_new_tokens: int = 48):
+        if llm is None:
+            raise ValueError("answer=llm needs an LLM backend (set llm=... in the config)")
+        self.llm, self.prompt, self.no_knowledge_prompt = llm, prompt, no_knowledge_prompt
+        self.max_new_tokens = max_new_tokens
+
+    def answer(self, question, knowledge, retrieval, labels) -> Answer:
+        q = strip_marks(question)
+        prompt = (self.prompt.format(knowledge=knowledge, question=q) if knowledge.strip()
+                  else self.no_knowledge_prompt.format(question=q))
+        reply = self.llm.generate([prompt], max_new_tokens=self.max_new_tokens)[0]
+        if not reply.ok:
+            return fallback(retrieval, "llm_error", f"answer llm: {reply.error}")
+        text = reply.text.strip()
+        if not text:
+            return fallback(retrieval, "unparseable", "answer llm: empty reply")
+        ents = mentioned(text, labels)
+        first_line = text.splitlines()[0].strip()
+        answers = ents or [first_line]
+        return Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
+
+
+class ChoiceAnswerer:
+    name = "choice"
+
+    def __init__(self, llm, mode: str = "score", candidates: str = "knowledge",
+                 max_candidates: int = 20, prompt: str = ANSWER_PROMPT,
+                 choice_prompt: str = CHOICE_PROMPT, max_new_tokens: int = 8,
+                 length_norm: bool = False):
+        if llm is None:
+            raise ValueError("answer=choice needs an LLM backend (set llm=... in the config)")
+        if mode not in ("score", "number"):
+            raise ValueError(f"answer.mode must be score or number, got {mode!r}")
+        self.llm, self.mode, self.source = llm, mode, candidates
+        self.max_candidates, self.prompt, self.choice_prompt = max_candidates, prompt, choice_prompt
+        self.max_new_tokens, self.length_norm = max_new_tokens, length_norm
+
+    def answer(self, question, knowledge, retrieval, labels) -> Answer:
+        cands = candidate_entities(retrieval, {retrieval.topic_entity}, self.source)
+        cands = cands[: self.max_candidates]
+        if not cands:
+            return fallback(retrieval, "no_path", "choice: no candidate entity in the knowledge")
+        if len(cands) == 1:  # nothing to choose: no LLM call
+            return Answer(cands, answer_set=cands, extra={"candidates": cands})
+        q = strip_marks(question)
+        names = [labels.get(c, c) for c in cands]
+        if self.mode == "score":
+            return self._by_score(q, knowledge, retrieval, cands, names)
+        return self._by_number(q, knowledge, retrieval, cands, names)
+
+    def _by_score(self, q, knowledge, retrieval, cands, names) -> Answer:
+        prompt = self.prompt.format(knowledge=knowledge, question=q)
+        try:
+            scores = self.llm.score(prompt, [" " + n for n in names])
+        except NotImplementedError:
+            return fallback(retrieval, "llm_error", "choice: this LLM backend cannot score; use answer.mode=number")
+        except Exception as err:
+            return fallback(retrieval, "llm_error", f"choice llm: {type(err).__name__}: {err}")
+        if self.length_norm:  # per-character log-likelihood, so long names are not penalised
+            scores = [s / max(1, len(n)) for s, n in zip(scores, names)]
+        order = sorted(range(len(cands)), key=lambda i: -scores[i])
+        ranked = [cands[i] for i in order]
+        return Answer(ranked, answer_set=ranked[:1],
+                      extra={"candidates": cands, "choice_scores": [round(float(s), 4) for s in scores]})
+
+    def _by_number(self, q, knowledge, retrieval, cands, names) -> Answer:
+        options = "\n".join(f"{i}. {n}" for i, n in enumerate(names, 1))
+        prompt = self.choice_prompt.format(knowledge=knowledge, question=q, options=options)
+        reply = self.llm.generate([prompt], max_new_tokens=self.max_new_tokens)[0]
+        if not reply.ok:
+            return fallback(retrieval, "llm_error", f"choice llm: {reply.error}")
+        # a number ("2", "Option 2", "(B)") or, failing that, an option's name in the reply
+        k, error = try_parse(parse_choice, reply.text, len(cands), names)
+        if k is None:
+            return fallback(retrieval, "unparseable", f"choice: {error}", reply.text)
+        chosen = cands[k]
+        ranked = [chosen] + [c for c in cands if c != chosen]
+        return Answer(ranked, answer_set=[chosen], reply=reply.text, extra={"candidates": cands})

@@ -1,0 +1,1 @@
+"""Evaluation: metrics (one definition of every figure), run reports."""

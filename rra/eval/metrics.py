@@ -1,0 +1,112 @@
+"""Every evaluation figure of the project, defined once. Methods only produce `Prediction`s (or
+their JSONL dicts); everything reported is computed here.
+
+Definitions (per question, then averaged over all questions, failures included as misses):
+- **Hits@1**. Two ways, chosen per prediction by `extra["hits_mode"]`:
+  - `"top"` (default; graph scorer, candidate choice, any ranked answer): the top answer
+    `answers[0]` equals a gold answer after normalisation (casefold, collapsed whitespace).
+  - `"reply"` (free-form LLM answers): a gold answer occurs in the LLM's reply as a
+    case-insensitive substring. This is how the RRA paper scores free-form answers; it is loose
+    (a reply listing many names can hit), so reports say which mode produced each figure.
+- **Answer F1**: precision/recall of the predicted answer set (`extra["answer_set"]` if given,
+  else `answers[:1]`) against the gold set, normalised strings; 0 when either is empty.
+- **Answer coverage**: a gold answer is among the entities of the retrieved triples (retrieval
+  recall: the best any answerer reading them could do).
+- **Hop accuracy / path accuracy**: predicted hop count (`extra["pred_hop"]`) / top relation path
+  (`extra["pred_path"]`) equal the gold ones (`extra["gold_hop"]`, `extra["gold_path"]`); averaged
+  only over questions where the gold is known (`n` given beside them).
+- **LLM calls / prompt+completion tokens per question**: means of the per-question counts.
+- **Latency p50/p95**: per-question wall seconds; **questions/s**: questions / run wall time
+  (when the runner passes it) else questions / summed latency.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Iterable
+
+from rra.methods import Prediction
+
+
+def norm(s: str) -> str:
+    return " ".join(str(s).casefold().split())
+
+
+def as_dict(p: Prediction | dict) -> dict:
+    return p.to_dict() if isinstance(p, Prediction) else p
+
+
+def hit_at_1(p: dict) -> bool:
+    gold = [norm(g) for g in p.get("gold_answers", []) if norm(g)]
+    if not gold:
+        return False
+    if p.get("extra", {}).get("hits_mode") == "reply":
+        reply = norm(p.get("reply", ""))
+        return any(g in reply for g in gold)
+    answers = p.get("answers") or []
+    return bool(answers) and norm(answers[0]) in gold
+
+
+def answer_f1(p: dict) -> float:
+    pred = {norm(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
+    pred.discard("")
+    gold = {norm(g) for g in p.get("gold_answers", [])} - {""}
+    if not pred or not gold:
+        return 0.0
+    tp = len(pred & gold)
+    if tp == 0:
+        return 0.0
+    prec, rec = tp / len(pred), tp / len(gold)
+    return 2 * prec * rec / (prec + rec)
+
+
+def answer_coverage(p: dict) -> bool:
+    gold = {norm(g) for g in p.get("gold_answers", [])} - {""}
+    ents = {norm(e) for t in p.get("triples", []) for e in (t[0], t[2])}
+    return bool(gold & ents)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 100]); 0 for no values."""
+    if not values:
+        return 0.0
+    v = sorted(values)
+    k = max(1, math.ceil(q / 100 * len(v)))
+    return v[k - 1]
+
+
+def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | None = None) -> dict:
+    preds = [as_dict(p) for p in predictions]
+    n = len(preds)
+    if n == 0:
+        return {"n": 0}
+
+    def mean(xs) -> float:
+        xs = list(xs)
+        return sum(xs) / len(xs) if xs else 0.0
+
+    hop_known = [p for p in preds if p.get("extra", {}).get("gold_hop") is not None]
+    path_known = [p for p in preds if p.get("extra", {}).get("gold_path")]
+    lat = [float(p.get("latency_s", 0.0)) for p in preds]
+    total = wall_s if wall_s and wall_s > 0 else sum(lat)
+    modes = Counter(p.get("extra", {}).get("hits_mode", "top") for p in preds)
+    return {
+        "n": n,
+        "hits@1": 100 * mean(hit_at_1(p) for p in preds),
+        "f1": 100 * mean(answer_f1(p) for p in preds),
+        "answer_coverage": 100 * mean(answer_coverage(p) for p in preds),
+        "hop_acc": 100 * mean(p["extra"].get("pred_hop") == p["extra"]["gold_hop"] for p in hop_known)
+        if hop_known else None,
+        "hop_acc_n": len(hop_known),
+        "path_acc": 100 * mean(list(p["extra"].get("pred_path") or []) == list(p["extra"]["gold_path"])
+                               for p in path_known) if path_known else None,
+        "path_acc_n": len(path_known),
+        "llm_calls_per_q": mean(p.get("llm_calls", 0) for p in preds),
+        "llm_prompt_tokens_per_q": mean(p.get("llm_prompt_tokens", 0) for p in preds),
+        "llm_completion_tokens_per_q": mean(p.get("llm_completion_tokens", 0) for p in preds),
+        "latency_p50_s": percentile(lat, 50),
+        "latency_p95_s": percentile(lat, 95),
+        "questions_per_s": n / total if total > 0 else None,
+        "status": dict(Counter(p.get("status", "ok") for p in preds).most_common()),
+        "hits_mode": dict(modes),
+    }

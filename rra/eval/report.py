@@ -1,0 +1,112 @@
+"""Run outputs: predictions JSONL (streamed, resumable), metrics JSON, markdown summary.
+
+`PredictionWriter` appends one JSON line per question and flushes at once, so a crash or a kill
+loses at most the question in flight; reopening the same file skips the qids already written
+(a truncated last line from a kill is ignored and rewritten).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from rra.methods import Prediction
+
+PREDICTIONS = "predictions.jsonl"
+METRICS = "metrics.json"
+SUMMARY = "summary.md"
+
+
+def read_predictions(path: str | Path) -> list[dict]:
+    """All complete lines of a predictions file (a torn last line is skipped)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill; that question is answered again
+    return out
+
+
+class PredictionWriter:
+    def __init__(self, path: str | Path, resume: bool = True):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        kept = read_predictions(self.path) if resume else []
+        # rewrite the file from its complete lines, so a torn tail never sits mid-file
+        with self.path.open("w", encoding="utf-8") as f:
+            for d in kept:
+                f.write(json.dumps(d, ensure_ascii=False) + "\n")
+        self.done: set[str] = {d.get("qid", "") for d in kept}
+        self.previous = kept
+        self._f = self.path.open("a", encoding="utf-8")
+
+    def write(self, pred: Prediction | dict) -> None:
+        d = pred.to_dict() if isinstance(pred, Prediction) else pred
+        self._f.write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+        self._f.flush()
+        self.done.add(d.get("qid", ""))
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "PredictionWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def write_json(path: str | Path, data: dict) -> None:
+    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n",
+                          encoding="utf-8")
+
+
+def fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}" if abs(v) >= 0.01 or v == 0 else f"{v:.4f}"
+    return str(v)
+
+
+METRIC_ROWS = [
+    ("hits@1", "Hits@1 (%)"), ("f1", "answer F1 (%)"), ("answer_coverage", "answer coverage of triples (%)"),
+    ("hop_acc", "hop accuracy (%)"), ("path_acc", "path accuracy (%)"),
+    ("llm_calls_per_q", "LLM calls / question"), ("llm_prompt_tokens_per_q", "prompt tokens / question"),
+    ("llm_completion_tokens_per_q", "completion tokens / question"),
+    ("latency_p50_s", "latency p50 (s)"), ("latency_p95_s", "latency p95 (s)"),
+    ("questions_per_s", "questions / s"),
+]
+
+
+def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None = None,
+                     failures: Iterable[dict] = ()) -> str:
+    lines = [f"# {title}", ""]
+    for k, v in (setup or {}).items():
+        lines.append(f"- **{k}**: {v}")
+    lines += ["", f"Questions: {metrics.get('n', 0)}", "", "| metric | value |", "|---|---|"]
+    for key, name in METRIC_ROWS:
+        if key in metrics:
+            lines.append(f"| {name} | {fmt(metrics[key])} |")
+    modes = metrics.get("hits_mode", {})
+    if modes.get("reply"):
+        lines += ["", f"Hits@1 of {modes['reply']} free-form LLM replies counts a gold answer appearing "
+                  "anywhere in the reply (case-insensitive), as the RRA paper scores it; the others "
+                  "count the top-ranked answer only."]
+    lines += ["", "| status | questions |", "|---|---|"]
+    lines += [f"| {s} | {c} |" for s, c in metrics.get("status", {}).items()]
+    fails = list(failures)[:5]
+    if fails:
+        lines += ["", "Examples of failed questions:", ""]
+        for d in fails:
+            err = "; ".join(d.get("errors", []))[:200]
+            lines.append(f"- `{d.get('qid')}` {d.get('status')}: {d.get('question')} — {err}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,176 @@
+"""The RRA method: link topic entity -> Retrieve -> Rewrite -> Answer, as a `QAMethod`.
+
+Per question it records what the evaluation and a reader need: the kept paths with scores, the
+triples with the path each came from, the knowledge text, the answer, the LLM calls and tokens it
+spent (from the backend's usage counters, before/after) and the wall time. A question that cannot
+be answered (unknown entity, no path, graph or LLM failure) gets a status and the best answer
+available, never an exception.
+
+`answer_batch` runs the retriever's encoder on a whole batch of questions at once (the expensive
+part on a CPU); the rest is per question. `build_rra` is the Hydra target of conf/method/rra.yaml.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Sequence
+
+from rra.answer import Answer, Answerer, fallback
+from rra.data.records import QAExample
+from rra.entity_linking import MARKED, LinkResult, link_entities
+from rra.graph.base import KnowledgeGraph, Triple
+from rra.methods import Prediction
+from rra.retrieve import PathRetrieval, Retrieval
+from rra.rewrite import Rewriter
+
+
+class RRAPipeline:
+    def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
+                 answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
+                 max_ngram: int = 8):
+        self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
+        self.llm, self.name = llm, name
+        self.use_gold_topic, self.max_ngram = use_gold_topic, max_ngram
+
+    # --- QAMethod ------------------------------------------------------------------------------
+    def answer(self, example: QAExample) -> Prediction:
+        return self.answer_batch([example])[0]
+
+    def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
+        start = time.perf_counter()
+        links = [link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
+                               self.max_ngram) for ex in examples]
+        # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
+        # that came unmarked, so training and inference see the same question shape.
+        todo = [i for i, link in enumerate(links) if link.status == "ok"]
+        candidates: dict[int, list] = {}
+        model_error = ""
+        if todo:
+            try:
+                out = self.retrieval.predict([marked(examples[i].question, links[i]) for i in todo])
+                candidates = dict(zip(todo, out))
+            except Exception as err:  # a broken checkpoint/model must not lose the batch
+                model_error = f"retriever: {type(err).__name__}: {err}"
+        shared_s = (time.perf_counter() - start) / max(1, len(examples))
+        preds = []
+        for i, (ex, link) in enumerate(zip(examples, links)):
+            t0 = time.perf_counter()
+            pred = self._one(ex, link, candidates.get(i, []), model_error)
+            pred.latency_s = round(time.perf_counter() - t0 + shared_s, 6)
+            preds.append(pred)
+        return preds
+
+    # --- one question ----------------------------------------------------------------------------
+    def _one(self, ex: QAExample, link: LinkResult, cands: list, model_error: str) -> Prediction:
+        before = self.llm.usage.snapshot() if self.llm is not None else None
+        pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
+        gold_path = list(ex.relation_path) if ex.relation_path else None
+        pred.extra.update({
+            "gold_hop": ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None),
+            "gold_path": gold_path,
+        })
+        pred.topic_entities = link.entities
+        pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
+                                 "ambiguous": link.ambiguous}
+        if link.status != "ok":
+            pred.status, pred.errors = link.status, [link.error]
+            return self._finish(pred, before)
+        if model_error:
+            pred.status, pred.errors = "no_path", [model_error]
+            return self._finish(pred, before)
+
+        r = self.retrieval.retrieve(self.kg, link.entities[0], cands)
+        pred.errors += r.errors
+        pred.paths = [p.to_dict() for p in r.paths]
+        pred.triples = r.triples
+        pred.extra["dropped_paths"] = [p.to_dict() for p in r.dropped]
+        pred.extra["evidence_paths"] = ["/".join(e.path) for e in r.evidence]
+        if r.paths:
+            pred.extra["pred_hop"], pred.extra["pred_path"] = len(r.paths[0].path), r.paths[0].path
+        elif cands:  # nothing instantiated: still report what the model predicted
+            best = max(cands, key=lambda c: float(c.score))
+            pred.extra["pred_hop"], pred.extra["pred_path"] = len(best.path), list(best.path)
+        if r.status != "ok":
+            pred.status = r.status
+            return self._finish(pred, before)
+
+        labels = self._labels(r)
+        knowledge = self._rewrite(ex.question, r, labels, pred)
+        pred.knowledge = knowledge
+        try:
+            ans = self.answerer.answer(ex.question, knowledge, r, labels)
+        except Exception as err:  # an answerer bug must cost one question, not the run
+            ans = fallback(r, "llm_error", f"answerer: {type(err).__name__}: {err}")
+        self._apply(pred, ans, labels)
+        return self._finish(pred, before)
+
+    def _labels(self, r: Retrieval) -> dict[str, str]:
+        ents = {e for t in r.triples for e in (t.head, t.tail)} | {e for p in r.paths for e in p.ends}
+        try:
+            labels = self.kg.labels(sorted(ents))
+        except Exception:  # labels are cosmetic for id==label KGs; never fail a question on them
+            labels = {}
+        return {e: labels.get(e, e) for e in ents}
+
+    def _rewrite(self, question: str, r: Retrieval, labels: dict[str, str], pred: Prediction) -> str:
+        labelled = [Triple(labels.get(t.head, t.head), t.relation, labels.get(t.tail, t.tail))
+                    for t in r.triples]
+        try:
+            text = self.rewriter.rewrite(question, labelled)
+        except Exception as err:
+            pred.errors.append(f"rewriter {getattr(self.rewriter, 'name', '?')}: {type(err).__name__}: {err}")
+            from rra.rewrite import TripleRewriter
+
+            text = TripleRewriter().rewrite(question, labelled)
+        pred.errors += list(getattr(self.rewriter, "last_errors", []) or [])
+        return text
+
+    @staticmethod
+    def _apply(pred: Prediction, ans: Answer, labels: dict[str, str]) -> None:
+        pred.answers, pred.reply, pred.status = ans.answers, ans.reply, ans.status
+        pred.errors += ans.errors
+        pred.extra.update(ans.extra)
+        pred.extra["answer_set"] = ans.answer_set
+        pred.extra["hits_mode"] = ans.hits_mode
+        pred.extra["answer_labels"] = [labels.get(a, a) for a in ans.answers[:10]]
+
+    def _finish(self, pred: Prediction, before) -> Prediction:
+        if before is not None:
+            used = self.llm.usage.since(before)
+            pred.llm_calls, pred.llm_prompt_tokens = used.calls, used.prompt_tokens
+            pred.llm_completion_tokens = used.completion_tokens
+        return pred
+
+
+def marked(question: str, link: LinkResult) -> str:
+    """The question with its topic mention in `[...]` (unchanged if already marked or not found)."""
+    if MARKED.search(question) or not link.mentions:
+        return question
+    m = link.mentions[0]
+    i = question.casefold().find(m.casefold())
+    return question if i < 0 else f"{question[:i]}[{question[i:i + len(m)]}]{question[i + len(m):]}"
+
+
+def build(cfg, **available):
+    """Instantiate a Hydra config node, passing only the objects (kg, llm, ...) its target's
+    signature names: a template rewriter gets no LLM, an LLM answerer gets one."""
+    from hydra.utils import get_object, instantiate
+
+    target = get_object(cfg["_target_"])
+    params = inspect.signature(target).parameters
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kw = {k: v for k, v in available.items() if takes_all or k in params}
+    return instantiate(cfg, **kw)
+
+
+def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
+              use_gold_topic: bool = True, max_ngram: int = 8) -> RRAPipeline:
+    """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
+    their config groups with the shared graph and LLM."""
+    return RRAPipeline(
+        kg=kg,
+        retrieval=build(retriever, kg=kg, llm=llm),
+        rewriter=build(rewriter, llm=llm),
+        answerer=build(answer, llm=llm),
+        llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram,
+    )

@@ -1,0 +1,196 @@
+"""RRA's Retrieve step: trained retriever -> top-K relation paths -> triples sampled from the KG.
+
+The trained model (rra.models.retriever.Retriever: hop classifier + relation-path predictor) only
+scores relation paths; it never sees the graph. Here each predicted path is instantiated from the
+topic entity on whatever backend holds the KG (`kg.follow_path`), paths with no instance are
+dropped so the next-best candidate takes their place, and the triples along the kept paths are
+capped to a budget, deterministically under a seed. Every triple remembers the path (and score)
+that produced it, so answers stay traceable to evidence.
+"""
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError
+
+
+class PathPredictor(Protocol):
+    """What rra.models.retriever.Retriever offers: per question, candidate paths best first,
+    each with `.path` (list of relations, `^r` inverse), `.score`, `.hop`, `.hop_prob`."""
+
+    def predict(self, questions: Sequence[str], topk: int, hops=None,
+                try_second_hop: bool = False) -> list[list]: ...
+
+
+@dataclass
+class ScoredPath:
+    path: list[str]
+    score: float  # product of step probabilities (times the hop probability if the model says so)
+    hop: int
+    hop_prob: float = 1.0
+    instances: int = 0  # instantiations from the topic entity (0 -> dropped)
+    ends: list[str] = field(default_factory=list)  # distinct end entities, topic entity excluded
+
+    def to_dict(self) -> dict:
+        return {"path": list(self.path), "score": self.score, "hop": self.hop,
+                "hop_prob": self.hop_prob, "instances": self.instances, "n_ends": len(self.ends)}
+
+
+@dataclass
+class Evidence:
+    triple: Triple
+    path: tuple[str, ...]
+    score: float
+
+
+@dataclass
+class Retrieval:
+    topic_entity: str
+    paths: list[ScoredPath] = field(default_factory=list)  # kept (instantiated), best first
+    dropped: list[ScoredPath] = field(default_factory=list)  # predicted but no instance
+    evidence: list[Evidence] = field(default_factory=list)
+    status: str = "ok"  # ok | no_path | empty_graph_reply | graph_error
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def triples(self) -> list[Triple]:
+        return [e.triple for e in self.evidence]
+
+    def end_scores(self, aggregate: str = "sum") -> list[tuple[str, float]]:
+        """End entities of the kept paths ranked by path score.
+
+        `sum`: an entity's score is the sum of the scores of the kept paths that reach it, so an
+        entity reached by several likely paths beats one reached by a single path of equal score;
+        `max`: the best single path's score. Ties: higher max score, then entity id (stable)."""
+        total: dict[str, float] = defaultdict(float)
+        best: dict[str, float] = defaultdict(float)
+        for p in self.paths:
+            for e in p.ends:
+                total[e] += p.score
+                best[e] = max(best[e], p.score)
+        if aggregate not in ("sum", "max"):
+            raise ValueError(f"unknown path-score aggregate {aggregate!r}; expected sum or max")
+        key = total if aggregate == "sum" else best
+        return sorted(((e, key[e]) for e in key), key=lambda x: (-x[1], -best[x[0]], x[0]))
+
+
+def sample_triples(
+    kg: KnowledgeGraph,
+    topic_entity: str,
+    candidates: Sequence,
+    topk: int = 3,
+    max_triples: int = 50,
+    seed: int = 0,
+    max_instances: int = 10_000,
+) -> Retrieval:
+    """Instantiate candidate paths (best first) from `topic_entity` until `topk` have instances,
+    then fill the triple budget: each kept path first gets an equal share (`max_triples // kept`)
+    of its instances' triples, in a seeded shuffle of its instances, and whatever budget is left
+    goes to the paths in score order. Instances that end back at the topic entity are ignored
+    (a 2-hop movie -> director -> movie walk returns to the start; that is not an answer)."""
+    out = Retrieval(topic_entity)
+    kept: list[tuple[ScoredPath, list[PathInstance]]] = []
+    for c in candidates:
+        if len(kept) >= topk:
+            break
+        sp = ScoredPath(list(c.path), float(c.score), int(getattr(c, "hop", len(c.path))),
+                        float(getattr(c, "hop_prob", 1.0)))
+        try:
+            instances = kg.follow_path(topic_entity, sp.path, limit=max_instances)
+        except UnknownEntityError as err:
+            out.status, out.errors = "unknown_entity", [str(err)]
+            return out
+        except Exception as err:  # backend down / time-out: report, keep the question alive
+            out.errors.append(f"graph_error: following {sp.path}: {type(err).__name__}: {err}")
+            continue
+        instances = [i for i in instances if i.end != topic_entity]
+        sp.instances = len(instances)
+        sp.ends = sorted({i.end for i in instances})
+        (kept.append((sp, instances)) if instances else out.dropped.append(sp))
+    out.paths = [sp for sp, _ in kept]
+
+    if not kept:
+        out.status = _why_empty(kg, topic_entity, out)
+        return out
+
+    seen: dict[Triple, Evidence] = {}
+    rng = random.Random(seed)
+    queues = []
+    for sp, instances in kept:
+        order = list(range(len(instances)))
+        rng.shuffle(order)
+        queues.append((sp, [instances[i] for i in order]))
+
+    def take(sp: ScoredPath, queue: list[PathInstance], budget: int) -> None:
+        while queue and len(seen) < budget:
+            inst = queue.pop(0)
+            for t in inst.triples:
+                if t not in seen:
+                    seen[t] = Evidence(t, tuple(sp.path), sp.score)
+
+    share = max(1, max_triples // len(kept))
+    for i, (sp, queue) in enumerate(queues):
+        take(sp, queue, min(max_triples, (i + 1) * share))
+    for sp, queue in queues:
+        take(sp, queue, max_triples)
+    # An instance adds all its triples at once, so the last one may overshoot the cap slightly;
+    # cut to the budget keeping the earliest (highest-share) evidence.
+    out.evidence = list(seen.values())[:max_triples]
+    return out
+
+
+def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> str:
+    if r.errors and not r.dropped:
+        return "graph_error"
+    try:
+        if not kg.relations(entity):
+            r.errors.append(f"the graph returned no relations at all for {entity!r}")
+            return "empty_graph_reply"
+    except Exception as err:
+        r.errors.append(f"graph_error: relations({entity!r}): {type(err).__name__}: {err}")
+        return "graph_error"
+    tried = ", ".join("/".join(p.path) for p in r.dropped[:5])
+    r.errors.append(f"no predicted path has an instance from {entity!r} (tried {tried})")
+    return "no_path"
+
+
+@dataclass
+class PathRetrieval:
+    """Retrieve step as configured in conf/retriever/*.yaml: the model plus the sampling knobs.
+
+    `candidates` paths are requested from the model so that dropped ones can be replaced; `topk`
+    of them are kept. `try_second_hop` also asks for paths of the second most likely length."""
+
+    model: PathPredictor
+    topk: int = 3
+    candidates: int = 10
+    max_triples: int = 50
+    seed: int = 0
+    try_second_hop: bool = False
+    max_instances: int = 10_000
+
+    @classmethod
+    def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
+                        seed: int = 0, try_second_hop: bool = False,
+                        max_instances: int = 10_000) -> "PathRetrieval":
+        from pathlib import Path
+
+        from rra.models.retriever import Retriever  # imported here: torch loads only when used
+
+        if not Path(ckpt).is_file():
+            raise FileNotFoundError(
+                f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
+        return cls(Retriever.load(ckpt), topk, candidates, max_triples, seed, try_second_hop,
+                   max_instances)
+
+    def predict(self, questions: Sequence[str]) -> list[list]:
+        n = max(self.candidates, self.topk)
+        return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop)
+
+    def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence) -> Retrieval:
+        cands = sorted(candidates, key=lambda c: -float(c.score))
+        return sample_triples(kg, topic_entity, cands, self.topk, self.max_triples, self.seed,
+                              self.max_instances)

@@ -1,0 +1,150 @@
+"""RRA's Rewrite step: retrieved triples -> the knowledge text the answerer reads.
+
+Every rewriter takes the question and the triples *with labels already in place of entity ids*
+(the pipeline maps ids to labels first, so rewriters never touch the KG) and returns plain text:
+
+- `TripleRewriter`: one `(head, relation, tail)` line per triple;
+- `TemplateRewriter`: one sentence per (head, relation) group from a relation -> phrase table,
+  with a generic fallback (`has_genre` -> "X has genre Y.") for relations not in the table;
+- `LLMRewriter`: asks any LLM backend to verbalise the triples; a failed or empty call falls back
+  to the template text and the error is kept in `last_errors` for the pipeline to record;
+- the trained rewriter (rra.models.rewriter, conf/rewriter/trained.yaml) follows the same protocol.
+
+`last_errors` (optional attribute, a list of strings for the latest call) is how a rewriter
+reports a failure that it recovered from; the pipeline copies it into Prediction.errors.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping, Protocol, Sequence, runtime_checkable
+
+from rra.graph.base import Triple, base_relation, is_inverse
+
+
+@runtime_checkable
+class Rewriter(Protocol):
+    name: str
+
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str: ...
+
+
+def relation_words(relation: str) -> str:
+    """`film.film.directed_by` -> "directed by"; `hasGenre` -> "has genre"; `^r` -> words of r."""
+    r = base_relation(relation).rstrip("/").split("/")[-1].split(".")[-1].split("#")[-1]
+    r = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", r)
+    return re.sub(r"[_\-\s]+", " ", r).strip().lower()
+
+
+def forward(t: Triple) -> Triple:
+    """A triple written with an inverse relation (tail, ^r, head) -> the KG's (head, r, tail)."""
+    return Triple(t.tail, base_relation(t.relation), t.head) if is_inverse(t.relation) else t
+
+
+class TripleRewriter:
+    name = "triple"
+
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
+        return "\n".join(f"({t.head}, {relation_words(t.relation)}, {t.tail})"
+                         for t in map(forward, triples))
+
+
+# Phrases for the relations of the two KGs we ship configs for (MetaQA/WikiMovies and the built-in
+# sample KG). Others use the generic "{head} {relation words} {tail}." or a table given in config.
+DEFAULT_TEMPLATES: dict[str, str] = {
+    "directed_by": "{head} was directed by {tail}",
+    "written_by": "{head} was written by {tail}",
+    "starred_actors": "{head} stars {tail}",
+    "release_year": "{head} was released in {tail}",
+    "in_language": "{head} is in {tail}",
+    "has_genre": "{head} is a {tail} film",
+    "has_tags": "{head} is about {tail}",
+    "has_imdb_rating": "{head} has an IMDb rating of {tail}",
+    "has_imdb_votes": "{head} has {tail} IMDb votes",
+}
+
+
+def join_names(names: Sequence[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+class TemplateRewriter:
+    """Group the triples by (head, relation), keep their order, one sentence per group:
+    "Alien was directed by Ridley Scott." / "Heat stars Al Pacino, Robert De Niro and Val Kilmer."
+    Grouping keeps the text short, which matters for small LMs with short contexts."""
+
+    name = "template"
+
+    def __init__(self, templates: Mapping[str, str] | None = None, use_defaults: bool = True):
+        self.templates = dict(DEFAULT_TEMPLATES) if use_defaults else {}
+        self.templates.update(templates or {})
+        for rel, tpl in self.templates.items():
+            if "{head}" not in tpl or "{tail}" not in tpl:
+                raise ValueError(f"template for relation {rel!r} must contain {{head}} and {{tail}}: {tpl!r}")
+
+    def sentence(self, head: str, relation: str, tails: Sequence[str]) -> str:
+        tpl = self.templates.get(base_relation(relation)) or "{head} " + relation_words(relation) + " {tail}"
+        return tpl.format(head=head, tail=join_names(list(tails))) + "."
+
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for t in map(forward, triples):
+            tails = groups.setdefault((t.head, t.relation), [])
+            if t.tail not in tails:
+                tails.append(t.tail)
+        return " ".join(self.sentence(h, r, tails) for (h, r), tails in groups.items())
+
+
+LLM_REWRITE_PROMPT = (
+    "Rewrite the following knowledge graph triples as short, fluent English sentences. "
+    "Keep every name exactly as written and state only the facts given.\n\n"
+    "Triples:\n{triples}\n\nSentences:"
+)
+
+
+class LLMRewriter:
+    """KG-to-text with a prompted LLM (any backend of rra.llm). Triples are sent in chunks of
+    `chunk_size` (small models lose facts in long inputs); a failed or empty chunk uses the
+    template text for that chunk and records the error."""
+
+    name = "llm"
+
+    def __init__(self, llm, prompt: str = LLM_REWRITE_PROMPT, chunk_size: int = 10,
+                 max_new_tokens: int = 192, fallback: TemplateRewriter | None = None):
+        if llm is None:
+            raise ValueError("rewriter=llm needs an LLM backend (set llm=... in the config)")
+        if "{triples}" not in prompt:
+            raise ValueError("the LLM rewriter prompt must contain {triples}")
+        self.llm, self.prompt, self.chunk_size = llm, prompt, max(1, chunk_size)
+        self.max_new_tokens = max_new_tokens
+        self.fallback = fallback or TemplateRewriter()
+        self.lines = TripleRewriter()
+        self.last_errors: list[str] = []
+
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
+        self.last_errors = []
+        if not triples:
+            return ""
+        chunks = [list(triples[i:i + self.chunk_size]) for i in range(0, len(triples), self.chunk_size)]
+        prompts = [self.prompt.format(triples=self.lines.rewrite(question, c), question=question)
+                   for c in chunks]
+        replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
+        parts = []
+        for chunk, reply in zip(chunks, replies):
+            text = (reply.text or "").strip()
+            if not reply.ok or not text:
+                why = reply.error or "empty reply"
+                self.last_errors.append(f"rewriter llm failed ({why}); used template text")
+                text = self.fallback.rewrite(question, chunk)
+            parts.append(text)
+        return "\n".join(parts)
+
+
+class NoKnowledge:
+    """Rewrites to nothing: the answerer sees only the question (the LLM-only comparison)."""
+
+    name = "none"
+
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
+        return ""
