@@ -1,0 +1,209 @@
+"""WebNLG 2017 (KG-to-text) loader, triple linearisation, and silver pairs from the project's own KG.
+
+WebNLG entries hold a set of DBpedia triples and one or more human texts saying the same thing.
+The trained rewriter learns "linearised triples -> text" from them; `kg_silver_pairs` adds pairs
+made from the user's own KG (texts from the template verbaliser) so the rewriter also sees that
+KG's relation names.
+
+Layout of ../shared/data/webnlg (unchanged challenge release):
+  webnlg_challenge_2017/{train,dev}/{1..7}triples/*.xml
+  webnlg_challenge_2017/test/testdata_with_lex.xml
+"""
+from __future__ import annotations
+
+import random
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+SPLITS = ("train", "dev", "test")
+TEST_FILE = "test/testdata_with_lex.xml"
+
+
+class WebNLGFormatError(ValueError):
+    """A WebNLG file that is not the XML we expect; the message names the file (and line)."""
+
+
+@dataclass
+class WebNLGEntry:
+    triples: list[tuple[str, str, str]]  # the *modified* triples, raw DBpedia-style strings
+    texts: list[str]  # reference texts (lex); may be empty for input-only files
+    category: str = ""
+    eid: str = ""
+    source: str = ""  # "file" or "file:eid" for error messages and traceability
+    extra: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_webnlg_file(path: str | Path) -> list[WebNLGEntry]:
+    path = Path(path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        line, col = e.position
+        raise WebNLGFormatError(f"{path}:{line}:{col}: malformed XML: {e}") from None
+    except OSError as e:
+        raise WebNLGFormatError(f"{path}: cannot read: {e}") from None
+    if root.tag != "benchmark":
+        raise WebNLGFormatError(f"{path}: not a WebNLG file (root element <{root.tag}>, not <benchmark>)")
+    entries = []
+    for entry in root.iter("entry"):
+        eid = entry.get("eid", "")
+        where = f"{path} (entry eid={eid!r})"
+        tripleset = entry.find("modifiedtripleset")
+        if tripleset is None:
+            raise WebNLGFormatError(f"{where}: no <modifiedtripleset>")
+        triples = [_parse_triple(t.text or "", where) for t in tripleset.findall("mtriple")]
+        if not triples:
+            raise WebNLGFormatError(f"{where}: <modifiedtripleset> holds no <mtriple>")
+        texts = [" ".join((lex.text or "").split()) for lex in entry.findall("lex")]
+        entries.append(
+            WebNLGEntry(
+                triples=triples,
+                texts=[t for t in texts if t],
+                category=entry.get("category", ""),
+                eid=eid,
+                source=f"{path}:{eid}",
+            )
+        )
+    return entries
+
+
+def _parse_triple(text: str, where: str) -> tuple[str, str, str]:
+    parts = [p.strip() for p in text.split(" | ")]
+    if len(parts) != 3 or not all(parts):
+        raise WebNLGFormatError(
+            f"{where}: triple {text.strip()!r} is not 'subject | predicate | object'"
+        )
+    return parts[0], parts[1], parts[2]
+
+
+def webnlg_files(root: str | Path, split: str) -> list[Path]:
+    """The XML files of one split under `root` (the folder holding webnlg_challenge_2017/,
+    or webnlg_challenge_2017/ itself)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown WebNLG split {split!r}; expected one of {SPLITS}")
+    root = Path(root)
+    if (root / "webnlg_challenge_2017").is_dir():
+        root = root / "webnlg_challenge_2017"
+    files = [root / TEST_FILE] if split == "test" else sorted((root / split).glob("*triples/*.xml"))
+    files = [f for f in files if f.exists()]
+    if not files:
+        raise FileNotFoundError(f"no WebNLG {split} files under {root}")
+    return files
+
+
+def load_webnlg(root: str | Path, split: str) -> list[WebNLGEntry]:
+    """All entries of a split, in file order (files sorted by triple count, then category)."""
+    return [e for f in webnlg_files(root, split) for e in load_webnlg_file(f)]
+
+
+def fixed_sample(entries: list[WebNLGEntry], n: int | None, seed: int = 0) -> list[WebNLGEntry]:
+    """A seeded sample of `n` entries kept in file order (the documented eval sample)."""
+    if n is None or n >= len(entries):
+        return entries
+    idx = sorted(random.Random(seed).sample(range(len(entries)), n))
+    return [entries[i] for i in idx]
+
+
+# --------------------------------------------------------------------------- linearisation
+
+
+def clean_entity(value: str) -> str:
+    """`Abilene,_Texas` -> `Abilene, Texas`; `"18L/36R"` -> `18L/36R`; `"x"@en` -> `x`."""
+    value = re.sub(r'^"(.*)"(@\w+|\^\^.*)?$', r"\1", value.strip())
+    return value.replace("_", " ").strip()
+
+
+def clean_relation(relation: str) -> str:
+    """`cityServed` -> `city served`; `directed_by` -> `directed by`; `^r` stays marked inverse."""
+    inverse = relation.startswith("^")
+    relation = relation.lstrip("^").replace("_", " ")
+    relation = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", relation).lower().strip()
+    return f"inverse of {relation}" if inverse else relation
+
+
+def linearise(triples: Iterable[Sequence[str]]) -> str:
+    """What the model reads: `<S> subj <P> pred <O> obj <S> ...` in the given order."""
+    return " ".join(
+        f"<S> {clean_entity(s)} <P> {clean_relation(p)} <O> {clean_entity(o)}" for s, p, o in triples
+    )
+
+
+# --------------------------------------------------------------------------- silver pairs
+
+
+def _fallback_verbalise(triples: Sequence[Sequence[str]]) -> str:
+    # Used only when the pipeline's template verbaliser (rra.rewrite) is not available.
+    return " ".join(f"The {clean_relation(r)} of {s} is {o}." for s, r, o in triples)
+
+
+def default_verbaliser() -> Callable[[Sequence[Sequence[str]]], str]:
+    """The pipeline's template verbaliser when rra.rewrite provides one, else a plain fallback."""
+    try:
+        from rra.rewrite import TemplateRewriter  # P's module; optional at import time
+    except Exception:
+        return _fallback_verbalise
+    try:
+        template = TemplateRewriter()
+    except Exception:
+        return _fallback_verbalise
+
+    def verbalise(triples: Sequence[Sequence[str]]) -> str:
+        return template.rewrite("", [_as_triple(t) for t in triples])
+
+    return verbalise
+
+
+def _as_triple(t):
+    from rra.graph.base import Triple
+
+    return t if isinstance(t, Triple) else Triple(*t)
+
+
+def kg_silver_pairs(
+    kg,
+    n: int,
+    seed: int = 0,
+    max_triples: int = 3,
+    entities: Sequence[str] | None = None,
+    verbalise: Callable[[Sequence[Sequence[str]]], str] | None = None,
+) -> list[WebNLGEntry]:
+    """`n` (triples -> template text) pairs from the project's KG: each groups 1..max_triples
+    triples around one seeded-random entity (labels, not ids, in both input and text).
+
+    `entities` picks the centres; by default the heads of `kg.all_triples()` (backends without it
+    must pass `entities`)."""
+    rng = random.Random(seed)
+    if entities is None:
+        if not hasattr(kg, "all_triples"):
+            raise TypeError(f"{type(kg).__name__} has no all_triples(); pass entities=[...]")
+        entities = sorted({t.head for t in kg.all_triples()})
+    if not entities:
+        raise ValueError("kg_silver_pairs: the knowledge graph has no entities")
+    verbalise = verbalise or default_verbaliser()
+    pairs: list[WebNLGEntry] = []
+    tries = 0
+    while len(pairs) < n and tries < 20 * n:
+        tries += 1
+        centre = entities[rng.randrange(len(entities))]
+        k = rng.randint(1, max_triples)
+        triples = kg.triples(centre, limit=k, seed=rng.randrange(1 << 30), direction="out")
+        if not triples:
+            continue
+        labels = kg.labels({x for t in triples for x in (t.head, t.tail)})
+        named = [(labels.get(t.head, t.head), t.relation, labels.get(t.tail, t.tail)) for t in triples]
+        pairs.append(
+            WebNLGEntry(
+                triples=named,
+                texts=[verbalise(named)],
+                category="kg",
+                eid=f"kg{len(pairs)}",
+                source=f"kg:{centre}",
+            )
+        )
+    return pairs
