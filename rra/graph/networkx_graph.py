@@ -21,6 +21,7 @@ from rra.graph.base import (
 
 
 class NetworkXGraph:
+    load_report = None  # set by rra.graph.load_graph: what the loader read and skipped
     def __init__(self, triples: Iterable[Triple] = (), labels: dict[str, str] | None = None):
         self.g = nx.MultiDiGraph()
         self._labels: dict[str, str] = {}
@@ -31,8 +32,24 @@ class NetworkXGraph:
 
     # -- building -----------------------------------------------------------------------
     def add_triples(self, triples: Iterable[Triple]) -> None:
-        # add_edges_from with explicit keys is several times faster than add_edge in a loop
-        self.g.add_edges_from((t.head, t.tail, t.relation) for t in triples)
+        # Fill MultiDiGraph's adjacency dicts directly (succ[u][v][key] = attrs, pred[v][u] is the
+        # same key dict): ~1.6x faster than add_edges_from, which the MetaQA load-time target needs.
+        # The result is exactly what add_edges_from((h, t, r)) builds (tested).
+        node, succ, pred = self.g._node, self.g._succ, self.g._pred
+        for t in triples:
+            h, r, x = t.head, t.relation, t.tail
+            if h not in node:
+                node[h], succ[h], pred[h] = {}, {}, {}
+            if x not in node:
+                node[x], succ[x], pred[x] = {}, {}, {}
+            keys = succ[h].get(x)
+            if keys is None:
+                keys = succ[h][x] = {}
+                pred[x][h] = keys
+            keys.setdefault(r, {})
+        clear_cache = getattr(nx, "_clear_cache", None)  # networkx >= 3.3 caches derived data
+        if clear_cache is not None:
+            clear_cache(self.g)
         self._casefold_index = None
 
     def set_labels(self, labels: dict[str, str]) -> None:

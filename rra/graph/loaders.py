@@ -1,0 +1,243 @@
+"""Read a KG from disk (``head|relation|tail``, TSV, N-Triples), write N-Triples, build a backend.
+
+A malformed line is an error naming the file, the line number and the offending value; with
+``on_error="skip"`` it is skipped instead and counted in the `LoadReport`, so one bad line in
+a large dump does not cost the whole load.
+"""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable, Literal
+
+from rra.graph.base import INVERSE_PREFIX, Triple
+from rra.graph.rdf import RdfMapping, iri_ref, literal, unescape_literal
+
+Format = Literal["pipe", "tsv", "nt"]
+OnError = Literal["raise", "skip"]
+
+# Extension -> format. MetaQA's kb.txt is `head|relation|tail`, hence .txt -> pipe.
+EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".nt": "nt"}
+MAX_REASONS = 5
+
+
+class KGFormatError(ValueError):
+    """A line of a KG file that cannot be read."""
+
+    def __init__(self, path: str | Path, line: int, problem: str, value: str):
+        self.path, self.line, self.problem, self.value = str(path), line, problem, value
+        super().__init__(f"{path}:{line}: {problem}: {value!r}")
+
+
+@dataclass
+class LoadReport:
+    path: str
+    format: str
+    lines: int = 0  # lines read, blank and comment lines included
+    triples: int = 0
+    labels: int = 0
+    skipped: int = 0
+    reasons: list[str] = field(default_factory=list)  # the first MAX_REASONS skip reasons
+
+    def __str__(self) -> str:
+        text = (f"{self.path} ({self.format}): {self.lines} lines, {self.triples} triples, "
+                f"{self.labels} labels, {self.skipped} skipped")
+        return text + "".join(f"\n  skipped {r}" for r in self.reasons)
+
+
+def detect_format(path: str | Path, format: str | None = None) -> Format:
+    if format is not None:
+        if format not in ("pipe", "tsv", "nt"):
+            raise ValueError(f"unknown KG format {format!r}; expected pipe, tsv or nt")
+        return format  # type: ignore[return-value]
+    suffix = Path(path).suffix.lower()
+    if suffix not in EXTENSIONS:
+        raise ValueError(
+            f"cannot tell the format of {path} from its extension {suffix!r}; "
+            f"pass format= one of pipe (head|relation|tail), tsv, nt"
+        )
+    return EXTENSIONS[suffix]
+
+
+# -- N-Triples --------------------------------------------------------------------------
+_IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
+_BNODE = r"(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)"
+_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^' + _IRI.replace("(", "(?:") + r")?"
+_NT_LINE = re.compile(
+    rf"^[ \t]*(?:{_IRI}|{_BNODE})[ \t]*{_IRI}[ \t]*(?:{_IRI}|{_BNODE}|{_LIT})[ \t]*\.[ \t]*(?:#.*)?$"
+)
+
+
+def _nt_iri(raw: str) -> str:
+    return unescape_literal(raw) if "\\" in raw else raw  # IRIs may hold \uXXXX escapes
+
+
+def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool]:
+    """(subject id, predicate IRI, object id, object is a literal) or ValueError."""
+    m = _NT_LINE.match(line)
+    if m is None:
+        raise ValueError("not an N-Triples statement <s> <p> <o|\"literal\"> .")
+    s_iri, s_bnode, p_iri, o_iri, o_bnode, o_lit = m.groups()
+    subject = mapping.entity_id(_nt_iri(s_iri)) if s_iri is not None else s_bnode
+    if o_iri is not None:
+        return subject, _nt_iri(p_iri), mapping.entity_id(_nt_iri(o_iri)), False
+    if o_bnode is not None:
+        return subject, _nt_iri(p_iri), o_bnode, False
+    return subject, _nt_iri(p_iri), unescape_literal(o_lit), True
+
+
+# -- reading ----------------------------------------------------------------------------
+def read_triples(
+    path: str | Path,
+    format: str | None = None,
+    on_error: OnError = "raise",
+    mapping: RdfMapping | None = None,
+) -> tuple[list[Triple], dict[str, str], LoadReport]:
+    """Triples, labels (from label-predicate triples in N-Triples) and a report."""
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    fmt = detect_format(path, format)
+    mapping = mapping or RdfMapping()
+    report = LoadReport(str(path), fmt)
+    triples: list[Triple] = []
+    labels: dict[str, str] = {}
+    sep = "|" if fmt == "pipe" else "\t"
+
+    def bad(lineno: int, problem: str, value: str) -> None:
+        if on_error == "raise":
+            raise KGFormatError(path, lineno, problem, value)
+        report.skipped += 1
+        if len(report.reasons) < MAX_REASONS:
+            report.reasons.append(f"line {lineno}: {problem}: {value!r}")
+
+    with open(path, encoding="utf-8", newline="\n") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\r\n")
+            report.lines = lineno
+            if not line.strip() or (fmt == "nt" and line.lstrip().startswith("#")):
+                continue
+            if fmt == "nt":
+                try:
+                    head, pred, tail, is_literal = _parse_nt(line, mapping)
+                except ValueError as e:
+                    bad(lineno, str(e), line)
+                    continue
+                if pred == mapping.label_predicate:
+                    if is_literal:
+                        labels.setdefault(head, tail)  # first label wins, as in a label file
+                    else:
+                        bad(lineno, "label is not a literal", line)
+                    continue
+                relation = mapping.relation_id(pred)
+            else:
+                parts = line.split(sep)
+                if len(parts) != 3:
+                    bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
+                    continue
+                head, relation, tail = parts
+                if not (head and relation and tail):
+                    bad(lineno, "empty head, relation or tail", line)
+                    continue
+            if relation.startswith(INVERSE_PREFIX):
+                bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
+                continue
+            triples.append(Triple(head, relation, tail))
+    report.triples = len(triples)
+    report.labels = len(labels)
+    return triples, labels, report
+
+
+def read_labels(
+    path: str | Path, on_error: OnError = "raise", mapping: RdfMapping | None = None
+) -> tuple[dict[str, str], LoadReport]:
+    """Labels from `id<TAB>label` lines, or from label-predicate triples of an .nt file."""
+    if Path(path).suffix.lower() == ".nt":
+        _, labels, report = read_triples(path, "nt", on_error, mapping)
+        return labels, report
+    report = LoadReport(str(path), "labels-tsv")
+    labels: dict[str, str] = {}
+    with open(path, encoding="utf-8", newline="\n") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\r\n")
+            report.lines = lineno
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2 or not parts[0]:
+                if on_error == "raise":
+                    raise KGFormatError(path, lineno, "expected id<TAB>label", line)
+                report.skipped += 1
+                if len(report.reasons) < MAX_REASONS:
+                    report.reasons.append(f"line {lineno}: expected id<TAB>label: {line!r}")
+                continue
+            labels.setdefault(parts[0], parts[1])
+    report.labels = len(labels)
+    return labels, report
+
+
+# -- writing ----------------------------------------------------------------------------
+def ntriples_lines(
+    triples: Iterable[Triple],
+    labels: dict[str, str] | None = None,
+    mapping: RdfMapping | None = None,
+    label_all: bool = True,
+) -> Iterable[str]:
+    """N-Triples lines (with '\\n'). With `label_all` every entity gets a label triple (its
+    label, or its id), which is what lets a SPARQL store find entities by name."""
+    mapping = mapping or RdfMapping()
+    labels = labels or {}
+    ent: dict[str, str] = {}  # id -> <iri>, memoised: each entity occurs in many triples
+    rel: dict[str, str] = {}
+
+    def e(x: str) -> str:
+        iri = ent.get(x)
+        if iri is None:
+            iri = ent[x] = iri_ref(mapping.entity_iri(x))
+        return iri
+
+    for t in triples:
+        r = rel.get(t.relation)
+        if r is None:
+            r = rel[t.relation] = iri_ref(mapping.relation_iri(t.relation))
+        yield f"{e(t.head)} {r} {e(t.tail)} .\n"
+    label_pred = iri_ref(mapping.label_predicate)
+    # Labels only for entities that occur in a triple: the other backends ignore the rest too.
+    for x, iri in ent.items():
+        if x in labels or label_all:
+            yield f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
+
+
+def write_ntriples(
+    out: str | Path | IO[str],
+    triples: Iterable[Triple],
+    labels: dict[str, str] | None = None,
+    mapping: RdfMapping | None = None,
+    label_all: bool = True,
+) -> int:
+    """Write N-Triples (to a path or an open text file); returns the number of lines."""
+    lines = ntriples_lines(triples, labels, mapping, label_all)
+    if isinstance(out, (str, Path)):
+        with open(out, "w", encoding="utf-8", newline="\n") as f:
+            return _write_all(f, lines)
+    return _write_all(out, lines)
+
+
+def _write_all(f: IO[str], lines: Iterable[str]) -> int:
+    n = 0
+    buf: list[str] = []
+    for line in lines:
+        buf.append(line)
+        n += 1
+        if len(buf) >= 65536:
+            f.write("".join(buf))
+            buf.clear()
+    f.write("".join(buf))
+    return n
+
+
+def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True) -> str:
+    out = io.StringIO()
+    write_ntriples(out, triples, labels, mapping, label_all)
+    return out.getvalue()

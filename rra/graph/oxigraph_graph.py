@@ -1,0 +1,89 @@
+"""Embedded SPARQL backend on a pyoxigraph `Store`, in memory or on disk.
+
+Building goes through N-Triples text and Oxigraph's bulk loader (the fast path: MetaQA's 134k
+triples load in about a second); queries are the shared ones of queries.py.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import pyoxigraph as ox
+
+from rra.graph.base import Triple
+from rra.graph.loaders import ntriples_text
+from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
+from rra.graph.sparql_backed import Row, SparqlBackedGraph
+
+
+def _term(t) -> tuple[str, str] | None:
+    if t is None:
+        return None
+    if isinstance(t, ox.NamedNode):
+        return ("iri", t.value)
+    if isinstance(t, ox.Literal):
+        return ("literal", t.value)
+    return ("bnode", t.value)
+
+
+class OxigraphGraph(SparqlBackedGraph):
+    def __init__(
+        self,
+        store: ox.Store | None = None,
+        path: str | Path | None = None,
+        mapping: RdfMapping | None = None,
+        entity_base: str = DEFAULT_ENTITY_BASE,
+        relation_base: str = DEFAULT_RELATION_BASE,
+        label_predicate: str = RDFS_LABEL,
+        batch_size: int = 500,
+    ):
+        if store is None:
+            store = ox.Store(str(path)) if path is not None else ox.Store()
+        self.store = store
+        self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate)
+        self.batch_size = batch_size
+
+    @classmethod
+    def from_triples(
+        cls,
+        triples: Iterable[Triple],
+        labels: dict[str, str] | None = None,
+        path: str | Path | None = None,
+        **kwargs,
+    ) -> "OxigraphGraph":
+        kg = cls(path=path, **kwargs)
+        kg.add_triples(triples, labels)
+        return kg
+
+    def add_triples(self, triples: Iterable[Triple], labels: dict[str, str] | None = None) -> None:
+        """Bulk-load triples; entities new to the store get a label triple (theirs, or the id)."""
+        triples = list(triples)
+        fresh = not len(self.store)
+        text = ntriples_text(triples, labels, self.mapping, label_all=fresh)
+        self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+        if not fresh:  # label only entities that have no label yet (one label per entity)
+            pred = ox.NamedNode(self.mapping.label_predicate)
+            entities = {x for t in triples for x in (t.head, t.tail)}
+            missing = {}
+            for x in entities:
+                node = ox.NamedNode(self.mapping.entity_iri(x))
+                if next(iter(self.store.quads_for_pattern(node, pred, None)), None) is None:
+                    missing[x] = (labels or {}).get(x, x)
+            self.set_labels(missing)
+
+    def set_labels(self, labels: dict[str, str]) -> None:
+        """Replace the labels of these entities (only those in a triple, as NetworkX does)."""
+        pred = ox.NamedNode(self.mapping.label_predicate)
+        for x, text in labels.items():
+            node = ox.NamedNode(self.mapping.entity_iri(x))
+            if not self.has_entity(x):
+                continue
+            for quad in list(self.store.quads_for_pattern(node, pred, None)):
+                self.store.remove(quad)
+            self.store.add(ox.Quad(node, pred, ox.Literal(text)))
+
+    def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
+        return [tuple(_term(s[v]) for v in variables) for s in self.store.query(query)]
+
+    def flush(self) -> None:
+        self.store.flush()

@@ -1,0 +1,91 @@
+"""The SPARQL text of every `KnowledgeGraph` operation, shared by the embedded Oxigraph backend
+and the HTTP endpoint backend (they differ only in how a query is executed).
+
+Every IRI goes through `iri_ref` and every user text through `literal` (rdf.py), so no value can
+close a bracket or a string and change the query. Queries are read-only SELECTs.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rra.graph.rdf import RdfMapping, iri_ref, literal
+
+
+def values(var: str, iris: Sequence[str]) -> str:
+    return f"VALUES ?{var} {{ {' '.join(iri_ref(i) for i in iris)} }}"
+
+
+def _not_label(var: str, m: RdfMapping) -> str:
+    return f"FILTER(?{var} != {iri_ref(m.label_predicate)})"
+
+
+# An entity is anything in a non-label triple; label triples alone do not make one (as in NetworkX).
+def has_entity(m: RdfMapping, entity: str) -> str:
+    e = iri_ref(m.entity_iri(entity))
+    return f"SELECT ?p WHERE {{ {{ {e} ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p {e} }} }} LIMIT 1"
+
+
+def labels(m: RdfMapping, entities: Sequence[str]) -> str:
+    """?e ?l for the entities that exist; ?l unbound when an entity has no label."""
+    label = iri_ref(m.label_predicate)
+    return (
+        f"SELECT ?e ?l WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} "
+        f"FILTER EXISTS {{ {{ ?e ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p2 ?e }} }} "
+        f"OPTIONAL {{ ?e {label} ?l }} }}"
+    )
+
+
+def find_entities(m: RdfMapping, text: str, mode: str) -> str:
+    """Candidates ?e ?l; the backend re-checks them with Python's casefold and sorts them, so the
+    result is the same as NetworkX's. SPARQL's LCASE is the pre-filter (it keeps e.g. 'É'/'é')."""
+    label = iri_ref(m.label_predicate)
+    if mode == "exact":
+        cond = f"STR(?l) = {literal(text)}"
+    elif mode == "casefold":
+        cond = f"LCASE(STR(?l)) = {literal(text.lower())}"
+    elif mode == "substring":
+        cond = f"CONTAINS(LCASE(STR(?l)), {literal(text.lower())})"
+    else:
+        raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
+    return f"SELECT ?e ?l WHERE {{ ?e {label} ?l FILTER({cond}) }}"
+
+
+def relations(m: RdfMapping, entity: str) -> str:
+    """?out (relations leaving the entity) or ?in (relations arriving), one bound per row."""
+    e = iri_ref(m.entity_iri(entity))
+    return (
+        f"SELECT DISTINCT ?out ?in WHERE {{ {{ {e} ?out ?o {_not_label('out', m)} }} "
+        f"UNION {{ ?s ?in {e} }} }}"
+    )
+
+
+def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bool) -> str:
+    """?e ?n: n reached from e over relation (walked backwards when `inverse`)."""
+    r = iri_ref(m.relation_iri(relation))
+    pattern = f"?n {r} ?e" if inverse else f"?e {r} ?n"
+    return f"SELECT DISTINCT ?e ?n WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} {pattern} }}"
+
+
+def triples(m: RdfMapping, entity: str) -> str:
+    """?p with ?o (outgoing: entity p o) or with ?s (incoming: s p entity)."""
+    e = iri_ref(m.entity_iri(entity))
+    return (
+        f"SELECT ?p ?o ?s WHERE {{ {{ {e} ?p ?o {_not_label('p', m)} }} "
+        f"UNION {{ ?s ?p {e} }} }}"
+    )
+
+
+def entity_count(m: RdfMapping) -> str:
+    return (
+        f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ {{ ?x ?p ?o {_not_label('p', m)} }} "
+        f"UNION {{ ?s ?p ?x {_not_label('p', m)} }} }}"
+    )
+
+
+def relation_counts(m: RdfMapping) -> str:
+    return f"SELECT ?p (COUNT(*) AS ?c) WHERE {{ ?s ?p ?o {_not_label('p', m)} }} GROUP BY ?p"
+
+
+def triple_count(m: RdfMapping) -> str:
+    """All triples, labels included: what an injection test checks stays unchanged."""
+    return "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }"

@@ -1,0 +1,171 @@
+"""How KG ids become RDF terms, shared by N-Triples export and both SPARQL backends.
+
+An entity id becomes ``<entity_base>`` + its percent-encoded id, a relation ``<relation_base>`` +
+its percent-encoded name. Labels hang off a configurable label predicate (``rdfs:label``).
+Ids that already are absolute IRIs (``http://...``, ``urn:...``) are used as they are, so a
+foreign store's IRIs outside the bases survive the round trip as ids.
+
+Every value that goes into an N-Triples line or a SPARQL query passes through `iri_ref` or
+`literal` here: user text is never formatted raw into a query.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
+DEFAULT_RELATION_BASE = "http://rra.local/relation/"
+
+# Characters an IRI may not hold in N-Triples / SPARQL IRIREF (controls, space, <>"{}|^`\),
+# plus '%' (so decoding is exact), '#' and '?' (so an id never turns into a fragment or query),
+# plus non-ASCII code points outside RFC 3987's ucschar ranges (e.g. C1 controls, surrogates,
+# non-characters). Everything else, including most unicode, stays readable.
+_IRI_UNSAFE = re.compile(
+    "[\x00-\x20<>\"{}|^`\\\\%#?\x7f-\x9f"
+    "\ud800-\udfff\ue000-\uf8ff\ufdd0-\ufdef\ufff0-\uffff]"
+)
+# What IRIREF forbids outright; `iri_ref` refuses these, so nothing can close the brackets.
+_IRI_FORBIDDEN = re.compile("[\x00-\x20<>\"{}|^`\\\\]")
+_ABSOLUTE_IRI = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|urn:)[^\x00-\x20<>\"{}|^`\\]+$")
+
+# N-Triples / SPARQL string escapes. Other control characters become \uXXXX so that a
+# literal is always a single line of printable text.
+_LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_LITERAL_UNSAFE = re.compile('["\\\\\x00-\x1f\x7f\ud800-\udfff]')
+
+
+def _percent(match: re.Match) -> str:
+    return "".join(f"%{b:02X}" for b in match.group().encode("utf-8", "surrogatepass"))
+
+
+def encode_iri_part(text: str) -> str:
+    """Percent-encode what may not (or should not) appear raw in an IRI."""
+    return _IRI_UNSAFE.sub(_percent, text)
+
+
+def decode_iri_part(text: str) -> str:
+    return unquote(text, errors="surrogatepass") if "%" in text else text
+
+
+def iri_ref(iri: str) -> str:
+    """`<iri>` for N-Triples and SPARQL. Refuses an IRI that could break out of the brackets,
+    so a caller that forgot to encode gets an error, never an injection."""
+    if _IRI_FORBIDDEN.search(iri):
+        raise ValueError(f"not a valid IRI (unsafe characters): {iri!r}")
+    return f"<{iri}>"
+
+
+def _escape_char(match: re.Match) -> str:
+    ch = match.group()
+    if ch in _LITERAL_ESCAPES:
+        return _LITERAL_ESCAPES[ch]
+    return f"\\u{ord(ch):04X}"
+
+
+def literal(text: str) -> str:
+    """A quoted, escaped plain string literal for N-Triples and SPARQL."""
+    return '"' + _LITERAL_UNSAFE.sub(_escape_char, text) + '"'
+
+
+_UNESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))', re.S)
+_SIMPLE_UNESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def unescape_literal(body: str) -> str:
+    """Inverse of the escapes in `literal` (and the rest of N-Triples' ECHAR / UCHAR)."""
+    if "\\" not in body:
+        return body
+
+    def repl(m: re.Match) -> str:
+        if m.group(1) or m.group(2):
+            return chr(int(m.group(1) or m.group(2), 16))
+        if m.group(3) in _SIMPLE_UNESCAPES:
+            return _SIMPLE_UNESCAPES[m.group(3)]
+        raise ValueError(f"invalid escape \\{m.group(3)} in literal")
+
+    return _UNESCAPE.sub(repl, body)
+
+
+COMMON_PREFIXES = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+}
+_CURIE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*):([^\x00-\x20<>\"{}|^`\\/][^\x00-\x20<>\"{}|^`\\]*)$")
+
+
+def expand_curie(name: str, prefixes: dict[str, str]) -> str:
+    """`rdfs:label` -> full IRI when the prefix is known; anything else unchanged."""
+    m = _CURIE.match(name)
+    if m and m.group(1) in prefixes:
+        return prefixes[m.group(1)] + m.group(2)
+    return name
+
+
+@dataclass(frozen=True)
+class RdfMapping:
+    """Ids <-> IRIs. The same mapping must be used to write a store and to query it.
+
+    `prefixes` abbreviate relations outside `relation_base` (``rdf:type`` instead of the full
+    IRI) and may be used in the bases and the label predicate; entities never use prefixes,
+    since names like ``Alien: Resurrection`` would look like CURIEs."""
+
+    entity_base: str = DEFAULT_ENTITY_BASE
+    relation_base: str = DEFAULT_RELATION_BASE
+    label_predicate: str = RDFS_LABEL
+    prefixes: dict = field(default_factory=lambda: dict(COMMON_PREFIXES), hash=False)
+
+    def __post_init__(self):
+        for name in ("entity_base", "relation_base", "label_predicate"):
+            value = expand_curie(getattr(self, name), self.prefixes)
+            iri_ref(value)  # a bad base is a configuration error, reported now
+            object.__setattr__(self, name, value)
+
+    def entity_iri(self, entity: str) -> str:
+        return _to_iri(self.entity_base, entity)
+
+    def relation_iri(self, relation: str) -> str:
+        if relation.startswith("^"):
+            raise ValueError(f"relation {relation!r}: pass the forward relation, not its inverse")
+        m = _CURIE.match(relation)
+        if m and m.group(1) in self.prefixes:
+            return self.prefixes[m.group(1)] + m.group(2)
+        return _to_iri(self.relation_base, relation)
+
+    def entity_id(self, iri: str) -> str:
+        return _to_id(self.entity_base, iri, self.entity_iri)
+
+    def relation_id(self, iri: str) -> str:
+        name = _to_id(self.relation_base, iri, self.relation_iri)
+        if name != iri:
+            return name
+        # Longest matching namespace first, and only when it maps back to the same IRI.
+        for prefix, ns in sorted(self.prefixes.items(), key=lambda kv: -len(kv[1])):
+            if iri.startswith(ns) and len(iri) > len(ns):
+                curie = f"{prefix}:{iri[len(ns):]}"
+                if _CURIE.match(curie) and self.relation_iri(curie) == iri:
+                    return curie
+        return iri
+
+
+def _to_iri(base: str, name: str) -> str:
+    if _ABSOLUTE_IRI.match(name) and not name.startswith(base):
+        return name
+    return base + encode_iri_part(name)
+
+
+def _to_id(base: str, iri: str, back) -> str:
+    if iri.startswith(base):
+        name = decode_iri_part(iri[len(base):])
+        # A foreign IRI that is not in our canonical encoding keeps its full IRI as id, so
+        # that id -> IRI gives back exactly the IRI the store holds.
+        try:
+            if back(name) == iri:
+                return name
+        except ValueError:  # e.g. a relation IRI that would decode to "^r"
+            pass
+    return iri

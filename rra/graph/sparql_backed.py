@@ -1,0 +1,159 @@
+"""The `KnowledgeGraph` protocol answered with SPARQL, for any backend that can run a SELECT.
+
+`OxigraphGraph` (embedded store) and `SparqlGraph` (HTTP endpoint) subclass this and supply only
+`_select`; the query text comes from queries.py and every result is sorted and sampled here
+exactly as `NetworkXGraph` does, so the three backends give identical answers.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from rra.graph import queries as q
+from rra.graph.base import (
+    INVERSE_PREFIX,
+    Direction,
+    GraphStats,
+    MatchMode,
+    PathInstance,
+    Triple,
+    UnknownEntityError,
+    base_relation,
+    is_inverse,
+    sample,
+    walk_path,
+)
+from rra.graph.rdf import RdfMapping
+
+# A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
+Term = tuple[str, str]
+Row = tuple  # of Term | None, in the order of the variables asked for
+
+
+def chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+class SparqlBackedGraph:
+    mapping: RdfMapping
+    batch_size: int = 500
+    load_report = None  # set by rra.graph.load_graph
+
+    def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
+        """Run a SELECT and return its rows as tuples of terms, in `variables` order."""
+        raise NotImplementedError
+
+    # -- term <-> id ---------------------------------------------------------------------
+    def _entity(self, term: Term) -> str:
+        kind, value = term
+        if kind == "iri":
+            return self.mapping.entity_id(value)
+        return "_:" + value if kind == "bnode" else value  # a literal object's id is its text
+
+    def _relation(self, term: Term) -> str:
+        return self.mapping.relation_id(term[1])
+
+    # -- lookup --------------------------------------------------------------------------
+    def has_entity(self, entity: str) -> bool:
+        return bool(self._select(q.has_entity(self.mapping, entity), ("p",)))
+
+    def label(self, entity: str) -> str:
+        found = self.labels([entity])
+        if entity not in found:
+            raise UnknownEntityError(entity)
+        return found[entity]
+
+    def labels(self, entities: Iterable[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(entities))
+        found: dict[str, str] = {}
+        for chunk in chunks(wanted, self.batch_size):
+            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            for e, l in self._select(q.labels(self.mapping, chunk), ("e", "l")):
+                x = by_iri[e[1]]
+                if l is None:
+                    found.setdefault(x, x)
+                elif x not in found or l[1] < found[x]:
+                    found[x] = l[1]  # several labels: the smallest, so the choice is stable
+        return {x: found[x] for x in wanted if x in found}
+
+    def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
+        rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
+        needle = text.casefold()
+        best: dict[str, str] = {}
+        for e, l in rows:
+            label = l[1]
+            if mode == "exact":
+                ok = label == text
+            elif mode == "casefold":
+                ok = label.casefold() == needle
+            else:
+                ok = needle in label.casefold()
+            x = self._entity(e)
+            if ok and (x not in best or (len(label), label) < (len(best[x]), best[x])):
+                best[x] = label
+        hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
+        return hits[:limit]
+
+    # -- structure -----------------------------------------------------------------------
+    def relations(self, entity: str, direction: Direction = "both") -> list[str]:
+        rows = self._select(q.relations(self.mapping, entity), ("out", "in"))
+        if not rows:
+            raise UnknownEntityError(entity)
+        rels: set[str] = set()
+        for out, inc in rows:
+            if out is not None and direction in ("out", "both"):
+                rels.add(self._relation(out))
+            if inc is not None and direction in ("in", "both"):
+                rels.add(INVERSE_PREFIX + self._relation(inc))
+        return sorted(rels)
+
+    def neighbors(self, entity: str, relation: str) -> list[str]:
+        return self.neighbors_batch([entity], relation)[entity]
+
+    def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {x: [] for x in entities}
+        wanted = list(result)
+        rel, inv = base_relation(relation), is_inverse(relation)
+        for chunk in chunks(wanted, self.batch_size):
+            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            for e, n in self._select(q.neighbors(self.mapping, chunk, rel, inv), ("e", "n")):
+                result[by_iri[e[1]]].append(self._entity(n))
+        for ns in result.values():
+            ns.sort()
+        return result
+
+    def follow_path(
+        self, entity: str, path: Sequence[str], limit: int | None = None
+    ) -> list[PathInstance]:
+        return walk_path(self, entity, path, limit)
+
+    def triples(
+        self,
+        entity: str,
+        limit: int | None = None,
+        seed: int | None = None,
+        direction: Direction = "both",
+    ) -> list[Triple]:
+        rows = self._select(q.triples(self.mapping, entity), ("p", "o", "s"))
+        if not rows:
+            raise UnknownEntityError(entity)
+        out: set[Triple] = set()
+        for p, o, s in rows:
+            if o is not None and direction in ("out", "both"):
+                out.add(Triple(entity, self._relation(p), self._entity(o)))
+            if s is not None and direction in ("in", "both"):
+                out.add(Triple(self._entity(s), self._relation(p), entity))
+        return sample(sorted(out), limit, seed)
+
+    def stats(self) -> GraphStats:
+        (n,) = self._select(q.entity_count(self.mapping), ("n",))[0]
+        counts = {self._relation(p): int(c[1]) for p, c in self._select(q.relation_counts(self.mapping), ("p", "c"))}
+        ordered = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return GraphStats(int(n[1]), sum(counts.values()), ordered)
+
+    def relation_types(self) -> list[str]:
+        return sorted(self._relation(p) for p, _ in self._select(q.relation_counts(self.mapping), ("p", "c")))
+
+    def triple_count(self) -> int:
+        """Every triple in the store, label triples included."""
+        return int(self._select(q.triple_count(self.mapping), ("c",))[0][0][1])
