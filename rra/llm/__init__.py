@@ -1,0 +1,32 @@
+"""The LLM layer: one protocol (`LLM`), backends, a disk cache and reply parsing.
+
+Backends: `ScriptedLLM` (tests), `TransformersLLM` (local HF / packaged SmolLM2 GGUF),
+`OpenAICompatibleLLM` (vLLM, llama.cpp server, Ollama, hosted APIs); `CachedLLM` wraps any of them.
+`build_llm(cfg)` instantiates a Hydra `llm` config (None / `llm=none` -> no LLM).
+"""
+from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
+from rra.llm.fake import ScriptedLLM
+from rra.llm.parse import (
+    ParseError,
+    clean_item,
+    clean_reply,
+    find_candidates_in_text,
+    match_candidate,
+    match_candidates,
+    normalize,
+    parse_answer,
+    parse_choice,
+    parse_json,
+    parse_list,
+    parse_scored_items,
+    parse_yes_no,
+    try_parse,
+)
+
+__all__ = [
+    "LLM", "LLMError", "LLMReply", "LLMUsage", "Prompt", "as_messages", "prompt_to_text",
+    "ScriptedLLM",
+    "ParseError", "clean_item", "clean_reply", "find_candidates_in_text", "match_candidate",
+    "match_candidates", "normalize", "parse_answer", "parse_choice", "parse_json", "parse_list",
+    "parse_scored_items", "parse_yes_no", "try_parse",
+]
