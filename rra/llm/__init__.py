@@ -5,6 +5,8 @@ Backends: `ScriptedLLM` (tests), `TransformersLLM` (local HF / packaged SmolLM2 
 `build_llm(cfg)` instantiates a Hydra `llm` config (None / `llm=none` -> no LLM).
 """
 from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
+from rra.llm.build import build_llm
+from rra.llm.cache import CachedLLM
 from rra.llm.fake import ScriptedLLM
 from rra.llm.parse import (
     ParseError,
@@ -25,7 +27,7 @@ from rra.llm.parse import (
 
 __all__ = [
     "LLM", "LLMError", "LLMReply", "LLMUsage", "Prompt", "as_messages", "prompt_to_text",
-    "ScriptedLLM",
+    "ScriptedLLM", "CachedLLM", "build_llm",
     "ParseError", "clean_item", "clean_reply", "find_candidates_in_text", "match_candidate",
     "match_candidates", "normalize", "parse_answer", "parse_choice", "parse_json", "parse_list",
     "parse_scored_items", "parse_yes_no", "try_parse",
