@@ -241,3 +241,48 @@ def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_al
     out = io.StringIO()
     write_ntriples(out, triples, labels, mapping, label_all)
     return out.getvalue()
+
+
+# -- one entry point (a Hydra `_target_`) ------------------------------------------------
+def load_graph(
+    path: str | Path | None = None,
+    backend: Literal["networkx", "oxigraph"] = "networkx",
+    format: str | None = None,
+    labels_path: str | Path | None = None,
+    on_error: OnError = "raise",
+    store_path: str | Path | None = None,
+    entity_base: str | None = None,
+    relation_base: str | None = None,
+    label_predicate: str | None = None,
+):
+    """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
+
+    backend="oxigraph" keeps the store in memory, or on disk at `store_path`; with `store_path`
+    and no `path` it opens a store loaded earlier (e.g. by ``rra-kg load``)."""
+    from rra.graph.networkx_graph import NetworkXGraph
+    from rra.graph.oxigraph_graph import OxigraphGraph
+
+    given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate}
+    mapping = RdfMapping(**{k: v for k, v in given.items() if v is not None})
+    if backend not in ("networkx", "oxigraph"):
+        raise ValueError(f"unknown graph backend {backend!r}; expected networkx or oxigraph "
+                         "(for a SPARQL endpoint use rra.graph.SparqlGraph)")
+    if path is None:
+        if backend == "oxigraph" and store_path is not None:
+            return OxigraphGraph(path=store_path, mapping=mapping)
+        raise ValueError("load_graph needs a KG file (path=...), or backend=oxigraph with store_path")
+    if not Path(path).exists():
+        raise FileNotFoundError(f"KG file not found: {path}")
+    triples, labels, report = read_triples(path, format, on_error, mapping)
+    if labels_path is not None:
+        more, label_report = read_labels(labels_path, on_error, mapping)
+        labels.update(more)
+        report.labels = len(labels)
+        report.skipped += label_report.skipped
+        report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
+    if backend == "networkx":
+        kg = NetworkXGraph(triples, labels)
+    else:
+        kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping)
+    kg.load_report = report
+    return kg

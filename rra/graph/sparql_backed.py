@@ -6,6 +6,7 @@ exactly as `NetworkXGraph` does, so the three backends give identical answers.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 from rra.graph import queries as q
@@ -27,6 +28,9 @@ from rra.graph.rdf import RdfMapping
 # A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
 Term = tuple[str, str]
 Row = tuple  # of Term | None, in the order of the variables asked for
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
@@ -77,6 +81,10 @@ class SparqlBackedGraph:
         return {x: found[x] for x in wanted if x in found}
 
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
+        if mode not in ("exact", "casefold", "substring"):
+            raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
+        if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
+            return []
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
         needle = text.casefold()
         best: dict[str, str] = {}

@@ -1,0 +1,135 @@
+"""Any SPARQL 1.1 HTTP endpoint (Oxigraph server, Virtuoso, QLever, Blazegraph, ...).
+
+Same queries as the embedded backend (queries.py); this file only adds the HTTP part: request
+time-outs, bounded retries with exponential back-off on connection errors / time-outs / 5xx /
+429, and an LRU cache of results (the KG is read-only to us, so a query's answer never changes
+while a run lasts; `clear_cache()` after the store is edited).
+"""
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+
+import httpx
+
+from rra.graph.rdf import COMMON_PREFIXES, DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
+from rra.graph.sparql_backed import Row, SparqlBackedGraph
+
+RETRY_STATUS = {429, 500, 502, 503, 504}
+RESULTS_JSON = "application/sparql-results+json"
+_KINDS = {"uri": "iri", "literal": "literal", "typed-literal": "literal", "bnode": "bnode"}
+
+
+class SparqlEndpointError(RuntimeError):
+    """The endpoint could not be reached, timed out, or refused the query."""
+
+
+class SparqlGraph(SparqlBackedGraph):
+    def __init__(
+        self,
+        endpoint: str = "http://127.0.0.1:7878/query",
+        entity_base: str = DEFAULT_ENTITY_BASE,
+        relation_base: str = DEFAULT_RELATION_BASE,
+        label_predicate: str = RDFS_LABEL,
+        prefixes: dict[str, str] | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        batch_size: int = 200,
+        cache_size: int = 10_000,
+        headers: dict[str, str] | None = None,
+        trust_env: bool = True,
+        mapping: RdfMapping | None = None,
+    ):
+        if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
+            raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
+        self.endpoint = endpoint
+        all_prefixes = {**COMMON_PREFIXES, **dict(prefixes or {})}
+        self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate, all_prefixes)
+        self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
+        self.batch_size, self.cache_size = batch_size, cache_size
+        self._cache: OrderedDict[tuple[str, tuple[str, ...]], list[Row]] = OrderedDict()
+        self.cache_hits = self.cache_misses = 0
+        self.requests = 0  # HTTP requests sent, retries included
+        self._client = httpx.Client(
+            timeout=timeout,
+            headers={"Accept": RESULTS_JSON, **dict(headers or {})},
+            trust_env=trust_env,  # False: ignore HTTP(S)_PROXY, e.g. for a loopback server
+        )
+
+    # -- cache ---------------------------------------------------------------------------
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
+        key = (query, variables)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            self.cache_hits += 1
+            return self._cache[key]
+        self.cache_misses += 1
+        rows = self._parse(self._post(query), variables)
+        if self.cache_size:
+            self._cache[key] = rows
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return rows
+
+    # -- HTTP ----------------------------------------------------------------------------
+    def _post(self, query: str) -> dict:
+        attempts = self.retries + 1
+        problem = ""
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(min(self.backoff * 2 ** (attempt - 1), self.max_backoff))
+            self.requests += 1
+            try:
+                resp = self._client.post(self.endpoint, data={"query": query})
+            except httpx.TimeoutException:
+                problem = f"timed out after {self.timeout} s"
+                continue
+            except httpx.TransportError as e:
+                problem = f"cannot connect ({type(e).__name__}: {e}); is the server running?"
+                continue
+            if resp.status_code in RETRY_STATUS:
+                problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                continue
+            if resp.status_code >= 400:  # the query itself is wrong: retrying will not help
+                raise SparqlEndpointError(
+                    f"SPARQL endpoint {self.endpoint} refused the query (HTTP {resp.status_code}): "
+                    f"{resp.text[:500]}"
+                )
+            try:
+                return resp.json()
+            except ValueError as e:
+                raise SparqlEndpointError(
+                    f"SPARQL endpoint {self.endpoint} did not return SPARQL JSON results: {e}"
+                ) from None
+        raise SparqlEndpointError(
+            f"SPARQL endpoint {self.endpoint} unreachable: {problem} "
+            f"({attempts} attempt{'s' if attempts > 1 else ''})"
+        )
+
+    @staticmethod
+    def _parse(data: dict, variables: tuple[str, ...]) -> list[Row]:
+        rows = []
+        for binding in data.get("results", {}).get("bindings", []):
+            row = []
+            for v in variables:
+                b = binding.get(v)
+                row.append(None if b is None else (_KINDS.get(b["type"], b["type"]), b["value"]))
+            rows.append(tuple(row))
+        return rows
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "SparqlGraph":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SparqlGraph({self.endpoint!r})"

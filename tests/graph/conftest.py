@@ -1,0 +1,86 @@
+"""Graph-layer fixtures: a small adversarial KG, and an `oxigraph serve` on 127.0.0.1 holding it.
+
+The server is session-scoped (started once, ~1 s) and read-write on purpose: an injection that
+got through would really change the store, and the tests would see it.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rra.graph import NetworkXGraph, OxigraphGraph, SparqlGraph, write_ntriples
+
+from graph_small_kg import LABELS, TRIPLES
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def oxigraph_endpoint(tmp_path_factory) -> str:
+    """URL of the query endpoint of a fresh `oxigraph serve` holding TRIPLES + LABELS."""
+    binary = shutil.which("oxigraph")
+    if binary is None:
+        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+    root = tmp_path_factory.mktemp("oxigraph")
+    nt = root / "kg.nt"
+    write_ntriples(nt, TRIPLES, LABELS)
+    store = root / "store"
+    subprocess.run([binary, "load", "--location", str(store), "--file", str(nt)],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    log = open(root / "server.log", "wb")
+    proc = subprocess.Popen([binary, "serve", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        _wait_ready(url, proc, root / "server.log")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path, deadline_s: float = 30.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"oxigraph serve exited ({proc.returncode}): {log.read_text()[-2000:]}")
+        try:
+            r = httpx.post(url, data={"query": "ASK {}"}, timeout=1.0, trust_env=False)
+            if r.status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"oxigraph serve not ready at {url} after {deadline_s} s")
+
+
+@pytest.fixture(scope="session")
+def reference() -> NetworkXGraph:
+    return NetworkXGraph(TRIPLES, LABELS)
+
+
+@pytest.fixture(params=["networkx", "oxigraph", "sparql"])
+def kg(request):
+    """The same KG on each backend. Batch sizes are tiny so that batching is exercised."""
+    if request.param == "networkx":
+        yield NetworkXGraph(TRIPLES, LABELS)
+    elif request.param == "oxigraph":
+        yield OxigraphGraph.from_triples(TRIPLES, LABELS, batch_size=2)
+    else:
+        url = request.getfixturevalue("oxigraph_endpoint")
+        with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False) as graph:
+            yield graph

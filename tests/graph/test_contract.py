@@ -1,0 +1,192 @@
+"""One contract, three backends: every test here runs unchanged on NetworkX, embedded Oxigraph
+and Oxigraph over HTTP (the `kg` fixture), and the answers must also equal the NetworkX
+reference built from the same triples."""
+from __future__ import annotations
+
+import pytest
+
+from rra.graph import KnowledgeGraph, NetworkXGraph, OxigraphGraph, Triple, UnknownEntityError
+from rra.graph.base import sample
+
+from graph_small_kg import BACKSLASH, BRACKETS, INJECTION, LABELS, TRIPLES
+
+ENTITIES = sorted({x for t in TRIPLES for x in (t.head, t.tail)})
+PAYLOADS = [
+    INJECTION,
+    BRACKETS,
+    BACKSLASH,
+    '"',
+    "\\",
+    "}",
+    "> } ; DROP ALL ; #",
+    '" } ; DROP ALL ; #',
+    "\") } DROP ALL { (\"",
+    "'; DELETE WHERE { ?s ?p ?o } ; '",
+    "a\nb",
+    "\\u0022 } ; DROP ALL ; #",
+    "x\u0000y",
+    "%3E",
+    "\U0001F3AC",  # an emoji (outside the BMP)
+    "\ud800",  # a lone surrogate: not valid Unicode, so no RDF literal can hold it
+]
+
+
+def store_size(kg) -> int:
+    if isinstance(kg, NetworkXGraph):
+        return kg.g.number_of_edges() + len(kg._labels)
+    return kg.triple_count()
+
+
+def test_is_a_knowledge_graph(kg):
+    assert isinstance(kg, KnowledgeGraph)
+
+
+def test_has_entity(kg):
+    for x in ENTITIES:
+        assert kg.has_entity(x), x
+    assert not kg.has_entity("Nobody")
+    assert not kg.has_entity("not in any triple")  # labelled, but in no triple
+
+
+def test_labels(kg):
+    assert kg.label("Ridley Scott") == "Sir Ridley Scott"
+    assert kg.label("Alien") == "Alien"  # no label: the id
+    assert kg.label(BRACKETS) == LABELS[BRACKETS]
+    assert kg.labels(["Amélie", "Nobody", "not in any triple", "1979"]) == {
+        "Amélie": LABELS["Amélie"], "1979": "1979"}
+    with pytest.raises(UnknownEntityError):
+        kg.label("Nobody")
+
+
+def test_find_entities_modes(kg):
+    assert kg.find_entities("Alien") == ["Alien"]
+    assert kg.find_entities("alien") == ["alien"]
+    assert kg.find_entities("ALIEN", mode="casefold") == ["Alien", "alien"]  # (len, label, id)
+    assert kg.find_entities("alien", mode="substring") == ["Alien", "alien", "Alien: Resurrection"]
+    assert kg.find_entities("alien", mode="substring", limit=2) == ["Alien", "alien"]
+    assert kg.find_entities("Ridley Scott") == []  # its label is "Sir Ridley Scott"
+    assert kg.find_entities("sir ridley SCOTT", mode="casefold") == ["Ridley Scott"]
+    assert kg.find_entities("AMÉLIE POULAIN", mode="substring") == ["Amélie"]
+    assert kg.find_entities("東京", mode="substring") == ["東京物語"]
+    assert kg.find_entities("Ghost", mode="casefold") == []
+    with pytest.raises(ValueError):
+        kg.find_entities("x", mode="regex")
+
+
+@pytest.mark.parametrize("mode", ["exact", "casefold", "substring"])
+def test_find_entities_matches_reference(kg, reference, mode):
+    words = ["a", "S", "ford", '"', "\\", "%", "#", "1", "Harrison \"Indiana\" Ford", "é"]
+    for text in words + [LABELS.get(x, x) for x in ENTITIES]:
+        for limit in (1, 3, 100):
+            assert kg.find_entities(text, mode, limit) == reference.find_entities(text, mode, limit), text
+
+
+def test_relations(kg):
+    assert kg.relations("Ridley Scott") == ["^directed_by", "^influenced", "influenced"]
+    assert kg.relations("Alien", direction="out") == ["directed_by", "has_tags", "release_year", "starred_actors"]
+    assert kg.relations("Alien", direction="in") == []
+    assert kg.relations("Harrison Ford", direction="in") == ["^starred_actors"]
+    with pytest.raises(UnknownEntityError):
+        kg.relations("Nobody")
+
+
+def test_neighbors(kg):
+    assert kg.neighbors("Ridley Scott", "^directed_by") == ["Alien", "Blade Runner", INJECTION]
+    assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
+    assert kg.neighbors("Alien", "^directed_by") == []
+    assert kg.neighbors("Nobody", "directed_by") == []
+    assert kg.neighbors("Ridley Scott", "influenced") == ["Ridley Scott"]
+
+
+def test_neighbors_batch_chunks(kg):
+    movies = ["Alien", "Blade Runner", "Star Wars", INJECTION, BACKSLASH, "Nobody"]
+    got = kg.neighbors_batch(movies, "directed_by")
+    assert got == {m: kg.neighbors(m, "directed_by") for m in movies}
+    assert got["Star Wars"] == ["George Lucas"] and got["Nobody"] == []
+
+
+def test_follow_path(kg, reference):
+    paths = kg.follow_path("Alien", ["directed_by", "^directed_by"])
+    assert [p.end for p in paths] == ["Alien", "Blade Runner", INJECTION]
+    assert paths[1].triples == [Triple("Alien", "directed_by", "Ridley Scott"),
+                                Triple("Blade Runner", "directed_by", "Ridley Scott")]
+    assert kg.follow_path("Alien", ["directed_by", "^directed_by"], limit=2) == paths[:2]
+    assert kg.follow_path("Alien", ["in_language"]) == []
+    assert kg.follow_path("Alien", []) == []
+    two_hop = ["starred_actors", "^starred_actors"]
+    assert kg.follow_path("Blade Runner", two_hop) == reference.follow_path("Blade Runner", two_hop)
+
+
+def test_triples_sorted_and_sampled(kg):
+    around = kg.triples("Ridley Scott")
+    assert around == sorted({t for t in TRIPLES if "Ridley Scott" in (t.head, t.tail)})
+    assert kg.triples("Ridley Scott", direction="out") == [Triple("Ridley Scott", "influenced", "Ridley Scott")]
+    for seed in (0, 1, 7):
+        assert kg.triples("Ridley Scott", limit=2, seed=seed) == sample(around, 2, seed)
+    with pytest.raises(UnknownEntityError):
+        kg.triples("Nobody")
+
+
+def test_stats_and_relation_types(kg):
+    stats = kg.stats()
+    assert stats.triples == len(set(TRIPLES))
+    assert stats.entities == len(ENTITIES)
+    assert stats.relations == {r: sum(t.relation == r for t in TRIPLES) for r in {t.relation for t in TRIPLES}}
+    assert kg.relation_types() == sorted({t.relation for t in TRIPLES})
+
+
+def test_every_entity_matches_reference(kg, reference):
+    """The whole protocol, entity by entity, against NetworkX."""
+    for x in ENTITIES:
+        assert kg.label(x) == reference.label(x)
+        for d in ("out", "in", "both"):
+            assert kg.relations(x, d) == reference.relations(x, d)
+            assert kg.triples(x, direction=d) == reference.triples(x, direction=d)
+        assert kg.triples(x, limit=1, seed=3) == reference.triples(x, limit=1, seed=3)
+        for r in kg.relations(x):
+            assert kg.neighbors(x, r) == reference.neighbors(x, r)
+            for r2 in reference.relation_types():
+                for rel2 in (r2, "^" + r2):
+                    assert kg.follow_path(x, [r, rel2]) == reference.follow_path(x, [r, rel2])
+    assert kg.labels(ENTITIES + ["Nobody"]) == reference.labels(ENTITIES + ["Nobody"])
+    assert kg.stats() == reference.stats()
+
+
+def test_injection_cannot_change_the_query(kg, reference):
+    before = store_size(kg)
+    for text in PAYLOADS:
+        for mode in ("exact", "casefold", "substring"):
+            assert kg.find_entities(text, mode) == reference.find_entities(text, mode), text
+        known = text in ENTITIES
+        assert kg.has_entity(text) == known
+        assert kg.neighbors(text, "directed_by") == reference.neighbors(text, "directed_by")
+        assert kg.neighbors_batch([text, "Alien"], "directed_by") == {
+            text: reference.neighbors(text, "directed_by"), "Alien": ["Ridley Scott"]}
+        assert kg.labels([text]) == ({text: LABELS.get(text, text)} if known else {})
+        path = ["directed_by", "^directed_by"]
+        assert kg.follow_path(text, path) == reference.follow_path(text, path)
+        if not known:
+            assert kg.neighbors(text, "directed_by") == []
+            with pytest.raises(UnknownEntityError):
+                kg.triples(text)
+            with pytest.raises(UnknownEntityError):
+                kg.relations(text)
+    # The adversarial names in the KG are found exactly, as data, not as query text.
+    assert kg.find_entities(INJECTION) == [INJECTION]
+    assert kg.find_entities(LABELS[BRACKETS]) == [BRACKETS]
+    assert kg.find_entities(BACKSLASH) == [BACKSLASH]
+    assert kg.find_entities("DROP ALL", mode="substring") == [BRACKETS, INJECTION]
+    assert kg.neighbors(INJECTION, "directed_by") == ["Ridley Scott"]
+    assert kg.triples(BACKSLASH) == [Triple(BACKSLASH, "starred_actors", "Harrison Ford")]
+    # A relation name is data too.
+    assert kg.neighbors("Alien", "directed_by> ?x } ; DROP ALL ; #") == []
+    assert store_size(kg) == before
+
+
+def test_adversarial_relation_names():
+    """A relation whose name is an attack is stored and walked like any other."""
+    weird = '> } ; DROP ALL ; # "r"'
+    kg = OxigraphGraph.from_triples([Triple("a", weird, "b")])
+    assert kg.relations("a") == [weird]
+    assert kg.neighbors("b", "^" + weird) == ["a"]
+    assert kg.triple_count() == 3  # the triple + 2 labels
