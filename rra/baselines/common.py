@@ -1,0 +1,183 @@
+"""What the baselines share: per-question LLM accounting, relation filters, text for relations
+and triples, topic-entity resolution and the final `Prediction`."""
+from __future__ import annotations
+
+import fnmatch
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from rra.data.records import QAExample
+from rra.graph.base import KnowledgeGraph, Triple, base_relation, is_inverse
+from rra.llm.base import LLMReply
+from rra.methods import Prediction
+
+# Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
+# type.object.name, RDF's rdf:type / rdfs:label, ...). Matched with fnmatch on the base relation.
+DEFAULT_EXCLUDED = [
+    "rdf:type", "rdfs:label", "*#type", "*#label", "*/type", "*/label", "*rdf-schema#*",
+    "type.object.*", "type.type.*", "common.*", "freebase.*", "kg.*", "label", "name", "type",
+]
+
+
+def excluded(relation: str, patterns: Sequence[str]) -> bool:
+    rel = base_relation(relation)
+    return any(fnmatch.fnmatchcase(rel, p) for p in patterns)
+
+
+def relation_text(relation: str) -> str:
+    """How a relation is shown to an LLM or an encoder: `^directed_by` -> `directed_by (reverse)`."""
+    return f"{base_relation(relation)} (reverse)" if is_inverse(relation) else relation
+
+
+def relation_phrase(relation: str) -> str:
+    """Plain words for embedding: `^directed_by` -> `directed by (reverse)`."""
+    return relation_text(relation).replace("_", " ").replace(".", " ")
+
+
+def triple_text(t: Triple, labels: dict[str, str]) -> str:
+    return f"({labels.get(t.head, t.head)}, {t.relation}, {labels.get(t.tail, t.tail)})"
+
+
+def seed_for(seed: int, *parts: str) -> int:
+    """A stable per-(question, entity, relation) seed; Python's hash() changes per process."""
+    return zlib.crc32("|".join([str(seed), *parts]).encode())
+
+
+@dataclass
+class Trace:
+    """One question's LLM calls, tokens, failures and timing. Baselines call `ask` instead of
+    `llm.generate` so the Prediction reports calls/tokens per question even when the backend is
+    shared (its `usage` totals are for the whole run)."""
+
+    llm: object = None
+    max_new_tokens: int = 128
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    errors: list[str] = field(default_factory=list)
+    failed: bool = False
+    unparseable: bool = False
+    start: float = field(default_factory=time.perf_counter)
+
+    def ask(self, prompts: Sequence, max_new_tokens: int | None = None) -> list[LLMReply]:
+        """One reply per prompt (independent prompts go in one call: HTTP backends run them
+        concurrently). A backend that raises despite the protocol is caught and recorded."""
+        if not prompts:
+            return []
+        try:
+            replies = list(self.llm.generate(list(prompts), max_new_tokens=max_new_tokens or self.max_new_tokens))
+        except Exception as e:  # the protocol says never raise; a broken backend must not crash a run
+            replies = [LLMReply("", error=f"{type(e).__name__}: {e}") for _ in prompts]
+        if len(replies) != len(prompts):
+            replies = (replies + [LLMReply("", error="backend returned too few replies")] * len(prompts))[: len(prompts)]
+        for r in replies:
+            self.calls += 1
+            self.prompt_tokens += r.prompt_tokens
+            self.completion_tokens += r.completion_tokens
+            self.cache_hits += int(r.cached)
+            if r.error:
+                self.failed = True
+                self.errors.append(f"llm: {r.error}")
+        return replies
+
+    def bad_reply(self, what: str, reply: LLMReply) -> None:
+        """Record a reply we could not read (failed calls are already recorded by `ask`)."""
+        if reply.ok:
+            self.unparseable = True
+            self.errors.append(f"unparseable {what}: {reply.text[:200]!r}")
+
+    def status(self, default: str = "ok") -> str:
+        if self.failed:
+            return "llm_error"
+        if self.unparseable:
+            return "unparseable"
+        return default
+
+    def fill(self, pred: Prediction) -> Prediction:
+        pred.llm_calls = self.calls
+        pred.llm_prompt_tokens = self.prompt_tokens
+        pred.llm_completion_tokens = self.completion_tokens
+        pred.errors = self.errors + pred.errors
+        pred.latency_s = time.perf_counter() - self.start
+        if self.cache_hits:
+            pred.extra["llm_cache_hits"] = self.cache_hits
+        return pred
+
+
+def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
+    """The example's topic entities that the KG holds; a name not held as an id is looked up
+    exactly, then case-insensitively (datasets and KGs disagree on case now and then)."""
+    out: list[str] = []
+    for name in example.topic_entities:
+        if kg.has_entity(name):
+            out.append(name)
+            continue
+        hits = kg.find_entities(name, "exact", 1) or kg.find_entities(name, "casefold", 1)
+        out += hits
+    return list(dict.fromkeys(out))
+
+
+def missing_status(example: QAExample, topics: Sequence[str]) -> str | None:
+    """"no_topic_entity" / "unknown_entity" when there is nothing to start a walk from."""
+    if not example.topic_entities:
+        return "no_topic_entity"
+    return None if topics else "unknown_entity"
+
+
+def start_prediction(example: QAExample) -> Prediction:
+    return Prediction(
+        qid=example.qid, question=example.question, answers=[], gold_answers=list(example.answers),
+        topic_entities=list(example.topic_entities),
+    )
+
+
+def question_text(example: QAExample) -> str:
+    """The question as shown to the LLM/encoder: MetaQA's `[entity]` brackets removed."""
+    return example.question.replace("[", "").replace("]", "")
+
+
+def knowledge_text(triples: Sequence[Triple], labels: dict[str, str]) -> str:
+    return "\n".join(triple_text(t, labels) for t in triples)
+
+
+ANSWER_PROMPT = """Given a question and knowledge graph triplets (entity, relation, entity), answer the question using the triplets and your knowledge.
+Reply with only the answer entities, separated by " | ".
+
+Question: {question}
+Knowledge triplets:
+{knowledge}
+Answer:"""
+
+OWN_KNOWLEDGE_PROMPT = """Answer the question with your own knowledge.
+Reply with only the answer entities, separated by " | ".
+
+Question: {question}
+Answer:"""
+
+
+def set_answers(pred: Prediction, answers: list[str], free_form: bool, answer_set: list[str] | None = None) -> None:
+    """Answers plus how `rra.eval.metrics` scores them: an LLM's free-form answer the way RRA's
+    LLM answerer is scored (hits_mode "reply": a gold answer in the reply), a ranking by its top."""
+    pred.answers = list(answers)
+    pred.extra["answer_set"] = list(answer_set if answer_set is not None else answers)
+    pred.extra["hits_mode"] = "reply" if free_form and pred.reply else "top"
+
+
+def read_answers(reply: str, candidates: dict[str, str], topic: Sequence[str] = ()) -> list[str] | None:
+    """Ranked answers from an answer reply. KG entities the reply names (among `candidates`,
+    id -> label, e.g. the explored ones) come first, by first mention, topic entities last;
+    then any other answer strings the reply gives. None when the reply gives nothing."""
+    from rra.baselines.replies import mentioned, norm, parse_answers
+
+    parsed = parse_answers(reply) or []
+    # a reply that parrots the knowledge names many entities; trust the parsed answer span first
+    answer_span = " | ".join(parsed)
+    ents = mentioned(answer_span, candidates) or mentioned(reply, candidates)
+    ents = [e for e in ents if e not in topic] + [e for e in ents if e in topic]
+    covered = [norm(candidates[e]) for e in ents]
+    # "Ridley Scott and James Cameron" is covered by the two entities it names
+    rest = [a for a in parsed if not any(c and c in norm(a) for c in covered)]
+    return (ents + rest) or None

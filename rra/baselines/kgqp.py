@@ -1,0 +1,173 @@
+"""KGQP: find the entities a question names, read the facts around them, answer from the facts.
+
+  identify - the LLM lists the entities the question names (`identify="llm"`), or the question's
+             `[marked]` spans / word n-grams are matched against KG labels (`identify="lexical"`,
+             the shared `rra.entity_linking`); an LLM reply that names nothing usable falls back to
+             lexical matching, recorded;
+  look up  - each name: exact label, then case-insensitive label, then case-insensitive substring
+             (`KnowledgeGraph.find_entities`), shortest label first;
+  gather   - the facts within `hops` of the matched entities, at most `max_facts` (seeded sample
+             of the outer hop when over);
+  answer   - the LLM reads the facts (LLM mode); heuristic mode ranks the facts by MiniLM
+             similarity to the question and answers with the entities of the best facts.
+"""
+from __future__ import annotations
+
+from rra.baselines.common import (
+    ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, question_text, read_answers,
+    set_answers, start_prediction, triple_text,
+)
+from rra.baselines.replies import parse_answers
+from rra.data.records import QAExample
+from rra.entity_linking import link_entities
+from rra.graph.base import KnowledgeGraph, Triple, sample
+from rra.methods import Prediction
+
+IDENTIFY_PROMPT = """List the named entities (people, movies, places, years, ...) mentioned in the question. Reply with the names only, separated by " | ".
+Example:
+Question: who directed the movies written by Stephen King
+Entities: Stephen King
+
+Question: {question}
+Entities:"""
+
+
+def look_up(kg: KnowledgeGraph, name: str) -> list[str]:
+    """Exact label, then case-insensitive, then case-insensitive substring; shortest label first."""
+    name = name.strip()
+    if not name:
+        return []
+    if kg.has_entity(name):
+        return [name]
+    for mode in ("exact", "casefold", "substring"):
+        hits = kg.find_entities(name, mode=mode, limit=3)
+        if hits:
+            return hits
+    return []
+
+
+class KGQP:
+    name = "kgqp"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        llm=None,
+        encoder=None,
+        mode: str = "auto",
+        identify: str | None = None,
+        hops: int = 2,
+        max_entities: int = 3,
+        max_facts: int = 60,
+        max_answers: int = 10,
+        excluded_relations: list[str] | None = None,
+        seed: int = 0,
+        max_new_tokens: int = 32,
+        answer_max_new_tokens: int = 64,
+    ):
+        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
+            mode = "llm" if llm is not None else "heuristic"
+        if mode not in ("llm", "heuristic"):
+            raise ValueError(f"KGQP mode must be 'llm' or 'heuristic', got {mode!r}")
+        identify = identify or ("llm" if mode == "llm" else "lexical")
+        if identify not in ("llm", "lexical"):
+            raise ValueError(f"KGQP identify must be 'llm' or 'lexical', got {identify!r}")
+        if (mode == "llm" or identify == "llm") and llm is None:
+            raise ValueError("KGQP with the LLM needs an `llm`; use mode=heuristic to run without one")
+        if mode == "heuristic" and encoder is None:
+            raise ValueError("KGQP in heuristic mode needs a sentence `encoder`")
+        self.kg, self.llm, self.encoder, self.mode, self.identify = kg, llm, encoder, mode, identify
+        self.hops, self.max_entities, self.max_facts, self.max_answers = hops, max_entities, max_facts, max_answers
+        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
+        self.seed, self.max_new_tokens, self.answer_max_new_tokens = seed, max_new_tokens, answer_max_new_tokens
+
+    def answer(self, example: QAExample) -> Prediction:
+        pred = start_prediction(example)
+        trace = Trace(self.llm, self.max_new_tokens)
+        try:
+            self._run(example, pred, trace)
+        except Exception as e:
+            pred.status = "graph_error"
+            pred.errors.append(f"{type(e).__name__}: {e}")
+        pred.extra["mode"] = self.mode
+        return trace.fill(pred)
+
+    # -- steps ---------------------------------------------------------------------------
+    def identify_entities(self, example: QAExample, trace: Trace) -> tuple[list[str], list[str], str]:
+        """(entity ids, the names that produced them, how): LLM names first, lexical fallback."""
+        question = question_text(example)
+        if self.identify == "llm":
+            reply = trace.ask([IDENTIFY_PROMPT.format(question=question)])[0]
+            names = parse_answers(reply.text) if reply.ok else None
+            found, used = [], []
+            for name in names or []:
+                hits = look_up(self.kg, name)
+                if hits and hits[0] not in found:
+                    found.append(hits[0])
+                    used.append(name)
+            if found:
+                return found[: self.max_entities], used[: self.max_entities], "llm"
+            trace.bad_reply("entity list", reply)
+        link = link_entities(self.kg, example.question, None, max_entities=self.max_entities)
+        found, used = list(link.entities), list(link.mentions)
+        if not found:  # a marked or n-gram mention with no exact/casefold label: try substrings
+            for m in link.mentions:
+                hits = look_up(self.kg, m)
+                if hits:
+                    found.append(hits[0])
+                    used.append(m)
+        return found[: self.max_entities], used[: self.max_entities], "lexical"
+
+    def gather_facts(self, entities: list[str], qid: str) -> list[Triple]:
+        facts: list[Triple] = []
+        seen_entities = set(entities)
+        frontier = list(entities)
+        for hop in range(self.hops):
+            layer: list[Triple] = []
+            for e in frontier:
+                layer += [t for t in self.kg.triples(e) if not excluded(t.relation, self.excluded)]
+            layer = [t for t in dict.fromkeys(layer) if t not in facts]
+            room = self.max_facts - len(facts)
+            layer = sample(layer, room, self.seed + hop) if room > 0 else []
+            facts += layer
+            frontier = [x for t in layer for x in (t.head, t.tail) if x not in seen_entities]
+            frontier = list(dict.fromkeys(frontier))
+            seen_entities.update(frontier)
+            if not frontier or len(facts) >= self.max_facts:
+                break
+        return facts
+
+    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+        question = question_text(example)
+        entities, names, how = self.identify_entities(example, trace)
+        pred.topic_entities = entities
+        pred.extra.update(identified=names, identified_by=how)
+        if not entities:
+            pred.status = "no_topic_entity"
+            set_answers(pred, [], False)
+            return
+        facts = self.gather_facts(entities, example.qid)
+        labels = self.kg.labels({x for t in facts for x in (t.head, t.tail)} | set(entities))
+        pred.triples = facts
+        pred.knowledge = knowledge_text(facts, labels)
+        pred.extra["visited"] = list(dict.fromkeys([*entities, *(x for t in facts for x in (t.head, t.tail))]))
+        if not facts:
+            pred.status = "no_path"
+            set_answers(pred, [], False)
+            return
+        if self.mode == "heuristic":
+            sims = self.encoder.similarity(question, [triple_text(t, labels) for t in facts])
+            ranked = [t for _, t in sorted(zip(sims, facts), key=lambda x: -x[0])]
+            answers = [x for t in ranked for x in (t.tail, t.head) if x not in entities]
+            answers = list(dict.fromkeys(answers))[: self.max_answers]
+            set_answers(pred, answers, False, answers[:1])
+            pred.status = "ok"
+            return
+        reply = trace.ask([ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)],
+                          self.answer_max_new_tokens)[0]
+        pred.reply = reply.text
+        answers = read_answers(reply.text, labels, entities)
+        if answers is None:
+            trace.bad_reply("answer", reply)
+        set_answers(pred, answers or [], True)
+        pred.status = trace.status()

@@ -1,0 +1,320 @@
+"""Think-on-Graph (ToG): beam exploration of the KG from the topic entities, pruned by the LLM.
+
+Each depth step (at most `depth`), for every beam (at most `width`):
+  relation pruning  - the LLM picks and scores up to `width` relations around the beam's end entity;
+  entity pruning    - for each chosen relation, at most `max_candidates` neighbours (seeded sample)
+                      are scored by the LLM (a single candidate gets score 1 with no call);
+  beam update       - candidates ranked by relation score x entity score, the best `width` kept;
+  sufficiency       - the LLM reads the kept paths and says whether it can answer (yes/no + answer).
+Exploration stops early when no entity is left. Without a "yes", the LLM answers from all explored
+triples, or from its own knowledge when exploration found nothing.
+
+Heuristic mode (`mode="heuristic"`): no LLM at all. MiniLM similarity between the question and the
+relation chain of a path (plus a little of the end entity's label) scores relations and entities;
+exploration stops at `depth` or when the best path reaches `stop_similarity`; the answer is the end
+entities of the best-scoring paths over all depths (so a 2-hop question can end at depth 2).
+
+All prompts of one step are independent and go to `llm.generate` as one list, which HTTP backends
+send concurrently.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rra.baselines.common import (
+    ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
+    missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for, start_prediction,
+    topic_entities,
+)
+from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
+from rra.data.records import QAExample
+from rra.graph.base import KnowledgeGraph, Triple, inverse, sample, step_triple
+from rra.methods import Prediction
+
+RELATION_PROMPT = """Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate their contribution on a scale from 0 to 1 (the sum of the scores of {width} relations is 1).
+Example:
+Question: Who directed the movie that Tom Hanks starred in in 1994?
+Topic entity: Tom Hanks
+Relations: 1. starred_actors (reverse); 2. directed_by (reverse); 3. has_tags (reverse)
+Answer: {{starred_actors (reverse) (Score: 0.8)}}; {{has_tags (reverse) (Score: 0.1)}}; {{directed_by (reverse) (Score: 0.1)}}
+
+Question: {question}
+Topic entity: {entity}
+Relations: {relations}
+Answer:"""
+
+ENTITY_PROMPT = """Please score the entities' contribution to the question on a scale from 0 to 1 (the sum of the scores of all entities is 1).
+Example:
+Question: Which movies did the director of Alien also direct?
+Relation: directed_by
+Entities: 1. Ridley Scott; 2. James Cameron
+Score: {{Ridley Scott (Score: 1.0)}}; {{James Cameron (Score: 0.0)}}
+
+Question: {question}
+Relation: {relation}
+Entities: {entities}
+Score:"""
+
+SUFFICIENCY_PROMPT = """Given a question and the associated retrieved knowledge graph triplets (entity, relation, entity), you are asked to answer whether it's sufficient for you to answer the question with these triplets and your knowledge (Yes or No). If Yes, also give the answer as "Answer: ...".
+Example:
+Question: Who directed the movie Alien?
+Knowledge triplets:
+(Alien, directed_by, Ridley Scott)
+Reply: {{Yes}}. Answer: Ridley Scott
+
+Question: {question}
+Knowledge triplets:
+{knowledge}
+Reply:"""
+
+
+@dataclass
+class Beam:
+    entities: list[str]  # topic entity first
+    relations: list[str] = field(default_factory=list)
+    triples: list[Triple] = field(default_factory=list)
+    score: float = 1.0
+
+    @property
+    def end(self) -> str:
+        return self.entities[-1]
+
+    def as_path(self) -> dict:
+        seq: list[str] = [self.entities[0]]
+        for r, e in zip(self.relations, self.entities[1:]):
+            seq += [r, e]
+        return {"path": seq, "relations": list(self.relations), "score": round(self.score, 6)}
+
+
+def _numbered(items: list[str]) -> str:
+    return "; ".join(f"{i}. {s}" for i, s in enumerate(items, 1))
+
+
+class ToG:
+    name = "tog"
+
+    def __init__(
+        self,
+        kg: KnowledgeGraph,
+        llm=None,
+        encoder=None,
+        mode: str = "auto",
+        width: int = 3,
+        depth: int = 3,
+        max_candidates: int = 20,
+        max_relations: int = 60,
+        excluded_relations: list[str] | None = None,
+        seed: int = 0,
+        entity_weight: float = 0.1,
+        stop_similarity: float = 0.8,
+        max_new_tokens: int = 96,
+        answer_max_new_tokens: int = 64,
+    ):
+        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
+            mode = "llm" if llm is not None else "heuristic"
+        if mode not in ("llm", "heuristic"):
+            raise ValueError(f"ToG mode must be 'llm' or 'heuristic', got {mode!r}")
+        if mode == "llm" and llm is None:
+            raise ValueError("ToG in llm mode needs an `llm`; use mode=heuristic to run without one")
+        if mode == "heuristic" and encoder is None:
+            raise ValueError("ToG in heuristic mode needs a sentence `encoder` (rra.embed.SentenceEncoder)")
+        self.kg, self.llm, self.encoder, self.mode = kg, llm, encoder, mode
+        self.width, self.depth, self.max_candidates = width, depth, max_candidates
+        self.max_relations = max_relations
+        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
+        self.seed, self.entity_weight, self.stop_similarity = seed, entity_weight, stop_similarity
+        self.max_new_tokens, self.answer_max_new_tokens = max_new_tokens, answer_max_new_tokens
+
+    # -- public -------------------------------------------------------------------------
+    def answer(self, example: QAExample) -> Prediction:
+        pred = start_prediction(example)
+        trace = Trace(self.llm, self.max_new_tokens)
+        try:
+            self._run(example, pred, trace)
+        except Exception as e:  # graph backend down etc.: keep what we have, report, go on
+            pred.status = "graph_error"
+            pred.errors.append(f"{type(e).__name__}: {e}")
+        pred.extra["mode"] = self.mode
+        return trace.fill(pred)
+
+    # -- the walk -----------------------------------------------------------------------
+    def _candidate_relations(self, beam: Beam) -> list[str]:
+        rels = [r for r in self.kg.relations(beam.end, "both") if not excluded(r, self.excluded)]
+        if beam.relations:  # do not walk straight back the edge we came over
+            rels = [r for r in rels if r != inverse(beam.relations[-1])]
+        return rels[: self.max_relations]
+
+    def _neighbours(self, beam: Beam, relation: str, qid: str) -> list[str]:
+        seen = set(beam.entities)
+        nbrs = [n for n in self.kg.neighbors(beam.end, relation) if n not in seen]
+        return sample(nbrs, self.max_candidates, seed_for(self.seed, qid, beam.end, relation))
+
+    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+        question = question_text(example)
+        topics = topic_entities(self.kg, example)
+        pred.topic_entities = topics or pred.topic_entities
+        beams = [Beam([t]) for t in topics]
+        explored: list[Beam] = []  # every beam kept at any depth, in order
+        visited: list[str] = list(topics)
+        sufficient, reply_text, answers = False, "", None
+        depth_reached = 0
+        heuristic = self.mode == "heuristic"
+        qsim = _Similarity(self.encoder, question) if heuristic else None
+
+        for depth in range(1, self.depth + 1):
+            if not beams:
+                break
+            rel_choices = (self._prune_relations_heuristic(beams, qsim) if heuristic
+                           else self._prune_relations_llm(beams, question, trace))
+            grown = (self._prune_entities_heuristic(rel_choices, qsim, example.qid) if heuristic
+                     else self._prune_entities_llm(rel_choices, question, example.qid, trace))
+            grown.sort(key=lambda b: -b.score)
+            beams = grown[: self.width]
+            if not beams:
+                break  # early stop: no entity left to explore
+            depth_reached = depth
+            explored += beams
+            visited += [b.end for b in beams if b.end not in visited]
+            if heuristic:
+                if max(b.score for b in beams) >= self.stop_similarity:
+                    sufficient = True
+                    break
+                continue
+            labels = self.kg.labels({e for b in explored for e in b.entities})
+            prompt = SUFFICIENCY_PROMPT.format(question=question, knowledge=knowledge_text(_triples(beams), labels))
+            reply = trace.ask([prompt])[0]
+            verdict = parse_yes_no(reply.text)
+            if verdict is None:
+                trace.bad_reply("sufficiency (yes/no)", reply)
+            if verdict:
+                sufficient, reply_text = True, reply.text
+                answers = read_answers(reply.text, labels, topics)
+                break
+
+        triples = _triples(explored)
+        labels = self.kg.labels({e for b in explored for e in b.entities} | set(topics))
+        pred.triples = triples
+        pred.knowledge = knowledge_text(triples, labels)
+        pred.paths = [b.as_path() for b in sorted(explored, key=lambda b: -b.score)]
+        pred.extra.update(visited=visited, depth_reached=depth_reached, sufficient=sufficient)
+
+        if heuristic:
+            ranked = [b for b in sorted(explored, key=lambda b: -b.score) if b.end not in topics]
+            answers = list(dict.fromkeys(b.end for b in ranked))
+            # the answer set: every end reached over the best path's relation chain
+            best = ranked[0].relations if ranked else None
+            set_answers(pred, answers, False, [a for a in dict.fromkeys(b.end for b in ranked if b.relations == best)])
+            pred.status = missing_status(example, topics) or ("ok" if explored else "no_path")
+            return
+        if answers is None:
+            if explored:
+                prompt = ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)
+            else:
+                prompt = OWN_KNOWLEDGE_PROMPT.format(question=question)
+            reply = trace.ask([prompt], self.answer_max_new_tokens)[0]
+            reply_text = reply.text
+            answers = read_answers(reply.text, labels, topics)
+            if answers is None:
+                trace.bad_reply("answer", reply)
+        pred.reply = reply_text
+        set_answers(pred, answers or [], True)
+        missing = missing_status(example, topics) or ("no_path" if not explored else None)
+        pred.status = missing or trace.status()
+        pred.extra["answered_from"] = "paths" if explored else "own_knowledge"
+
+    # -- LLM pruning --------------------------------------------------------------------
+    def _prune_relations_llm(self, beams: list[Beam], question: str, trace: Trace):
+        """[(beam, relation, score)]: one concurrent batch of relation-pruning prompts."""
+        out, prompts, asked = [], [], []
+        labels = self.kg.labels(b.end for b in beams)
+        for b in beams:
+            rels = self._candidate_relations(b)
+            if len(rels) == 1:  # nothing to choose
+                out.append((b, rels[0], 1.0))
+            elif rels:
+                shown = [relation_text(r) for r in rels]
+                prompts.append(RELATION_PROMPT.format(
+                    width=self.width, question=question, entity=labels.get(b.end, b.end), relations=_numbered(shown)))
+                asked.append((b, rels))
+        for (b, rels), reply in zip(asked, trace.ask(prompts)):
+            picked = parse_choices(reply.text, rels, {r: relation_text(r) for r in rels}) if reply.ok else None
+            if not picked:
+                trace.bad_reply("relation choice", reply)
+                picked = {r: 1.0 / len(rels) for r in rels[: self.width]}  # keep going, uniformly
+            top = sorted(picked.items(), key=lambda kv: -kv[1])[: self.width]
+            total = sum(s for _, s in top) or 1.0
+            out += [(b, r, s / total) for r, s in top]
+        return out
+
+    def _prune_entities_llm(self, rel_choices, question: str, qid: str, trace: Trace) -> list[Beam]:
+        grown, prompts, asked = [], [], []
+        for b, rel, rel_score in rel_choices:
+            cands = self._neighbours(b, rel, qid)
+            if len(cands) == 1:
+                grown.append(_extend(b, rel, cands[0], rel_score))
+            elif cands:
+                labels = self.kg.labels(cands)
+                names = [labels.get(c, c) for c in cands]
+                prompts.append(ENTITY_PROMPT.format(question=question, relation=relation_text(rel), entities=_numbered(names)))
+                asked.append((b, rel, rel_score, cands, labels))
+        for (b, rel, rel_score, cands, labels), reply in zip(asked, trace.ask(prompts)):
+            scores = None
+            if reply.ok:
+                picked = parse_choices(reply.text, cands, labels)
+                if picked:
+                    scores = [picked.get(c, 0.0) for c in cands]
+                else:
+                    scores = parse_scores(reply.text, len(cands))
+            if scores is None:
+                trace.bad_reply("entity scores", reply)
+                scores = [1.0 / len(cands)] * len(cands)
+            grown += [_extend(b, rel, c, rel_score * s) for c, s in zip(cands, scores)]
+        return grown
+
+    # -- heuristic pruning --------------------------------------------------------------
+    def _prune_relations_heuristic(self, beams: list[Beam], qsim: "_Similarity"):
+        out = []
+        for b in beams:
+            rels = self._candidate_relations(b)
+            if not rels:
+                continue
+            sims = qsim([_chain_phrase(b.relations + [r]) for r in rels])
+            top = sorted(zip(rels, sims), key=lambda kv: -kv[1])[: self.width]
+            out += [(b, r, s) for r, s in top]
+        return out
+
+    def _prune_entities_heuristic(self, rel_choices, qsim: "_Similarity", qid: str) -> list[Beam]:
+        grown = []
+        for b, rel, rel_score in rel_choices:
+            cands = self._neighbours(b, rel, qid)
+            if not cands:
+                continue
+            labels = self.kg.labels(cands)
+            ent_sims = qsim([labels.get(c, c) for c in cands])
+            for c, es in zip(cands, ent_sims):
+                nb = _extend(b, rel, c, 0.0)
+                nb.score = (1 - self.entity_weight) * rel_score + self.entity_weight * es
+                grown.append(nb)
+        return grown
+
+
+class _Similarity:
+    """Cosine similarity of one question with many texts (encoder caches repeated texts)."""
+
+    def __init__(self, encoder, question: str):
+        self.encoder, self.question = encoder, question
+
+    def __call__(self, texts: list[str]) -> list[float]:
+        return self.encoder.similarity(self.question, texts)
+
+
+def _chain_phrase(relations: list[str]) -> str:
+    return ", then ".join(relation_phrase(r) for r in relations)
+
+
+def _extend(b: Beam, rel: str, ent: str, score: float) -> Beam:
+    return Beam(b.entities + [ent], b.relations + [rel], b.triples + [step_triple(b.end, rel, ent)], score)
+
+
+def _triples(beams: list[Beam]) -> list[Triple]:
+    return list(dict.fromkeys(t for b in beams for t in b.triples))
