@@ -62,9 +62,10 @@ def detect_format(path: str | Path, format: str | None = None) -> Format:
 
 
 # -- N-Triples --------------------------------------------------------------------------
-_IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
+_IRI_BODY = r"(?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"
+_IRI = rf"<({_IRI_BODY})>"
 _BNODE = r"(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)"
-_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^' + _IRI.replace("(", "(?:") + r")?"
+_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<' + _IRI_BODY + r">)?"
 _NT_LINE = re.compile(
     rf"^[ \t]*(?:{_IRI}|{_BNODE})[ \t]*{_IRI}[ \t]*(?:{_IRI}|{_BNODE}|{_LIT})[ \t]*\.[ \t]*(?:#.*)?$"
 )

@@ -56,20 +56,20 @@ class OxigraphGraph(SparqlBackedGraph):
         return kg
 
     def add_triples(self, triples: Iterable[Triple], labels: dict[str, str] | None = None) -> None:
-        """Bulk-load triples; entities new to the store get a label triple (theirs, or the id)."""
+        """Bulk-load triples. Every entity keeps exactly one label triple: `labels` replace
+        earlier ones, and an entity new to the store without a label is labelled by its id."""
         triples = list(triples)
         fresh = not len(self.store)
-        text = ntriples_text(triples, labels, self.mapping, label_all=fresh)
+        text = ntriples_text(triples, labels if fresh else None, self.mapping, label_all=fresh)
         self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
-        if not fresh:  # label only entities that have no label yet (one label per entity)
+        if not fresh:
             pred = ox.NamedNode(self.mapping.label_predicate)
             entities = {x for t in triples for x in (t.head, t.tail)}
-            missing = {}
-            for x in entities:
-                node = ox.NamedNode(self.mapping.entity_iri(x))
-                if next(iter(self.store.quads_for_pattern(node, pred, None)), None) is None:
-                    missing[x] = (labels or {}).get(x, x)
-            self.set_labels(missing)
+            unlabelled = {
+                x: x for x in entities
+                if next(iter(self.store.quads_for_pattern(ox.NamedNode(self.mapping.entity_iri(x)), pred, None)), None) is None
+            }
+            self.set_labels({**unlabelled, **(labels or {})})
 
     def set_labels(self, labels: dict[str, str]) -> None:
         """Replace the labels of these entities (only those in a triple, as NetworkX does)."""

@@ -73,7 +73,9 @@ class SparqlBackedGraph:
         for chunk in chunks(wanted, self.batch_size):
             by_iri = {self.mapping.entity_iri(x): x for x in chunk}
             for e, l in self._select(q.labels(self.mapping, chunk), ("e", "l")):
-                x = by_iri[e[1]]
+                x = by_iri.get(e[1])
+                if x is None:
+                    continue
                 if l is None:
                     found.setdefault(x, x)
                 elif x not in found or l[1] < found[x]:
@@ -125,7 +127,8 @@ class SparqlBackedGraph:
         for chunk in chunks(wanted, self.batch_size):
             by_iri = {self.mapping.entity_iri(x): x for x in chunk}
             for e, n in self._select(q.neighbors(self.mapping, chunk, rel, inv), ("e", "n")):
-                result[by_iri[e[1]]].append(self._entity(n))
+                if e[1] in by_iri:  # ignore rows for entities not asked for (a confused endpoint)
+                    result[by_iri[e[1]]].append(self._entity(n))
         for ns in result.values():
             ns.sort()
         return result

@@ -6,7 +6,6 @@ got through would really change the store, and the tests would see it.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -16,13 +15,7 @@ import pytest
 
 from rra.graph import NetworkXGraph, OxigraphGraph, SparqlGraph, write_ntriples
 
-from graph_small_kg import LABELS, TRIPLES
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
+from graph_small_kg import LABELS, TRIPLES, free_port
 
 @pytest.fixture(scope="session")
 def oxigraph_endpoint(tmp_path_factory) -> str:

@@ -1,4 +1,7 @@
-"""The small adversarial KG every graph test uses (movie facts plus names built to break queries)."""
+"""The small adversarial KG every graph test uses (movie facts plus names built to break queries),
+and a helper for loopback servers."""
+import socket
+
 from rra.graph import Triple
 
 INJECTION = 'Evil "} ; DROP ALL ; #'
@@ -32,3 +35,9 @@ LABELS = {
     BRACKETS: 'Q" } ; DROP ALL ; # \\',
     "not in any triple": "Ghost",  # a label alone does not make an entity
 }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,179 @@
+"""Loaders, N-Triples export, the RDF mapping, and load_graph."""
+from __future__ import annotations
+
+import random
+
+import pyoxigraph as ox
+import pytest
+
+from graph_small_kg import LABELS, TRIPLES
+from rra.graph import (
+    KGFormatError,
+    NetworkXGraph,
+    OxigraphGraph,
+    RdfMapping,
+    Triple,
+    load_graph,
+    read_labels,
+    read_triples,
+    write_ntriples,
+)
+from rra.graph.loaders import detect_format
+from rra.graph.rdf import iri_ref, literal, unescape_literal
+
+
+def write(path, text: str):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_pipe_and_tsv(tmp_path):
+    pipe = write(tmp_path / "kb.txt", "Alien|directed_by|Ridley Scott\n\nAlien|release_year|1979\n")
+    tsv = write(tmp_path / "kb.tsv", "Alien\tdirected_by\tRidley Scott\nAlien\trelease_year\t1979\n")
+    for path in (pipe, tsv):
+        triples, labels, report = read_triples(path)
+        assert triples == [Triple("Alien", "directed_by", "Ridley Scott"), Triple("Alien", "release_year", "1979")]
+        assert labels == {} and report.triples == 2 and report.skipped == 0
+    assert read_triples(pipe)[2].lines == 3
+
+
+@pytest.mark.parametrize(
+    "name, text, line, value",
+    [
+        ("kb.txt", "a|r|b\na|r\n", 2, "a|r"),
+        ("kb.txt", "a|r|b\nc|d|e\na|r|b|c\n", 3, "a|r|b|c"),
+        ("kb.txt", "a||b\n", 1, "a||b"),
+        ("kb.txt", "a|^r|b\n", 1, "^r"),
+        ("kb.tsv", "a\tr\tb\na r b\n", 2, "a r b"),
+        ("kb.nt", "<http://x/a> <http://x/r> <http://x/b> .\n<http://x/a> <http://x/r> .\n", 2,
+         "<http://x/a> <http://x/r> ."),
+        ("kb.nt", '<http://x/a> <http://x/r> "unterminated .\n', 1, '<http://x/a> <http://x/r> "unterminated .'),
+    ],
+)
+def test_malformed_line_names_file_line_and_value(tmp_path, name, text, line, value):
+    path = write(tmp_path / name, text)
+    with pytest.raises(KGFormatError) as err:
+        read_triples(path)
+    assert err.value.line == line and err.value.value == value and err.value.path == str(path)
+    assert f"{path}:{line}:" in str(err.value) and repr(value) in str(err.value)
+
+
+def test_skip_mode_counts_and_keeps_the_rest(tmp_path):
+    lines = ["a|r|b", "broken", "c|r|d", "x|y", "e|r|f", "|r|g", "1|2|3|4", "h|^r|i", "j|r|k"]
+    path = write(tmp_path / "kb.txt", "\n".join(lines) + "\n")
+    triples, _, report = read_triples(path, on_error="skip")
+    assert [t.head for t in triples] == ["a", "c", "e", "j"]
+    assert report.lines == len(lines) and report.triples == 4 and report.skipped == 5
+    assert len(report.reasons) == 5 and report.reasons[0].startswith("line 2:") and "'broken'" in report.reasons[0]
+    assert "5 skipped" in str(report)
+    with pytest.raises(ValueError):
+        read_triples(path, on_error="ignore")
+
+
+def test_format_detection(tmp_path):
+    assert detect_format("kb.txt") == "pipe" and detect_format("x.NT") == "nt" and detect_format("x.tsv") == "tsv"
+    assert detect_format("weird.dat", "tsv") == "tsv"
+    with pytest.raises(ValueError, match="extension"):
+        detect_format("kb.dat")
+    with pytest.raises(ValueError, match="unknown KG format"):
+        detect_format("kb.txt", "csv")
+
+
+def test_ntriples_round_trip(tmp_path):
+    nt = tmp_path / "kg.nt"
+    n = write_ntriples(nt, TRIPLES, LABELS)
+    entities = {x for t in TRIPLES for x in (t.head, t.tail)}
+    assert n == len(TRIPLES) + len(entities)  # one label per entity, none for the ghost label
+    # A real RDF parser accepts every line: IRIs and literals are escaped properly.
+    assert len(list(ox.parse(path=str(nt), format=ox.RdfFormat.N_TRIPLES))) == n
+    triples, labels, report = read_triples(nt)
+    assert triples == TRIPLES
+    assert labels == {x: LABELS.get(x, x) for x in entities}
+    assert report.labels == len(entities)
+    assert NetworkXGraph(triples, labels).stats() == NetworkXGraph(TRIPLES, LABELS).stats()
+
+
+def test_foreign_ntriples(tmp_path):
+    """IRIs outside the bases, prefixes, literal objects, blank nodes, language tags, comments."""
+    nt = write(tmp_path / "dbp.nt", "\n".join([
+        "# a comment",
+        '<http://dbpedia.org/resource/Aarhus_Airport> <http://dbpedia.org/ontology/cityServed> "Aarhus, Denmark"@en .',
+        "<http://dbpedia.org/resource/Aarhus_Airport> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> _:b1 .",
+        '<http://dbpedia.org/resource/Aarhus_Airport> <http://www.w3.org/2000/01/rdf-schema#label> "Aarhus Airport"@en .',
+        '<http://rra.local/entity/Z\\u00FCrich> <http://rra.local/relation/in> <http://rra.local/entity/CH> . # trailing',
+        '<http://x/a> <http://x/n> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    ]) + "\n")
+    triples, labels, _ = read_triples(nt)
+    assert triples == [
+        Triple("http://dbpedia.org/resource/Aarhus_Airport", "http://dbpedia.org/ontology/cityServed", "Aarhus, Denmark"),
+        Triple("http://dbpedia.org/resource/Aarhus_Airport", "rdf:type", "_:b1"),
+        Triple("Zürich", "in", "CH"),
+        Triple("http://x/a", "http://x/n", "5"),
+    ]
+    assert labels == {"http://dbpedia.org/resource/Aarhus_Airport": "Aarhus Airport"}
+    # Written back, the foreign IRIs come out as they came in.
+    out = tmp_path / "back.nt"
+    write_ntriples(out, triples, labels)
+    assert "<http://dbpedia.org/resource/Aarhus_Airport> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" in out.read_text()
+
+
+def test_mapping_round_trips_random_names():
+    rng = random.Random(0)
+    alphabet = 'ab "<>{}|^`\\%#?:/\n\t\x00éß東🎬\u0085\ufffe_-.~' + "'"
+    m = RdfMapping()
+    for _ in range(500):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        iri = m.entity_iri(name)
+        iri_ref(iri)  # valid inside <...>
+        assert m.entity_id(iri) == name
+        if not name.startswith("^"):
+            assert m.relation_id(m.relation_iri(name)) == name
+        assert unescape_literal(literal(name)[1:-1]) == name
+        assert "\n" not in literal(name) and '"' not in literal(name)[1:-1].replace('\\"', "")
+
+
+def test_iri_ref_refuses_unsafe_iris():
+    for bad in ["http://x/a b", "http://x/>", "http://x/a>} DROP ALL", 'http://x/"', "http://x/{"]:
+        with pytest.raises(ValueError, match="not a valid IRI"):
+            iri_ref(bad)
+    with pytest.raises(ValueError):
+        RdfMapping(entity_base="http://x/ bad/")
+
+
+def test_labels_file(tmp_path):
+    path = write(tmp_path / "labels.tsv", "Alien\tAlien (1979 film)\nbad line\n")
+    with pytest.raises(KGFormatError, match=r"labels.tsv:2"):
+        read_labels(path)
+    labels, report = read_labels(path, on_error="skip")
+    assert labels == {"Alien": "Alien (1979 film)"} and report.skipped == 1
+
+
+@pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
+def test_load_graph(tmp_path, backend):
+    kb = write(tmp_path / "kb.txt", "Alien|directed_by|Ridley Scott\noops\nBlade Runner|directed_by|Ridley Scott\n")
+    labels = write(tmp_path / "labels.tsv", "Ridley Scott\tSir Ridley Scott\n")
+    with pytest.raises(KGFormatError, match=r"kb.txt:2"):
+        load_graph(kb, backend)
+    kg = load_graph(kb, backend, labels_path=labels, on_error="skip")
+    assert kg.load_report.skipped == 1 and kg.load_report.triples == 2
+    assert kg.neighbors("Ridley Scott", "^directed_by") == ["Alien", "Blade Runner"]
+    assert kg.find_entities("Sir Ridley Scott") == ["Ridley Scott"]
+    with pytest.raises(FileNotFoundError):
+        load_graph(tmp_path / "missing.txt", backend)
+
+
+def test_oxigraph_on_disk_and_reopen(tmp_path):
+    store = tmp_path / "store"
+    kg = OxigraphGraph.from_triples(TRIPLES[:3], path=store)
+    kg.add_triples(TRIPLES[3:], LABELS)  # later additions: one label per entity, still
+    kg.set_labels({"Alien": "Alien (film)"})
+    expected = NetworkXGraph(TRIPLES, {**LABELS, "Alien": "Alien (film)"})
+    assert kg.stats() == expected.stats()
+    entities = [x for x in expected.g.nodes]
+    assert kg.labels(entities) == expected.labels(entities)
+    assert kg.triple_count() == len(TRIPLES) + len(entities)
+    kg.flush()
+    del kg
+    reopened = load_graph(backend="oxigraph", store_path=store)
+    assert reopened.relation_types() == expected.relation_types()
+    assert reopened.label("Amélie") == LABELS["Amélie"]

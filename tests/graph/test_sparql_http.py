@@ -1,0 +1,163 @@
+"""HTTP behaviour of SparqlGraph: unreachable endpoint, time-outs, bounded retries, the cache."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+import pytest
+
+from graph_small_kg import free_port
+from rra.graph import SparqlEndpointError, SparqlGraph
+from rra.graph.rdf import RdfMapping
+
+ANSWER = {
+    "head": {"vars": ["e", "n"]},
+    "results": {"bindings": [{
+        "e": {"type": "uri", "value": RdfMapping().entity_iri("Alien")},
+        "n": {"type": "uri", "value": RdfMapping().entity_iri("Ridley Scott")},
+    }]},
+}
+
+
+class FakeEndpoint:
+    """A tiny SPARQL endpoint on 127.0.0.1 that fails `failures` times with `status`
+    (or sleeps `delay` s) before answering ANSWER. Records the queries it receives."""
+
+    def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0):
+        self.failures, self.status, self.delay = failures, status, delay
+        self.queries: list[str] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+                endpoint.queries.append(parse_qs(body)["query"][0])
+                if endpoint.delay:
+                    time.sleep(endpoint.delay)
+                if len(endpoint.queries) <= endpoint.failures:
+                    self.send_response(endpoint.status)
+                    self.end_headers()
+                    self.wfile.write(b"try again later")
+                    return
+                data = json.dumps(ANSWER).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):  # keep the test output clean
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/query"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    servers = []
+
+    def make(**kwargs) -> FakeEndpoint:
+        servers.append(FakeEndpoint(**kwargs))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def graph(url: str, **kwargs) -> SparqlGraph:
+    return SparqlGraph(url, trust_env=False, **{"timeout": 2.0, "backoff": 0.01, **kwargs})
+
+
+def test_unreachable_endpoint_names_the_url():
+    url = f"http://127.0.0.1:{free_port()}/query"  # nothing listens there
+    kg = graph(url, retries=1, timeout=0.5)
+    start = time.monotonic()
+    with pytest.raises(SparqlEndpointError, match="unreachable") as err:
+        kg.neighbors("Alien", "directed_by")
+    assert url in str(err.value) and "2 attempts" in str(err.value)
+    assert kg.requests == 2 and time.monotonic() - start < 5
+
+
+def test_retries_then_succeeds(fake):
+    server = fake(failures=2)
+    kg = graph(server.url, retries=2)
+    assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
+    assert kg.requests == 3 and len(server.queries) == 3
+
+
+def test_retries_are_bounded(fake):
+    server = fake(failures=10)
+    kg = graph(server.url, retries=2)
+    with pytest.raises(SparqlEndpointError, match="HTTP 503"):
+        kg.neighbors("Alien", "directed_by")
+    assert len(server.queries) == 3
+
+
+def test_backoff_grows(fake):
+    server = fake(failures=2)
+    kg = graph(server.url, retries=2, backoff=0.1)
+    start = time.monotonic()
+    kg.neighbors("Alien", "directed_by")
+    assert time.monotonic() - start >= 0.1 + 0.2  # 0.1 s, then 0.2 s
+
+
+def test_bad_query_is_not_retried(fake):
+    server = fake(failures=1, status=400)
+    kg = graph(server.url, retries=3)
+    with pytest.raises(SparqlEndpointError, match="refused the query"):
+        kg.neighbors("Alien", "directed_by")
+    assert len(server.queries) == 1
+
+
+def test_timeout(fake):
+    server = fake(delay=0.5)
+    kg = graph(server.url, timeout=0.1, retries=1)
+    with pytest.raises(SparqlEndpointError, match="timed out") as err:
+        kg.neighbors("Alien", "directed_by")
+    assert server.url in str(err.value) and kg.requests == 2
+
+
+def test_cache_hits_skip_the_server(fake):
+    server = fake()
+    kg = graph(server.url, cache_size=2)
+    for _ in range(3):
+        assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
+    assert len(server.queries) == 1 and kg.cache_hits == 2 and kg.cache_misses == 1
+    kg.neighbors("Blade Runner", "directed_by")
+    kg.neighbors("Star Wars", "directed_by")  # evicts the least recently used (Alien)
+    kg.neighbors("Alien", "directed_by")
+    assert len(server.queries) == 4
+    kg.clear_cache()
+    kg.neighbors("Alien", "directed_by")
+    assert len(server.queries) == 5
+
+
+def test_batching_uses_values(fake):
+    server = fake()
+    kg = graph(server.url, batch_size=2)
+    kg.neighbors_batch(["a", "b", "c", 'd"} DROP ALL'], "directed_by")
+    assert len(server.queries) == 2 and all("VALUES ?e" in q for q in server.queries)
+    assert "<http://rra.local/entity/d%22%7D%20DROP%20ALL>" in server.queries[1]
+
+
+def test_cache_against_real_server(oxigraph_endpoint):
+    with graph(oxigraph_endpoint) as kg:
+        first = kg.follow_path("Alien", ["directed_by", "^directed_by"])
+        sent = kg.requests
+        assert kg.follow_path("Alien", ["directed_by", "^directed_by"]) == first
+        assert kg.requests == sent and kg.cache_hits >= 2
+
+
+def test_bad_settings():
+    with pytest.raises(ValueError):
+        SparqlGraph("http://127.0.0.1:1/query", retries=-1)
