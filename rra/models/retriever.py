@@ -1,0 +1,377 @@
+"""The RRA retriever: hop classifier + sequential relation-path predictor on ONE shared encoder.
+
+Why one LightningModule with a shared encoder and two heads, not two models:
+- The hop classifier and the first path step read the same text (the masked question), so one
+  encoder pass gives both the hop distribution and the first-relation scores: inference costs
+  `1 + (hops-1) * beams` encoder passes per question instead of `2 + ...`.
+- One checkpoint holds everything inference needs (relation vocabulary, encoder config, tokenizer,
+  max hops, masking), so `Retriever.load(path)` is the whole loading story.
+- Multi-task training is a mild regulariser (the hop signal shapes the same question encoding that
+  the first step uses); on MetaQA both tasks reach >= 99.5% together, so there is no accuracy cost.
+- The heads stay separate modules (`HopClassifier`, `RelationPathPredictor`) with their own loss,
+  so either can be reused or weighted (`hop_loss_weight`).
+
+Inference for the pipeline:
+    model = Retriever.load("checkpoints/retriever/best.ckpt", map_location="cpu")
+    model.check_relations(kg.relation_types())        # clear error on a KG with other relations
+    preds = model.predict(["who directed [Alien]"], topk=3)   # list[list[PathPrediction]]
+"""
+from __future__ import annotations
+
+import math
+import pickle
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import lightning as L
+import torch
+from torch.nn import ModuleDict
+from torch.nn import functional as F
+from torchmetrics import MaxMetric, MeanMetric
+
+from rra.graph.base import INVERSE_PREFIX, inverse
+from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
+from rra.models.hop_classifier import HopClassifier
+from rra.models.path_predictor import RelationPathPredictor, beam_search, mask_topic, step_text
+from rra.resources import DEFAULT_ENCODER
+
+CHECKPOINT_FORMAT = "rra-retriever"
+CHECKPOINT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A file that is not a loadable rra retriever checkpoint."""
+
+
+class RelationMismatchError(ValueError):
+    """The checkpoint was trained on a KG with a different relation set."""
+
+
+@dataclass
+class PathPrediction:
+    path: list[str]  # relations, inverse ones written `^r`
+    score: float  # product of the step probabilities
+    hop: int  # path length the search was run for
+    hop_prob: float  # the hop classifier's probability of that length
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Retriever(L.LightningModule):
+    def __init__(
+        self,
+        relations: Sequence[str],
+        max_hops: int = 3,
+        encoder: str = DEFAULT_ENCODER,
+        encoder_config: dict | None = None,
+        pretrained: bool = True,
+        max_length: int = 48,
+        mask_token: str | None = "[E]",
+        freeze_encoder: bool = False,
+        lr: float = 5e-5,
+        head_lr: float = 1e-3,
+        weight_decay: float = 0.01,
+        warmup_ratio: float = 0.1,
+        schedule: str = "linear",  # "linear" (warm-up then linear decay) or "constant" (after warm-up)
+        hop_loss_weight: float = 1.0,
+        dropout: float = 0.1,
+        beam: int = 3,
+        tokenizer_state: dict | None = None,
+    ):
+        super().__init__()
+        # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
+        self.save_hyperparameters(ignore=["tokenizer_state"])
+        if not relations:
+            raise ValueError("Retriever needs a non-empty relation vocabulary")
+        if len(set(relations)) != len(relations):
+            raise ValueError("relation vocabulary has duplicates")
+        self.relations = list(relations)
+        self.rel_index = {r: i for i, r in enumerate(self.relations)}
+        tokenizer = tokenizer_from_state(tokenizer_state) if tokenizer_state else None
+        self.encoder = load_encoder(encoder, encoder_config, pretrained, max_length, tokenizer)
+        if freeze_encoder:
+            self.encoder.requires_grad_(False)
+        self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
+        self.path_head = RelationPathPredictor(self.encoder.dim, len(self.relations), dropout)
+        sep = self.encoder.tokenizer.sep_token
+        self.sep = sep if sep else "|"
+
+        # one set of metrics per split; per-hop path accuracy for evaluation splits
+        def metrics(evaluation: bool) -> ModuleDict:
+            names = ["loss", "hop_acc", "step_acc"]
+            if evaluation:
+                names += ["path_acc", f"path_acc_top{beam}"] + [f"path_acc_{h}hop" for h in range(1, max_hops + 1)]
+            return ModuleDict({n: MeanMetric() for n in names})
+
+        # (not one ModuleDict keyed by split: "train" is a reserved nn.Module attribute)
+        self.train_metrics, self.val_metrics, self.test_metrics = metrics(False), metrics(True), metrics(True)
+        self.val_path_acc_best = MaxMetric()
+        self.encoded_texts = 0  # sequences encoded by predict(): for "encoder passes per question"
+        self.checkpoint_path: str | None = None
+        self._batch_start = 0.0
+
+    # -- encoding ----------------------------------------------------------------------------
+    def mask(self, question: str, topic_entities: Sequence[str] = ()) -> str:
+        return mask_topic(question, topic_entities, self.hparams.mask_token)
+
+    def encode(self, texts: list[str]) -> torch.Tensor:
+        if self.hparams.freeze_encoder:
+            with torch.no_grad():
+                return self.encoder(texts)
+        return self.encoder(texts)
+
+    def encode_unique(self, texts: list[str], batch_size: int = 256) -> torch.Tensor:
+        """Encode each distinct text once (masked templates repeat a lot), length-sorted batches."""
+        unique = sorted(set(texts), key=len)
+        index = {t: i for i, t in enumerate(unique)}
+        parts = [self.encode(unique[b : b + batch_size]) for b in range(0, len(unique), batch_size)]
+        self.encoded_texts += len(unique)
+        return torch.cat(parts)[torch.tensor([index[t] for t in texts], device=parts[0].device)]
+
+    def path_ids(self, path: Sequence[str], where: str = "") -> list[int]:
+        try:
+            return [self.rel_index[r] for r in path]
+        except KeyError as e:
+            raise ValueError(f"{where}: relation {e.args[0]!r} is not in the model's vocabulary") from None
+
+    # -- training ----------------------------------------------------------------------------
+    def model_step(self, batch: dict) -> dict:
+        """Teacher-forced loss for a batch {"question": [...], "path": [[rel, ...], ...]}:
+        each question expands into one encoder input per path step; row 0 of each also feeds
+        the hop head. Shared by train/val/test."""
+        questions = [self.mask(q) for q in batch["question"]]
+        texts, targets, first_rows, hops = [], [], [], []
+        for q, path in zip(questions, batch["path"]):
+            if not 1 <= len(path) <= self.hparams.max_hops:
+                raise ValueError(f"path {path} of {q!r}: length must be 1..{self.hparams.max_hops}")
+            first_rows.append(len(texts))
+            hops.append(len(path))
+            ids = self.path_ids(path, q)
+            for t in range(len(path)):
+                texts.append(step_text(q, path[:t], self.sep))
+                targets.append(ids[t])
+        pooled = self.encode(texts)
+        targets_t = torch.tensor(targets, device=pooled.device)
+        hops_t = torch.tensor(hops, device=pooled.device)
+        first = pooled[torch.tensor(first_rows, device=pooled.device)]
+        hop_logits = self.hop_head(first)
+        rel_logits = self.path_head(pooled)
+        hop_loss = self.hop_head.loss(hop_logits, hops_t)
+        rel_loss = self.path_head.loss(rel_logits, targets_t)
+        return {
+            "loss": self.hparams.hop_loss_weight * hop_loss + rel_loss,
+            "hop_correct": (hop_logits.argmax(-1) + 1 == hops_t).float(),
+            "step_correct": (rel_logits.argmax(-1) == targets_t).float(),
+            "questions": questions,
+            "hops": hops,
+            "first_hop_logits": hop_logits,
+            "first_rel_logits": rel_logits[torch.tensor(first_rows, device=pooled.device)],
+        }
+
+    def _log(self, split: str, name: str, values: torch.Tensor, n: int, prog_bar: bool = False):
+        metric = getattr(self, f"{split}_metrics")[name]
+        metric.update(values)
+        self.log(f"{split}/{name}", metric, on_step=False, on_epoch=True, batch_size=n, prog_bar=prog_bar,
+                 sync_dist=False)
+
+    def _shared_step(self, batch: dict, split: str) -> torch.Tensor:
+        out = self.model_step(batch)
+        n = len(batch["question"])
+        self._log(split, "loss", out["loss"].detach(), n, prog_bar=True)
+        self._log(split, "hop_acc", out["hop_correct"], n, prog_bar=split != "train")
+        self._log(split, "step_acc", out["step_correct"], n)
+        if split != "train":
+            self._log_decoding(batch, out, split)
+        return out["loss"]
+
+    def _log_decoding(self, batch: dict, out: dict, split: str) -> None:
+        """Full decoding as at inference: predicted hop count, beam search, compare to gold path."""
+        beam = self.hparams.beam
+        hop_pred = out["first_hop_logits"].argmax(-1) + 1
+        beams = self._search(out["questions"], out["first_rel_logits"], hop_pred.tolist(), beam)
+        gold = [tuple(self.path_ids(p)) for p in batch["path"]]
+        top1 = torch.tensor([float(bool(b) and b[0][0] == g) for b, g in zip(beams, gold)], device=self.device)
+        topk = torch.tensor([float(any(p == g for p, _ in b)) for b, g in zip(beams, gold)], device=self.device)
+        n = len(gold)
+        self._log(split, "path_acc", top1, n, prog_bar=True)
+        self._log(split, f"path_acc_top{beam}", topk, n)
+        hops = torch.tensor(out["hops"], device=self.device)
+        for h in range(1, self.hparams.max_hops + 1):
+            if (hops == h).any():
+                self._log(split, f"path_acc_{h}hop", top1[hops == h], int((hops == h).sum()))
+
+    def training_step(self, batch, batch_idx):
+        return self._shared_step(batch, "train")
+
+    def validation_step(self, batch, batch_idx):
+        return self._shared_step(batch, "val")
+
+    def test_step(self, batch, batch_idx):
+        return self._shared_step(batch, "test")
+
+    def on_train_start(self) -> None:
+        self.val_path_acc_best.reset()  # drop what the sanity check put there
+
+    def on_train_batch_start(self, batch, batch_idx) -> None:
+        self._batch_start = time.perf_counter()
+
+    def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
+        n = len(batch["question"])
+        dt = max(time.perf_counter() - self._batch_start, 1e-9)
+        self.log("train/samples_per_s", n / dt, on_step=True, on_epoch=False, batch_size=n)
+
+    def on_validation_epoch_end(self) -> None:
+        if self.val_metrics["path_acc"].update_count:
+            self.val_path_acc_best(self.val_metrics["path_acc"].compute())
+            self.log("val/path_acc_best", self.val_path_acc_best.compute(), prog_bar=True)
+
+    def configure_optimizers(self):
+        hp = self.hparams
+        heads = list(self.hop_head.parameters()) + list(self.path_head.parameters())
+        groups = [{"params": heads, "lr": hp.head_lr}]
+        encoder = [p for p in self.encoder.parameters() if p.requires_grad]
+        if encoder:
+            groups.append({"params": encoder, "lr": hp.lr})
+        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
+        total = self.trainer.estimated_stepping_batches
+        finite = math.isfinite(total) and total > 0
+        warmup = int(hp.warmup_ratio * total) if finite else 0
+
+        def factor(step: int) -> float:
+            if step < warmup:
+                return (step + 1) / (warmup + 1)
+            if hp.schedule == "constant" or not finite:
+                return 1.0
+            return max(0.0, (total - step) / max(1, total - warmup))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # -- inference ---------------------------------------------------------------------------
+    def _search(self, questions: list[str], first_logits: torch.Tensor, lengths: list[int], beam: int,
+                query_question: list[int] | None = None, batch_size: int = 256):
+        """Beam search for query j over question `query_question[j]` (default j) with `lengths[j]` steps."""
+        qq = query_question if query_question is not None else list(range(len(lengths)))
+
+        def score(items):
+            texts = [step_text(questions[qq[j]], [self.relations[r] for r in prefix], self.sep) for j, prefix in items]
+            return F.log_softmax(self.path_head(self.encode_unique(texts, batch_size)).float(), -1)
+
+        first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
+        return beam_search(first_logp, lengths, beam, score)
+
+    @torch.no_grad()
+    def predict(
+        self,
+        questions: Sequence[str],
+        topk: int = 3,
+        hops: int | None = None,
+        try_second_hop: bool = False,
+        batch_size: int = 256,
+        topic_entities: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[PathPrediction]]:
+        """Top-`topk` relation paths per question, best first.
+
+        hops: None -> the hop classifier's choice; an int forces that length.
+        try_second_hop: also search the classifier's second-best length; those paths follow the
+            first length's (so a caller can fall back when the first ones have no KG instance).
+        topic_entities: per question, entity strings to mask when the question has no `[...]` span.
+        """
+        if hops is not None and not 1 <= hops <= self.hparams.max_hops:
+            raise ValueError(f"hops={hops} outside 1..{self.hparams.max_hops}")
+        was_training = self.training
+        self.eval()
+        try:
+            topics = topic_entities or [()] * len(questions)
+            masked = [self.mask(q, t) for q, t in zip(questions, topics)]
+            pooled = self.encode_unique(masked, batch_size)
+            hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
+            first_logits = self.path_head(pooled)
+            queries = []  # (question index, hop, hop probability)
+            for i in range(len(masked)):
+                if hops is not None:
+                    queries.append((i, hops, float(hop_prob[i][hop_rank[i] == hops])))
+                    continue
+                for rank in range(2 if try_second_hop and self.hparams.max_hops > 1 else 1):
+                    queries.append((i, int(hop_rank[i, rank]), float(hop_prob[i, rank])))
+            beams = self._search(masked, first_logits, [h for _, h, _ in queries], topk,
+                                 [i for i, _, _ in queries], batch_size)
+            results: list[list[PathPrediction]] = [[] for _ in masked]
+            for (i, hop, p), found in zip(queries, beams):
+                results[i] += [
+                    PathPrediction([self.relations[r] for r in ids], math.exp(s), hop, p) for ids, s in found
+                ]
+            return results
+        finally:
+            self.train(was_training)
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint["rra"] = {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            "relations": self.relations,
+            "max_hops": self.hparams.max_hops,
+            "mask_token": self.hparams.mask_token,
+            "encoder": self.hparams.encoder,
+            "encoder_config": self.encoder.config_dict,
+            "tokenizer": tokenizer_to_state(self.encoder.tokenizer),
+        }
+
+    @classmethod
+    def load(cls, path: str | Path, map_location: str | torch.device = "cpu") -> "Retriever":
+        """Rebuild a trained retriever from its checkpoint alone (no pretrained weights, no config)."""
+        path = Path(path)
+        if not path.is_file():
+            raise CheckpointError(f"{path}: no such checkpoint file")
+        ckpt = _torch_load(path, map_location)
+        info = ckpt.get("rra") if isinstance(ckpt, dict) else None
+        if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(
+                f"{path}: not an rra retriever checkpoint (missing the 'rra' block with format "
+                f"{CHECKPOINT_FORMAT!r}); train one with `python train.py`"
+            )
+        if info.get("version", 0) > CHECKPOINT_VERSION:
+            raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
+        hp = dict(ckpt.get("hyper_parameters", {}))
+        hp.update(relations=info["relations"], encoder_config=info["encoder_config"], pretrained=False,
+                  tokenizer_state=info["tokenizer"])
+        model = cls(**hp)
+        try:
+            model.load_state_dict(ckpt["state_dict"], strict=True)
+        except (KeyError, RuntimeError) as e:
+            raise CheckpointError(f"{path}: weights do not match the stored model config: {e}") from e
+        model.checkpoint_path = str(path)
+        return model.to(map_location).eval()
+
+    def check_relations(self, kg_relations: Sequence[str]) -> None:
+        """Fail clearly if the KG's relations differ from the checkpoint's vocabulary. Forward-only
+        lists (as `KnowledgeGraph.relation_types()` gives) are expanded with their inverses."""
+        kg = set(kg_relations)
+        if not any(r.startswith(INVERSE_PREFIX) for r in kg):
+            kg |= {inverse(r) for r in kg}
+        mine = set(self.relations)
+        if kg != mine:
+            where = self.checkpoint_path or "this retriever"
+            raise RelationMismatchError(
+                f"{where} was trained on a different relation set than this knowledge graph: "
+                f"in the KG but unknown to the model: {sorted(kg - mine)}; "
+                f"known to the model but not in the KG: {sorted(mine - kg)}. "
+                "Train a retriever on this KG (python train.py data=...)."
+            )
+
+
+def _torch_load(path: Path, map_location) -> dict:
+    try:
+        try:
+            return torch.load(path, map_location=map_location, weights_only=True)
+        except pickle.UnpicklingError as e:
+            if "weights_only" not in str(e):
+                raise
+            # Lightning checkpoints may hold plain objects beyond tensors; the file is the user's own
+            return torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as e:  # corrupt, truncated, or not a torch file at all
+        raise CheckpointError(f"{path}: not a readable PyTorch checkpoint ({type(e).__name__}: {e})") from e

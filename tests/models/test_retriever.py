@@ -1,0 +1,164 @@
+import math
+
+import lightning as L
+import pytest
+import torch
+
+from rra.data.datamodule import RetrieverDataModule, collate
+from rra.models.path_predictor import beam_search, mask_topic, relation_text, step_text
+from rra.models.retriever import CheckpointError, RelationMismatchError, Retriever
+from toy_data import toy_kg, toy_questions
+
+
+def make_model(tiny_kwargs, **kw) -> tuple[Retriever, RetrieverDataModule]:
+    dm = RetrieverDataModule(toy_kg, train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1),
+                             val_fraction=0.0, batch_size=8, dedupe=True)
+    return Retriever(**dm.model_kwargs(), **tiny_kwargs, **kw), dm
+
+
+def overfit(model: Retriever, batch: dict, steps: int = 80) -> None:
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        loss = model.model_step(batch)["loss"]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A tiny retriever overfitted on one example per toy template (8 questions, 1-3 hops)."""
+    from rra.models.encoder import TINY_CONFIG
+
+    L.seed_everything(0)
+    model, dm = make_model(dict(encoder_config=dict(TINY_CONFIG), pretrained=False, dropout=0.0))
+    dm.setup()
+    batch = collate(dm.splits["train"])
+    overfit(model, batch)
+    return model, batch
+
+
+def test_overfits_hops_and_paths_to_100_percent(trained):
+    model, batch = trained
+    assert len(batch["question"]) == 8 and {len(p) for p in batch["path"]} == {1, 2, 3}
+    preds = model.predict(batch["question"], topk=3)
+    assert [p[0].hop for p in preds] == [len(g) for g in batch["path"]]
+    assert [p[0].path for p in preds] == batch["path"]
+
+
+def test_beam_paths_have_predicted_length_sorted_by_product_score(trained):
+    model, batch = trained
+    preds = model.predict(batch["question"], topk=4)
+    for q, paths in zip(batch["question"], preds):
+        assert len(paths) == 4
+        assert all(len(p.path) == p.hop == paths[0].hop for p in paths)
+        scores = [p.score for p in paths]
+        assert scores == sorted(scores, reverse=True)
+        # the score is the product of the step probabilities, recomputed here step by step
+        model.eval()
+        with torch.no_grad():
+            for p in paths:
+                prob = 1.0
+                for t, rel in enumerate(p.path):
+                    text = step_text(model.mask(q), p.path[:t], model.sep)
+                    probs = model.path_head(model.encoder([text])).softmax(-1)[0]
+                    prob *= float(probs[model.rel_index[rel]])
+                assert p.score == pytest.approx(prob, rel=1e-4)
+
+
+def test_try_second_hop_and_forced_hops(trained):
+    model, batch = trained
+    preds = model.predict(batch["question"][:3], topk=2, try_second_hop=True)
+    for paths in preds:
+        hops = [p.hop for p in paths]
+        assert len(set(hops)) == 2 and hops[:2] == [hops[0]] * 2  # predicted length first
+        assert paths[0].hop_prob >= paths[-1].hop_prob
+    forced = model.predict(batch["question"][:3], topk=2, hops=2)
+    assert all(len(p.path) == 2 for paths in forced for p in paths)
+    with pytest.raises(ValueError, match="hops=7"):
+        model.predict(batch["question"][:1], hops=7)
+
+
+def test_beam_search_matches_brute_force():
+    torch.manual_seed(0)
+    num_rel, beam = 5, 3
+    # a fixed random next-step distribution per (query, prefix)
+    table: dict = {}
+
+    def logp(i, prefix):
+        if (i, prefix) not in table:
+            table[(i, prefix)] = torch.randn(num_rel).log_softmax(-1)
+        return table[(i, prefix)]
+
+    lengths = [1, 2, 3]
+    first = torch.stack([logp(i, ()) for i in range(3)])
+    found = beam_search(first, lengths, beam, lambda items: torch.stack([logp(i, p) for i, p in items]))
+    for i, length in enumerate(lengths):
+        assert all(len(p) == length for p, _ in found[i])
+        scores = [s for _, s in found[i]]
+        assert scores == sorted(scores, reverse=True)
+        if length <= 2:  # exhaustive for short paths: beam search is exact when beam >= choices kept
+            every = [((a,), float(logp(i, ())[a])) for a in range(num_rel)] if length == 1 else [
+                ((a, b), float(logp(i, ())[a] + logp(i, (a,))[b])) for a in range(num_rel) for b in range(num_rel)]
+            best = sorted(every, key=lambda x: -x[1])[:beam]
+            assert found[i][0][0] == best[0][0]
+            assert found[i][0][1] == pytest.approx(best[0][1])
+
+
+def test_checkpoint_round_trip_predicts_identically(tiny_kwargs, tmp_path):
+    L.seed_everything(1)
+    model, dm = make_model(tiny_kwargs)
+    trainer = L.Trainer(max_steps=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
+    trainer.fit(model, datamodule=dm)
+    path = tmp_path / "model.ckpt"
+    trainer.save_checkpoint(path)
+    questions = [e.question for e in toy_questions(10, seed=3)]
+    before = model.predict(questions, topk=3, try_second_hop=True)
+    loaded = Retriever.load(path)
+    after = loaded.predict(questions, topk=3, try_second_hop=True)
+    assert [[p.path for p in q] for q in after] == [[p.path for p in q] for q in before]
+    for qa, qb in zip(after, before):
+        for a, b in zip(qa, qb):
+            assert a.score == pytest.approx(b.score, abs=1e-6) and a.hop_prob == pytest.approx(b.hop_prob, abs=1e-6)
+    assert loaded.relations == model.relations and loaded.hparams.mask_token == "[E]"
+    loaded.check_relations(toy_kg().relation_types())  # same KG: no error
+
+
+def test_mismatched_relations_error_lists_the_difference(trained, tmp_path):
+    model, _ = trained
+    kg_relations = [r for r in toy_kg().relation_types() if r != "has_genre"] + ["written_by"]
+    with pytest.raises(RelationMismatchError) as err:
+        model.check_relations(kg_relations)
+    msg = str(err.value)
+    assert "written_by" in msg and "has_genre" in msg
+
+
+def test_corrupt_and_foreign_checkpoints_fail_naming_the_file(tmp_path):
+    garbage = tmp_path / "garbage.ckpt"
+    garbage.write_bytes(b"\x80\x04 not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="garbage.ckpt"):
+        Retriever.load(garbage)
+    foreign = tmp_path / "foreign.ckpt"
+    torch.save({"state_dict": {"w": torch.zeros(2)}}, foreign)
+    with pytest.raises(CheckpointError, match="foreign.ckpt.*not an rra retriever checkpoint"):
+        Retriever.load(foreign)
+    with pytest.raises(CheckpointError, match="missing.ckpt"):
+        Retriever.load(tmp_path / "missing.ckpt")
+
+
+def test_unknown_relation_in_training_path_is_named(tiny_kwargs):
+    model, _ = make_model(tiny_kwargs)
+    with pytest.raises(ValueError, match="'acted_in'"):
+        model.model_step({"question": ["who acted in [X]"], "path": [["acted_in"]]})
+
+
+def test_text_helpers():
+    assert mask_topic("what did [Ridley Scott] direct") == "what did [E] direct"
+    assert mask_topic("what did ridley scott direct", ["Ridley Scott"], "[E]") == "what did [E] direct"
+    assert mask_topic("what did [Ridley Scott] direct", mask=None) == "what did [Ridley Scott] direct"
+    assert relation_text("^directed_by") == "directed by (reverse)"
+    assert relation_text("http://dbpedia.org/ontology/birthPlace") == "birth place"
+    assert step_text("who [E]", ["^directed_by", "starred_actors"]) == \
+        "who [E] [SEP] directed by (reverse) [SEP] starred actors"
