@@ -1,0 +1,83 @@
+from dataclasses import dataclass
+
+import pytest
+
+from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer, mentioned
+from rra.llm import ScriptedLLM
+from rra.retrieve import sample_triples
+
+
+@dataclass
+class Cand:
+    path: list
+    score: float
+    hop: int = 1
+
+
+@pytest.fixture
+def retrieval(movie_kg):
+    # "which movies have the same director as [Alien]" with a weaker wrong path beside the right one
+    return sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.8, 2),
+                                              Cand(["release_year"], 0.1)], topk=2)
+
+
+def labels_of(r):
+    return {e: e for t in r.triples for e in (t.head, t.tail)}
+
+
+def test_graph_scorer_ranks_end_entities_by_path_score(retrieval):
+    a = GraphScorer().answer("q", "", retrieval, {})
+    assert a.answers[:2] == ["Blade Runner", "Gladiator"] and a.answers[2] == "1979"
+    assert a.answer_set == ["Blade Runner", "Gladiator"] and a.status == "ok"
+
+
+def test_free_form_answers_are_entities_named_in_reply(retrieval):
+    llm = ScriptedLLM(default="Gladiator, and also Blade Runner.")
+    a = LLMAnswerer(llm).answer("which movies have the same director as [Alien]", "facts", retrieval,
+                                labels_of(retrieval))
+    assert a.answers == ["Gladiator", "Blade Runner"] and a.hits_mode == "reply"
+    assert "Alien" in llm.prompt_texts[0] and "[Alien]" not in llm.prompt_texts[0]
+    assert "facts" in llm.prompt_texts[0]
+
+
+def test_free_form_failures_fall_back_to_graph_ranking(retrieval):
+    down = LLMAnswerer(ScriptedLLM(default=ScriptedLLM.failure("connection: refused")))
+    a = down.answer("q", "k", retrieval, {})
+    assert a.status == "llm_error" and "refused" in a.errors[0] and a.answers[0] == "Blade Runner"
+    assert a.hits_mode == "top"
+    empty = LLMAnswerer(ScriptedLLM(default="   ")).answer("q", "k", retrieval, {})
+    assert empty.status == "unparseable" and empty.answers[0] == "Blade Runner"
+
+
+def test_choice_by_likelihood(retrieval):
+    llm = ScriptedLLM(scores={" Gladiator": -1.0, " Blade Runner": -5.0})
+    a = ChoiceAnswerer(llm, mode="score").answer("q", "k", retrieval, labels_of(retrieval))
+    assert a.answers[0] == "Gladiator" and a.answer_set == ["Gladiator"]
+    # candidates come from the knowledge, topic entity excluded
+    assert "Alien" not in a.extra["candidates"] and "Ridley Scott" in a.extra["candidates"]
+    assert llm.usage.calls == 1
+
+
+def test_choice_by_number_and_unparseable_reply(retrieval):
+    llm = ScriptedLLM(default="Option 2")
+    ans = ChoiceAnswerer(llm, mode="number")
+    a = ans.answer("q", "k", retrieval, labels_of(retrieval))
+    assert a.answers[0] == a.extra["candidates"][1] and a.status == "ok"
+    bad = ChoiceAnswerer(ScriptedLLM(default="I like turtles"), mode="number")
+    b = bad.answer("q", "k", retrieval, labels_of(retrieval))
+    assert b.status == "unparseable" and b.answers[0] == "Blade Runner"
+
+
+def test_choice_without_scoring_backend_reports_llm_error(retrieval):
+    class NoScore(ScriptedLLM):
+        def score(self, prompt, continuations):
+            raise NotImplementedError
+
+    a = ChoiceAnswerer(NoScore()).answer("q", "k", retrieval, labels_of(retrieval))
+    assert a.status == "llm_error" and "cannot score" in a.errors[0]
+
+
+def test_mentioned_prefers_longer_labels_and_word_bounds():
+    labels = {"a": "Blade", "b": "Blade Runner", "c": "Ran"}
+    assert mentioned("I think Blade Runner.", labels) == ["b"]
+    assert mentioned("Ranger", labels) == []

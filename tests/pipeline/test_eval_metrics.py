@@ -1,0 +1,67 @@
+import pytest
+
+from rra.eval.metrics import answer_f1, compute_metrics, hit_at_1, percentile
+from rra.graph import Triple
+from rra.methods import Prediction
+
+
+def pred(qid, answers, gold, reply="", mode=None, answer_set=None, triples=(), latency=1.0, status="ok",
+         **extra):
+    p = Prediction(qid, "q", answers, status=status, reply=reply, gold_answers=gold,
+                   triples=list(triples), latency_s=latency)
+    if mode:
+        p.extra["hits_mode"] = mode
+    if answer_set is not None:
+        p.extra["answer_set"] = answer_set
+    p.extra.update(extra)
+    return p
+
+
+def test_hits_top_answer_vs_reply_contains_gold():
+    assert hit_at_1(pred("1", ["alien "], ["Alien"]).to_dict())
+    assert not hit_at_1(pred("2", ["Heat", "Alien"], ["Alien"]).to_dict())
+    # free-form: a gold answer anywhere in the reply, case-insensitive
+    assert hit_at_1(pred("3", ["x"], ["Alien"], reply="It is ALIEN, I think", mode="reply").to_dict())
+    assert not hit_at_1(pred("4", ["Alien"], ["Alien"], reply="no idea", mode="reply").to_dict())
+    assert not hit_at_1(pred("5", [], ["Alien"]).to_dict())
+
+
+def test_answer_f1_by_hand():
+    # predicted {A, B, C}, gold {A, B}: P = 2/3, R = 1, F1 = 0.8
+    assert answer_f1(pred("1", ["A"], ["A", "B"], answer_set=["A", "B", "C"]).to_dict()) == pytest.approx(0.8)
+    # without answer_set the top answer is the set: P = 1, R = 1/2, F1 = 2/3
+    assert answer_f1(pred("2", ["A", "C"], ["A", "B"]).to_dict()) == pytest.approx(2 / 3)
+    assert answer_f1(pred("3", [], ["A"]).to_dict()) == 0.0
+
+
+def test_compute_metrics_on_hand_made_predictions():
+    preds = [
+        pred("1", ["A"], ["A"], triples=[Triple("t", "r", "A")], latency=1.0, pred_hop=1, gold_hop=1,
+             pred_path=["r"], gold_path=["r"]),
+        pred("2", ["B"], ["A"], triples=[Triple("t", "r", "B")], latency=2.0, pred_hop=2, gold_hop=1,
+             pred_path=["r", "s"], gold_path=["r"]),
+        pred("3", [], ["A"], latency=3.0, status="unknown_entity", gold_hop=2),
+        pred("4", ["x"], ["C"], reply="the answer is c", mode="reply", triples=[Triple("C", "r", "t")],
+             latency=4.0),
+    ]
+    for p, calls in zip(preds, [0, 1, 2, 3]):
+        p.llm_calls, p.llm_prompt_tokens = calls, 10 * calls
+    m = compute_metrics(preds, wall_s=8.0)
+    assert m["n"] == 4
+    assert m["hits@1"] == pytest.approx(50.0)  # 1 and 4
+    assert m["answer_coverage"] == pytest.approx(50.0)  # 1 and 4
+    assert m["hop_acc"] == pytest.approx(100 / 3) and m["hop_acc_n"] == 3
+    assert m["path_acc"] == pytest.approx(50.0) and m["path_acc_n"] == 2
+    assert m["llm_calls_per_q"] == pytest.approx(1.5) and m["llm_prompt_tokens_per_q"] == pytest.approx(15)
+    assert m["latency_p50_s"] == 2.0 and m["latency_p95_s"] == 4.0
+    assert m["questions_per_s"] == pytest.approx(0.5)
+    assert m["status"] == {"ok": 3, "unknown_entity": 1}
+    assert m["hits_mode"] == {"top": 3, "reply": 1}
+    # dicts from a predictions file give the same numbers
+    assert compute_metrics([p.to_dict() for p in preds], wall_s=8.0) == m
+
+
+def test_percentile_nearest_rank():
+    assert percentile([], 50) == 0.0
+    assert percentile([5, 1, 3, 2, 4], 50) == 3
+    assert percentile(list(range(1, 101)), 95) == 95

@@ -1,0 +1,91 @@
+"""End-to-end RRA on the tiny movie KG with a retriever trained in-test (see conftest)."""
+import pytest
+
+from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.llm import ScriptedLLM
+from rra.methods import QAMethod
+from rra.pipeline import RRAPipeline
+from rra.retrieve import PathRetrieval
+from rra.rewrite import LLMRewriter, TemplateRewriter
+
+
+@pytest.fixture(scope="module")
+def retrieval(retriever_ckpt):
+    return PathRetrieval.from_checkpoint(retriever_ckpt, topk=2, candidates=4, max_triples=20)
+
+
+def make(kg, retrieval, answerer=None, rewriter=None, llm=None):
+    return RRAPipeline(kg, retrieval, rewriter or TemplateRewriter(), answerer or GraphScorer(), llm=llm)
+
+
+def test_graph_scorer_pipeline_answers_and_keeps_evidence(movie_kg, retrieval, example):
+    pipe = make(movie_kg, retrieval)
+    assert isinstance(pipe, QAMethod)
+    p = pipe.answer(example("what movies did [Ridley Scott] direct", ["Alien", "Gladiator", "Blade Runner"],
+                            path=["^directed_by"]))
+    assert p.status == "ok", p.errors
+    assert p.answers[0] in {"Alien", "Gladiator", "Blade Runner"}
+    assert p.paths[0]["path"] == ["^directed_by"] and 0 < p.paths[0]["score"] <= 1
+    assert p.extra["pred_path"] == ["^directed_by"] and p.extra["pred_hop"] == 1
+    assert "was directed by Ridley Scott" in p.knowledge
+    assert all(t.relation for t in p.triples) and len(p.extra["evidence_paths"]) == len(p.triples)
+    assert p.llm_calls == 0 and p.latency_s > 0
+
+
+def test_unmarked_question_is_linked_lexically(movie_kg, retrieval, example):
+    p = make(movie_kg, retrieval).answer(example("who directed Gladiator?", ["Ridley Scott"]))
+    assert p.topic_entities == ["Gladiator"] and p.extra["linking"]["source"] == "lexical"
+    assert p.answers[0] == "Ridley Scott"
+
+
+def test_every_failure_is_a_status(movie_kg, retrieval, example):
+    narrow = PathRetrieval(retrieval.model, topk=1, candidates=1)
+    pipe = make(movie_kg, narrow)
+    out = pipe.answer_batch([
+        example("who directed [Nobody Known]", ["x"], qid="a"),
+        example("who is this about", ["x"], qid="b"),
+        example("what movies did [Esperanto] direct", ["x"], qid="c"),  # no ^directed_by from a language
+    ])
+    assert [p.status for p in out] == ["unknown_entity", "no_topic_entity", "no_path"]
+    assert all(p.errors and p.answers == [] for p in out)
+
+
+def test_llm_answerer_counts_calls_and_survives_llm_down(movie_kg, retrieval, example):
+    llm = ScriptedLLM(default="It was Michael Mann.")
+    pipe = make(movie_kg, retrieval, LLMAnswerer(llm), llm=llm)
+    p = pipe.answer(example("who directed [Heat]", ["Michael Mann"]))
+    assert p.status == "ok" and p.answers == ["Michael Mann"] and p.reply == "It was Michael Mann."
+    assert p.llm_calls == 1 and p.llm_prompt_tokens > 0 and p.llm_completion_tokens > 0
+    down = ScriptedLLM(default=ScriptedLLM.timeout("30 s"))
+    p = make(movie_kg, retrieval, LLMAnswerer(down), llm=down).answer(example("who directed [Heat]", ["Michael Mann"]))
+    assert p.status == "llm_error" and "timeout" in p.errors[0]
+    assert p.answers[0] == "Michael Mann"  # the graph scorer's answer stands in
+
+
+def test_llm_rewriter_and_choice_answer_share_one_llm(movie_kg, retrieval, example):
+    llm = ScriptedLLM({"Rewrite": "Heat was directed by Michael Mann."}, default="1")
+    pipe = make(movie_kg, retrieval, ChoiceAnswerer(llm, mode="number"), LLMRewriter(llm), llm)
+    p = pipe.answer(example("who acted in [Heat]", ["Al Pacino", "Robert De Niro"]))
+    assert p.knowledge == "Heat was directed by Michael Mann."
+    assert p.llm_calls == 2 and p.status == "ok" and p.answers[0] in {"Al Pacino", "Robert De Niro"}
+
+
+def test_batch_equals_one_by_one(movie_kg, retrieval, example):
+    pipe = make(movie_kg, retrieval)
+    exs = [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+           example("when was [Witness] released", ["1985"], qid="2")]
+    batch = pipe.answer_batch(exs)
+    single = [pipe.answer(e) for e in exs]
+    assert [p.answers for p in batch] == [p.answers for p in single]
+    # padding in a batch changes the last float digits, not the paths
+    assert [[d["path"] for d in p.paths] for p in batch] == [[d["path"] for d in p.paths] for p in single]
+    assert batch[0].paths[0]["score"] == pytest.approx(single[0].paths[0]["score"], rel=1e-4)
+
+
+def test_broken_model_costs_the_batch_a_status_not_a_crash(movie_kg, example):
+    class Broken:
+        def predict(self, *a, **k):
+            raise RuntimeError("CUDA out of memory")
+
+    p = make(movie_kg, PathRetrieval(Broken())).answer(example("who directed [Alien]", ["Ridley Scott"]))
+    assert p.status == "no_path" and "out of memory" in p.errors[0]

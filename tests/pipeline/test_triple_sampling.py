@@ -1,0 +1,85 @@
+from dataclasses import dataclass
+
+import pytest
+
+from rra.graph import NetworkXGraph, Triple
+from rra.retrieve import sample_triples
+
+
+@dataclass
+class Cand:
+    path: list
+    score: float
+    hop: int = 1
+
+
+def test_paths_without_instance_are_dropped_and_next_best_fills_in(movie_kg):
+    cands = [Cand(["^directed_by"], 0.6), Cand(["^starred_actors"], 0.3),
+             Cand(["^starred_actors", "directed_by"], 0.05, 2), Cand(["^starred_actors", "release_year"], 0.01, 2)]
+    r = sample_triples(movie_kg, "Harrison Ford", cands, topk=2)
+    assert r.status == "ok"
+    assert [p.path for p in r.paths] == [["^starred_actors"], ["^starred_actors", "directed_by"]]
+    assert [p.path for p in r.dropped] == [["^directed_by"]]  # the 4th candidate was never needed
+    assert r.paths[0].ends == ["Blade Runner", "Witness"]
+    assert r.paths[1].ends == ["Peter Weir", "Ridley Scott"]
+
+
+def test_triple_cap_is_deterministic_and_evidence_names_its_path(movie_kg):
+    cands = [Cand(["^directed_by", "starred_actors"], 0.7, 2), Cand(["^directed_by", "release_year"], 0.2, 2)]
+    a = sample_triples(movie_kg, "Ridley Scott", cands, topk=2, max_triples=3, seed=1)
+    b = sample_triples(movie_kg, "Ridley Scott", cands, topk=2, max_triples=3, seed=1)
+    assert len(a.evidence) == 3
+    assert [e.triple for e in a.evidence] == [e.triple for e in b.evidence]
+    for e in a.evidence:  # each triple's relation lies on the path it is attributed to
+        assert e.triple.relation in {r.lstrip("^") for r in e.path}
+        assert e.score in (0.7, 0.2)
+    # both kept paths get a share of the budget
+    assert {e.path for e in a.evidence} == {tuple(c.path) for c in cands}
+    full = sample_triples(movie_kg, "Ridley Scott", cands, topk=2, max_triples=100)
+    assert len(full.evidence) == 9  # 3 movies x (director + actor + year), director triples shared
+
+
+def test_topic_entity_is_not_an_end_entity(movie_kg):
+    r = sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.9, 2)])
+    assert "Alien" not in r.paths[0].ends
+    assert r.paths[0].ends == ["Blade Runner", "Gladiator"]
+    # Witness shares no director with anything: its only instance returns to itself -> no path
+    r2 = sample_triples(movie_kg, "Witness", [Cand(["directed_by", "^directed_by"], 0.9, 2)])
+    assert r2.status == "no_path" and r2.paths == [] and r2.errors
+
+
+def test_end_scores_sum_and_max(movie_kg):
+    cands = [Cand(["^directed_by"], 0.5), Cand(["^starred_actors", "^starred_actors"], 0.4, 2)]
+    r = sample_triples(movie_kg, "Ridley Scott", cands, topk=2)
+    assert dict(r.end_scores("max"))["Alien"] == 0.5
+    with pytest.raises(ValueError, match="aggregate"):
+        r.end_scores("mean")
+
+
+def test_unknown_entity_status(movie_kg):
+    r = sample_triples(movie_kg, "Nobody", [Cand(["directed_by"], 1.0)])
+    assert r.status == "unknown_entity"
+    assert r.errors and r.evidence == []
+
+
+class SilentGraph(NetworkXGraph):
+    """An endpoint that knows the entity but returns no rows at all."""
+
+    def follow_path(self, entity, path, limit=None):
+        return []
+
+    def relations(self, entity, direction="both"):
+        return []
+
+
+class BrokenGraph(NetworkXGraph):
+    def follow_path(self, entity, path, limit=None):
+        raise ConnectionError("endpoint down")
+
+
+def test_empty_graph_reply_and_graph_error():
+    triples = [Triple("a", "r", "b")]
+    r = sample_triples(SilentGraph(triples), "a", [Cand(["r"], 1.0)])
+    assert r.status == "empty_graph_reply"
+    r = sample_triples(BrokenGraph(triples), "a", [Cand(["r"], 1.0)])
+    assert r.status == "graph_error" and "endpoint down" in r.errors[0]
