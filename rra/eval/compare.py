@@ -1,0 +1,153 @@
+"""Side-by-side comparison of QA runs: one markdown table, one JSON, one PNG.
+
+    python infer.py -m method=rra,tog,structgpt,kgqp,vector,llm_only data=metaqa limit=300 ...
+    python -m rra.eval.compare <multirun dir> [more dirs ...] --out <dir>
+
+Every folder under the given paths that holds a `metrics.json` (written by infer.py through
+`rra.eval.metrics`) is one run. Its label is the method name plus the overrides that differ
+between the runs (read from Hydra's `.hydra/overrides.yaml`, e.g. `tog llm=none`). The plot puts
+Hits@1 against LLM calls per question (left) and against median latency per question (right).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+COLUMNS = [  # (metrics.json key, column title, format)
+    ("n", "n", "{:.0f}"),
+    ("hits@1", "Hits@1", "{:.1f}"),
+    ("f1", "F1", "{:.1f}"),
+    ("answer_coverage", "coverage", "{:.1f}"),
+    ("llm_calls_per_q", "LLM calls/q", "{:.2f}"),
+    ("llm_prompt_tokens_per_q", "prompt tok/q", "{:.0f}"),
+    ("llm_completion_tokens_per_q", "compl. tok/q", "{:.0f}"),
+    ("latency_p50_s", "latency p50 (s)", "{:.3f}"),
+    ("latency_p95_s", "latency p95 (s)", "{:.3f}"),
+]
+
+
+def _overrides(run: Path) -> list[str]:
+    path = run / ".hydra" / "overrides.yaml"
+    if not path.exists():
+        return []
+    items = []
+    for line in path.read_text().splitlines():  # a YAML list of strings: "- key=value"
+        line = line.strip()
+        if line.startswith("- "):
+            items.append(line[2:].strip().strip("'\""))
+    return items
+
+
+def collect(paths: list[str | Path]) -> list[dict]:
+    """One record per run folder: {"label", "dir", "overrides", "metrics"}."""
+    runs = []
+    for root in map(Path, paths):
+        if not root.exists():
+            raise FileNotFoundError(f"{root}: no such run or multirun folder")
+        files = [root / "metrics.json"] if (root / "metrics.json").exists() else sorted(root.rglob("metrics.json"))
+        for f in files:
+            try:
+                metrics = json.loads(f.read_text())
+            except ValueError as e:
+                raise ValueError(f"{f}: not valid JSON ({e})") from e
+            runs.append({"dir": str(f.parent), "overrides": _overrides(f.parent), "metrics": metrics})
+    if not runs:
+        raise FileNotFoundError(f"no metrics.json under {', '.join(map(str, paths))}")
+    # label: the method plus whatever else differs between runs (llm=..., method.mode=..., data.hop=...)
+    varying = set()
+    all_sets = [set(r["overrides"]) for r in runs]
+    for s in all_sets:
+        varying |= s - set.intersection(*all_sets)
+    for r in runs:
+        m = r["metrics"]
+        method = m.get("method") or next((o.split("=", 1)[1] for o in r["overrides"] if o.startswith("method=")), None)
+        extras = [o for o in r["overrides"] if o in varying and not o.startswith("method=")]
+        r["label"] = " ".join([method or Path(r["dir"]).name, *extras]) if method or extras else Path(r["dir"]).name
+        if m.get("label"):
+            r["label"] = m["label"]
+    return runs
+
+
+def _fmt(value, pattern: str) -> str:
+    if value is None:
+        return "–"
+    try:
+        return pattern.format(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+def markdown_table(runs: list[dict], title: str = "Comparison") -> str:
+    head = ["run", *(c[1] for c in COLUMNS), "not ok", "Hits@1 mode"]
+    lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in runs:
+        m = r["metrics"]
+        status = m.get("status") or {}
+        bad = {k: v for k, v in status.items() if k != "ok"}
+        cells = [r["label"], *(_fmt(m.get(k), f) for k, _, f in COLUMNS),
+                 ", ".join(f"{k} {v}" for k, v in bad.items()) or "0",
+                 "/".join(sorted((m.get("hits_mode") or {}).keys())) or "top"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Hits@1 mode: `top` = the first ranked answer is a gold answer; `reply` = a gold answer "
+              "occurs in the LLM's reply (how free-form LLM answers are scored, see rra/eval/metrics.py)."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(runs: list[dict], path: str | Path, title: str = "") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, key, xlabel in ((axes[0], "llm_calls_per_q", "LLM calls per question"),
+                            (axes[1], "latency_p50_s", "median latency per question (s)")):
+        for r in runs:
+            x, y = r["metrics"].get(key), r["metrics"].get("hits@1")
+            if x is None or y is None:
+                continue
+            ax.scatter([x], [y], s=40)
+            ax.annotate(r["label"], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("Hits@1 (%)")
+        ax.grid(alpha=0.3)
+    if any((r["metrics"].get("latency_p50_s") or 0) > 0 for r in runs):
+        axes[1].set_xscale("log")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def compare(paths: list[str | Path], out: str | Path, title: str = "Comparison") -> dict:
+    runs = collect(paths)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = markdown_table(runs, title)
+    (out / "compare.md").write_text(table)
+    (out / "compare.json").write_text(json.dumps(runs, indent=2))
+    plot(runs, out / "compare.png", title)
+    return {"runs": runs, "markdown": table, "png": str(out / "compare.png")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+", help="multirun folder(s) or run folder(s) holding metrics.json")
+    ap.add_argument("--out", required=True, help="folder for compare.md, compare.json, compare.png")
+    ap.add_argument("--title", default="Comparison")
+    args = ap.parse_args(argv)
+    try:
+        result = compare(args.paths, args.out, args.title)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    print(result["markdown"])
+    print(f"wrote {args.out}/compare.md, compare.json, compare.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

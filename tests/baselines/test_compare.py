@@ -1,0 +1,34 @@
+import json
+
+from rra.eval.compare import collect, main
+from rra.eval.metrics import compute_metrics
+from rra.methods import Prediction
+
+
+def fake_multirun(root):
+    """Two Hydra-style runs: metrics.json from real Predictions + .hydra/overrides.yaml."""
+    for num, (method, calls, hit) in enumerate([("tog", 4, True), ("vector", 0, False)]):
+        run = root / f"{num}_method={method},llm=none"
+        (run / ".hydra").mkdir(parents=True)
+        (run / ".hydra" / "overrides.yaml").write_text(f"- method={method}\n- llm=none\n- limit=2\n")
+        preds = [Prediction("q", "?", ["Alien" if hit else "Titanic"], gold_answers=["Alien"], llm_calls=calls,
+                            latency_s=0.5 + num) for _ in range(2)]
+        (run / "metrics.json").write_text(json.dumps(compute_metrics(preds)))
+
+
+def test_collects_labels_and_writes_table_and_plot(tmp_path, capsys):
+    fake_multirun(tmp_path / "multi")
+    runs = collect([tmp_path / "multi"])
+    assert [r["label"] for r in runs] == ["tog", "vector"]  # llm=none, limit=2 are shared: not in labels
+    assert main([str(tmp_path / "multi"), "--out", str(tmp_path / "cmp")]) == 0
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "| tog | 2 | 100.0 |" in table and "| vector | 2 | 0.0 |" in table
+    assert (tmp_path / "cmp" / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    assert len(json.loads((tmp_path / "cmp" / "compare.json").read_text())) == 2
+
+
+def test_missing_folder_is_a_clear_error(tmp_path, capsys):
+    assert main([str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such run" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
