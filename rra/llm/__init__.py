@@ -9,6 +9,7 @@ from rra.llm.build import build_llm
 from rra.llm.cache import CachedLLM
 from rra.llm.fake import ScriptedLLM
 from rra.llm.openai_http import OpenAICompatibleLLM
+from rra.llm.transformers_llm import TransformersLLM
 from rra.llm.parse import (
     ParseError,
     clean_item,
@@ -28,7 +29,7 @@ from rra.llm.parse import (
 
 __all__ = [
     "LLM", "LLMError", "LLMReply", "LLMUsage", "Prompt", "as_messages", "prompt_to_text",
-    "ScriptedLLM", "CachedLLM", "build_llm", "OpenAICompatibleLLM",
+    "ScriptedLLM", "CachedLLM", "build_llm", "OpenAICompatibleLLM", "TransformersLLM",
     "ParseError", "clean_item", "clean_reply", "find_candidates_in_text", "match_candidate",
     "match_candidates", "normalize", "parse_answer", "parse_choice", "parse_json", "parse_list",
     "parse_scored_items", "parse_yes_no", "try_parse",

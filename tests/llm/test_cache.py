@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from rra.llm import CachedLLM, ScriptedLLM, build_llm
+from rra.llm import CachedLLM, OpenAICompatibleLLM, ScriptedLLM, TransformersLLM, build_llm
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -62,11 +62,19 @@ def test_concurrent_threads_share_one_cache(tmp_path):
     assert llm.usage.cache_hits == 200 - inner.usage.calls
 
 
-@pytest.mark.parametrize("choice,kind", [("fake", ScriptedLLM), ("none", type(None))])
+@pytest.mark.parametrize("choice,kind", [
+    ("fake", ScriptedLLM), ("none", type(None)), ("openai", OpenAICompatibleLLM),
+    ("smollm2", TransformersLLM), ("transformers", TransformersLLM),
+])
 def test_hydra_llm_configs_build(choice, kind, tmp_path):
+    overrides = [f"+llm={choice}", "llm.extra_body={top_p: 1.0}"] if choice == "openai" else [f"+llm={choice}"]
+    if choice == "transformers":
+        overrides.append("llm.model=some/hub-model")
     with initialize_config_dir(str(CONF), version_base="1.3"):
-        cfg = compose(config_name=None, overrides=[f"+llm={choice}"])
-    llm = build_llm(cfg.get("llm"))
+        cfg = compose(config_name=None, overrides=overrides)
+    llm = build_llm(cfg.get("llm"))  # backends load their model lazily: building costs nothing
     assert isinstance(llm, kind)
     if llm is not None:
         assert isinstance(build_llm(cfg.llm, cache_path=tmp_path / "c.sqlite"), CachedLLM)
+    if choice == "openai":
+        assert type(llm.extra_body) is dict and llm.extra_body == {"top_p": 1.0}
