@@ -1,0 +1,94 @@
+"""train.py end to end on the toy KG with a tiny encoder: compose API, subprocess, resume, DDP, sweep."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+REPO = Path(__file__).resolve().parents[1]
+TOY_CONF = REPO / "tests" / "models" / "conf"
+sys.path.insert(0, str(REPO / "tests" / "models"))  # toy_data, for the `_target_`s of data=toy
+sys.path.insert(0, str(REPO))
+import train  # noqa: E402  (registers the ${repo_root:} resolver)
+
+BASE = ["data=toy", "model=retriever_tiny", "logger=none", f"hydra.searchpath=[file://{TOY_CONF}]",
+        "callbacks.progress_bar=null"]
+
+
+def compose_cfg(tmp_path: Path, overrides: list[str]):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("train", overrides=BASE + overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.root_dir = str(tmp_path)
+        cfg.paths.output_dir = str(tmp_path / "run")
+    return cfg
+
+
+def env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "models"), str(REPO)]),
+            "WANDB_MODE": "disabled", "RRA_ROOT": "", "HYDRA_FULL_ERROR": "1"}
+
+
+def run_train(args: list[str], tmp_path: Path, timeout: int = 240) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(REPO / "train.py"), *BASE, f"paths.root_dir={tmp_path}", *args]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
+def test_fast_dev_run_compose(tmp_path):
+    cfg = compose_cfg(tmp_path, ["debug=fast_dev_run"])
+    metrics = train.train(cfg)
+    assert {"train/loss", "val/path_acc", "test/path_acc", "test/hop_acc"} <= set(metrics)
+    assert 0.0 <= metrics["test/path_acc"] <= 1.0
+
+
+def test_train_publishes_best_and_resumes_from_last(tmp_path):
+    from rra.models.retriever import Retriever
+
+    cfg = compose_cfg(tmp_path, ["trainer.max_epochs=2", "test=false"])
+    metrics = train.train(cfg)
+    ckpt_dir = tmp_path / "run" / "checkpoints"
+    assert (ckpt_dir / "last.ckpt").is_file()
+    best = Path(cfg.paths.best_ckpt)
+    assert best == tmp_path / "checkpoints" / "retriever" / "best.ckpt" and best.is_file()
+    assert Retriever.load(best).relations == Retriever.load(ckpt_dir / "last.ckpt").relations
+    assert metrics["val/path_acc_best"] >= metrics["val/path_acc"] - 1e-9
+
+    import torch
+    steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
+    resumed = compose_cfg(tmp_path, ["trainer.max_epochs=3", "test=false", "publish_best=false",
+                                     f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
+    train.train(resumed)
+    after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
+    assert after["epoch"] == 2 and after["global_step"] == steps_before * 3 // 2
+
+
+def test_subprocess_fast_dev_run(tmp_path):
+    proc = run_train(["debug=fast_dev_run"], tmp_path)
+    assert "test/path_acc" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_ddp_two_cpu_processes(tmp_path):
+    proc = run_train(["trainer=ddp_cpu", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
+                      "trainer.limit_val_batches=1", "test=false", "publish_best=false"], tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "distributed_backend=gloo" in out and "All distributed processes registered" in out
+    assert list((tmp_path / "outputs").rglob("last.ckpt"))
+
+
+@pytest.mark.slow
+def test_optuna_sweep_two_trials(tmp_path):
+    proc = run_train(["-m", "hparams_search=optuna", "hydra.sweeper.n_trials=2",
+                      "hydra.sweeper.sampler.n_startup_trials=2", "debug=limit", "name=sweep"], tmp_path)
+    runs = sorted((tmp_path / "outputs" / "sweep" / "multiruns").glob("*/*/.hydra"))
+    assert len(runs) == 2, proc.stdout[-2000:]
+    assert "Best parameters" in proc.stdout + proc.stderr

@@ -1,0 +1,95 @@
+"""Train a model from the Hydra config in conf/train.yaml (default: the RRA retriever on the built-in KG).
+
+    python train.py                                   # retriever, built-in data, CPU, W&B offline
+    python train.py experiment=metaqa                 # MetaQA (dev split for training)
+    python train.py task=rewriter                     # any task: it picks data, model and monitor
+    python train.py -m hparams_search=optuna          # sweep; each run logged
+    python train.py ckpt_path=.../last.ckpt           # resume
+
+The script knows no task: it instantiates cfg.data, cfg.model (plus whatever the datamodule's
+optional `model_kwargs()` says the model needs from the data, e.g. the relation vocabulary),
+callbacks, loggers and trainer; fits; tests the best checkpoint; copies it to `paths.best_ckpt`
+(where infer.py looks by default); returns `optimized_metric` for the sweeper.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import hydra
+import lightning as L
+from omegaconf import DictConfig, OmegaConf
+
+REPO = Path(__file__).resolve().parent
+# `${repo_root:}` in configs: paths relative to this checkout, wherever the command runs from
+if not OmegaConf.has_resolver("repo_root"):
+    OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
+
+log = logging.getLogger("train")
+
+
+def instantiate_all(group: DictConfig | None) -> list:
+    """Callbacks / loggers: every entry with a `_target_` (entries set to null are switched off)."""
+    if not group:
+        return []
+    return [hydra.utils.instantiate(c) for c in group.values() if c is not None and "_target_" in c]
+
+
+def publish(best: str, target: str | None) -> None:
+    """Copy the best checkpoint to a stable path (atomic rename, so a reader never sees half a file)."""
+    if not best or not target:
+        return
+    target_path = Path(target)
+    target_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target_path.with_suffix(".tmp")
+    shutil.copyfile(best, tmp)
+    tmp.replace(target_path)
+    log.info("best checkpoint %s -> %s", best, target_path)
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    L.seed_everything(cfg.seed, workers=True)
+    log.info("data <%s>", cfg.data._target_)
+    datamodule = hydra.utils.instantiate(cfg.data)
+    data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}
+    log.info("model <%s>", cfg.model._target_)
+    model = hydra.utils.instantiate(cfg.model, **data_kwargs)
+    callbacks = instantiate_all(cfg.get("callbacks"))
+    loggers = instantiate_all(cfg.get("logger"))
+    if not loggers:  # LearningRateMonitor refuses to run without a logger (logger=none)
+        callbacks = [c for c in callbacks if not isinstance(c, L.pytorch.callbacks.LearningRateMonitor)]
+    trainer: L.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
+    for logger in loggers:
+        logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+        if getattr(datamodule, "summary", None):
+            logger.log_hyperparams({"data_summary": datamodule.summary})
+
+    metrics: dict[str, float] = {}
+    if cfg.get("train"):
+        trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+        metrics.update(trainer.callback_metrics)
+    best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+    if trainer.is_global_zero and cfg.get("publish_best", True):
+        publish(best, cfg.paths.get("best_ckpt"))
+    if cfg.get("test"):
+        if not best:
+            log.warning("no best checkpoint (fast_dev_run or no validation): testing current weights")
+        trainer.test(model, datamodule=datamodule, ckpt_path=best or None)
+        metrics.update(trainer.callback_metrics)
+    metrics = {k: float(v) for k, v in metrics.items()}
+    log.info("metrics: %s", {k: round(v, 4) for k, v in sorted(metrics.items())})
+    return metrics
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    metrics = train(cfg)
+    name = cfg.get("optimized_metric")
+    if name and name not in metrics:
+        raise KeyError(f"optimized_metric {name!r} was not logged; logged: {sorted(metrics)}")
+    return metrics.get(name) if name else None
+
+
+if __name__ == "__main__":
+    main()
