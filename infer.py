@@ -1,0 +1,48 @@
+"""Answer questions with a QA method (default: RRA) from the Hydra config in conf/infer.yaml.
+
+    python infer.py                                         # built-in test split, after `python train.py`
+    python infer.py question="what movies did [Ridley Scott] direct"
+    python infer.py data=metaqa data.hop=2 split=test limit=500 retriever.ckpt=checkpoints/metaqa/best.ckpt
+    python infer.py -m method=rra,tog llm=none              # compare methods on the same questions
+
+Logic lives in rra/eval/run.py; this file only composes the config.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+REPO = Path(__file__).resolve().parent
+# `${repo_root:}` in configs: paths relative to this checkout, wherever the command runs from
+if not OmegaConf.has_resolver("repo_root"):
+    OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
+
+
+def quote_question(argv: list[str]) -> list[str]:
+    """`question="what movies did [Ridley Scott] direct"` reaches us without the shell's quotes, and
+    Hydra's override grammar reads `[...]` as a list; re-quote the value so it stays one string."""
+    out = []
+    for arg in argv:
+        if arg.startswith("question=") and not arg[len("question="):].startswith(("'", '"')):
+            value = arg[len("question="):].replace("\\", "\\\\").replace("'", "\\'")
+            arg = f"question='{value}'"
+        out.append(arg)
+    return out
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="infer")
+def main(cfg: DictConfig) -> float | None:
+    from rra.eval.run import answer_question, run_split
+
+    if cfg.get("question"):
+        answer_question(cfg)
+        return None
+    return run_split(cfg)["hits@1"]  # the value a sweep optimises
+
+
+if __name__ == "__main__":
+    sys.argv = quote_question(sys.argv)
+    main()

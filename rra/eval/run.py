@@ -1,0 +1,163 @@
+"""What `python infer.py` does, kept out of the script so tests and benchmarks call it directly.
+
+`build(cfg)` instantiates the graph, the LLM (if any) and the QA method (`cfg.method`: RRA or a
+baseline; every method gets the same `kg` and `llm`). `answer_question` answers one question and
+prints its evidence; `run_split` answers a whole split, streaming predictions to JSONL (resuming
+a previous run in the same output dir), then writes metrics.json and summary.md and logs the
+metrics to the configured loggers.
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from pathlib import Path
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from rra.data.records import QAExample
+from rra.eval import report
+from rra.eval.metrics import compute_metrics
+from rra.methods import Prediction
+
+log = logging.getLogger("infer")
+
+
+def build(cfg: DictConfig):
+    from rra.llm import build_llm
+
+    log.info("graph <%s>", cfg.graph.get("_target_"))
+    kg = instantiate(cfg.graph)
+    llm = build_llm(cfg.get("llm"), cache_path=cfg.get("llm_cache"))
+    log.info("method <%s>, llm %s", cfg.method.get("_target_"), getattr(llm, "name", None))
+    method = instantiate(cfg.method, kg=kg, llm=llm)
+    return kg, llm, method
+
+
+def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
+    """Questions of `split` from the data config's source of that name (a list, or a callable,
+    given the graph when it takes `kg`): the same sources train.py reads."""
+    data = cfg.data
+    node = data.get(split) if split in data else None
+    if node is None:
+        have = [k for k in ("train", "val", "test") if data.get(k) is not None]
+        raise ValueError(f"the data config <{data.get('_target_')}> has no {split!r} question source; "
+                         f"use split={'|'.join(have)}")
+    source = instantiate(node)
+    if callable(source):
+        source = source(kg=kg) if "kg" in inspect.signature(source).parameters else source()
+    examples = list(source)
+    for i, ex in enumerate(examples):  # every prediction needs a stable id for resuming
+        ex.qid = ex.qid or f"{split}-{i}"
+    limit = cfg.get("limit")
+    return examples[:limit] if limit else examples
+
+
+def answer_question(cfg: DictConfig, method=None, kg=None) -> Prediction:
+    if method is None:
+        kg, _, method = build(cfg)
+    pred = method.answer(QAExample(cfg.question, [], [], qid="cli"))
+    print(format_prediction(pred, kg))
+    return pred
+
+
+def format_prediction(p: Prediction, kg=None) -> str:
+    lines = [f"question: {p.question}", f"status:   {p.status}"]
+    if p.topic_entities:
+        lines.append(f"topic:    {', '.join(p.topic_entities)}")
+    if p.paths:
+        lines.append("paths:")
+        lines += [f"  {d['score']:.4f}  {' -> '.join(d['path'])}  ({d.get('instances', '?')} instances)"
+                  for d in p.paths]
+    if p.triples:
+        from_path = p.extra.get("evidence_paths") or [""] * len(p.triples)
+        lines.append(f"triples ({len(p.triples)}):")
+        lines += [f"  ({t.head}, {t.relation}, {t.tail})   [{src}]" for t, src in zip(p.triples[:30], from_path)]
+        if len(p.triples) > 30:
+            lines.append(f"  ... {len(p.triples) - 30} more")
+    if p.knowledge:
+        lines += ["knowledge:", "  " + p.knowledge.replace("\n", "\n  ")]
+    if p.reply:
+        lines.append(f"reply:    {p.reply}")
+    shown = p.extra.get("answer_labels") or p.answers
+    lines.append(f"answer:   {', '.join(map(str, shown[:10])) if shown else '(none)'}")
+    if p.errors:
+        lines += ["errors:"] + [f"  {e}" for e in p.errors]
+    lines.append(f"llm calls: {p.llm_calls}, tokens: {p.llm_prompt_tokens}+{p.llm_completion_tokens}, "
+                 f"{p.latency_s:.3f} s")
+    return "\n".join(lines)
+
+
+def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
+    out = Path(out_dir or cfg.paths.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kg, llm, method = build(cfg)
+    examples = load_split(cfg, cfg.split, kg)
+    writer = report.PredictionWriter(out / report.PREDICTIONS, resume=cfg.get("resume", True))
+    todo = [ex for ex in examples if ex.qid not in writer.done]
+    if len(todo) < len(examples):
+        log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
+                 len(examples), writer.path)
+    answer_batch = getattr(method, "answer_batch", None)
+    size = max(1, int(cfg.get("batch_size", 32))) if answer_batch else 1
+    wanted = {ex.qid for ex in examples}
+    start = time.perf_counter()
+    with writer, tqdm(total=len(todo), desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
+                      unit="q", dynamic_ncols=True) as bar:
+        for b in range(0, len(todo), size):
+            batch = todo[b:b + size]
+            for pred in answer_batch(batch) if answer_batch else [safe_answer(method, batch[0])]:
+                writer.write(pred)
+            bar.update(len(batch))
+    wall = time.perf_counter() - start
+    preds = [d for d in report.read_predictions(writer.path) if d.get("qid") in wanted]
+    metrics = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
+    metrics.update(split=cfg.split, method=getattr(method, "name", "?"), new_questions=len(todo),
+                   wall_s=round(wall, 3))
+    if llm is not None and hasattr(llm, "usage"):
+        metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
+    report.write_json(out / report.METRICS, metrics)
+    setup = {"method": metrics["method"], "split": cfg.split, "data": cfg.data.get("_target_"),
+             "graph": cfg.graph.get("_target_"), "llm": getattr(llm, "name", None) if llm else None,
+             "output": str(out)}
+    if metrics["method"] == "rra":
+        setup.update(retriever=cfg.retriever.get("ckpt"), rewriter=cfg.rewriter.get("_target_"),
+                     answer=cfg.answer.get("_target_"))
+    text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
+                                   [d for d in preds if d.get("status") != "ok"])
+    (out / report.SUMMARY).write_text(text, encoding="utf-8")
+    log_to_loggers(cfg, metrics)
+    if cfg.get("show_summary", True):
+        print(text)
+    return metrics
+
+
+def safe_answer(method, ex: QAExample) -> Prediction:
+    """A baseline's exception costs its question (status + error), never the run."""
+    t0 = time.perf_counter()
+    try:
+        return method.answer(ex)
+    except Exception as err:
+        return Prediction(ex.qid, ex.question, [], status="llm_error", gold_answers=list(ex.answers),
+                          errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
+
+
+def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
+    flat = {f"{cfg.split}/{k}": float(v) for k, v in metrics.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    for name, node in (cfg.get("logger") or {}).items():
+        if not node or "_target_" not in node:
+            continue
+        try:
+            logger = instantiate(node)
+            logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=False))
+            logger.log_metrics(flat)
+            logger.finalize("success")
+            if node.get("_target_", "").endswith("WandbLogger"):
+                import wandb
+
+                wandb.finish()
+        except Exception as err:  # a logger problem must not lose the written results
+            log.warning("logger %s failed: %s: %s", name, type(err).__name__, err)
