@@ -87,9 +87,9 @@ def sample_triples(
     max_instances: int = 10_000,
 ) -> Retrieval:
     """Instantiate candidate paths (best first) from `topic_entity` until `topk` have instances,
-    then fill the triple budget: each kept path first gets an equal share (`max_triples // kept`)
-    of its instances' triples, in a seeded shuffle of its instances, and whatever budget is left
-    goes to the paths in score order. Instances that end back at the topic entity are ignored
+    then fill the triple budget with whole instances, in a seeded shuffle of each path's
+    instances: each kept path first gets an equal share (`max_triples // kept`), and whatever budget
+    is left goes to the paths in score order. Instances that end back at the topic entity are ignored
     (a 2-hop movie -> director -> movie walk returns to the start; that is not an answer)."""
     out = Retrieval(topic_entity)
     kept: list[tuple[ScoredPath, list[PathInstance]]] = []
@@ -124,21 +124,27 @@ def sample_triples(
         rng.shuffle(order)
         queues.append((sp, [instances[i] for i in order]))
 
-    def take(sp: ScoredPath, queue: list[PathInstance], budget: int) -> None:
-        while queue and len(seen) < budget:
+    def take(sp: ScoredPath, queue: list[PathInstance], own_limit: int) -> None:
+        """Add whole instances of `sp` (never half a walk) while this path has added fewer than
+        `own_limit` triples and the instance's new triples fit in the total budget."""
+        own = 0
+        while queue and own < own_limit and len(seen) < max_triples:
             inst = queue.pop(0)
-            for t in inst.triples:
-                if t not in seen:
-                    seen[t] = Evidence(t, tuple(sp.path), sp.score)
+            new = [t for t in dict.fromkeys(inst.triples) if t not in seen]
+            if len(seen) + len(new) > max_triples:
+                if seen:
+                    continue  # does not fit; a shorter instance later might
+                new = new[:max_triples]  # budget smaller than one walk: keep its start
+            for t in new:
+                seen[t] = Evidence(t, tuple(sp.path), sp.score)
+            own += len(new)
 
     share = max(1, max_triples // len(kept))
-    for i, (sp, queue) in enumerate(queues):
-        take(sp, queue, min(max_triples, (i + 1) * share))
+    for sp, queue in queues:
+        take(sp, queue, share)
     for sp, queue in queues:
         take(sp, queue, max_triples)
-    # An instance adds all its triples at once, so the last one may overshoot the cap slightly;
-    # cut to the budget keeping the earliest (highest-share) evidence.
-    out.evidence = list(seen.values())[:max_triples]
+    out.evidence = list(seen.values())
     return out
 
 
@@ -149,6 +155,9 @@ def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> str:
         if not kg.relations(entity):
             r.errors.append(f"the graph returned no relations at all for {entity!r}")
             return "empty_graph_reply"
+    except UnknownEntityError as err:
+        r.errors.append(str(err))
+        return "unknown_entity"
     except Exception as err:
         r.errors.append(f"graph_error: relations({entity!r}): {type(err).__name__}: {err}")
         return "graph_error"
@@ -191,6 +200,7 @@ class PathRetrieval:
         return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop)
 
     def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence) -> Retrieval:
-        cands = sorted(candidates, key=lambda c: -float(c.score))
-        return sample_triples(kg, topic_entity, cands, self.topk, self.max_triples, self.seed,
+        # keep the model's order: with try_second_hop the second length's paths come after the
+        # first length's whatever their scores, so they only fill in for paths with no instance
+        return sample_triples(kg, topic_entity, candidates, self.topk, self.max_triples, self.seed,
                               self.max_instances)
