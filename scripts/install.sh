@@ -22,8 +22,12 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     ver="${RRA_TORCH_VERSION:-2.13.0}"
     # 1) a CPU wheel already on this machine (pip's find-links), no network needed;
     # 2) else PyTorch's CPU index (override with RRA_TORCH_CPU_INDEX).
-    pip install --no-index "torch==${ver}+cpu" 2>/dev/null \
-      || pip install "torch==${ver}+cpu" --index-url "${RRA_TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
+    if pip install -q --no-index --no-deps "torch==${ver}+cpu" 2>/dev/null; then
+      pip install "torch==${ver}+cpu"  # the wheel is in; this only adds its dependencies
+    else
+      pip install "torch==${ver}+cpu" --index-url "${RRA_TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}" \
+        --extra-index-url https://pypi.org/simple
+    fi
   fi
 fi
 
