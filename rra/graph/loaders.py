@@ -114,37 +114,45 @@ def read_triples(
             report.reasons.append(f"line {lineno}: {problem}: {value!r}")
 
     with open(path, encoding="utf-8", newline="\n") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.rstrip("\r\n")
-            report.lines = lineno
-            if not line.strip() or (fmt == "nt" and line.lstrip().startswith("#")):
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline does not start a line
+    report.lines = len(lines)
+    for lineno, line in enumerate(lines, 1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if fmt != "nt":
+            parts = line.split(sep)
+            # fast path first: MetaQA's 134k lines must load in well under 5 s
+            if len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX:
+                triples.append(Triple(parts[0], parts[1], parts[2]))
+            elif not line.strip():
                 continue
-            if fmt == "nt":
-                try:
-                    head, pred, tail, is_literal = _parse_nt(line, mapping)
-                except ValueError as e:
-                    bad(lineno, str(e), line)
-                    continue
-                if pred == mapping.label_predicate:
-                    if is_literal:
-                        labels.setdefault(head, tail)  # first label wins, as in a label file
-                    else:
-                        bad(lineno, "label is not a literal", line)
-                    continue
-                relation = mapping.relation_id(pred)
+            elif len(parts) != 3:
+                bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
+            elif not all(parts):
+                bad(lineno, "empty head, relation or tail", line)
             else:
-                parts = line.split(sep)
-                if len(parts) != 3:
-                    bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
-                    continue
-                head, relation, tail = parts
-                if not (head and relation and tail):
-                    bad(lineno, "empty head, relation or tail", line)
-                    continue
-            if relation.startswith(INVERSE_PREFIX):
-                bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
-                continue
-            triples.append(Triple(head, relation, tail))
+                bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", parts[1])
+            continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            head, pred, tail, is_literal = _parse_nt(line, mapping)
+        except ValueError as e:
+            bad(lineno, str(e), line)
+            continue
+        if pred == mapping.label_predicate:
+            if is_literal:
+                labels.setdefault(head, tail)  # first label wins, as in a label file
+            else:
+                bad(lineno, "label is not a literal", line)
+            continue
+        relation = mapping.relation_id(pred)
+        if relation.startswith(INVERSE_PREFIX):
+            bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
+            continue
+        triples.append(Triple(head, relation, tail))
     report.triples = len(triples)
     report.labels = len(labels)
     return triples, labels, report

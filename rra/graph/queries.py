@@ -89,3 +89,16 @@ def relation_counts(m: RdfMapping) -> str:
 def triple_count(m: RdfMapping) -> str:
     """All triples, labels included: what an injection test checks stays unchanged."""
     return "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }"
+
+
+def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
+    """?x1 .. ?xn: every instantiation of a relation path from `entity` in one query
+    (`^r` walks r backwards), so an n-hop path costs one round trip, not n."""
+    steps, prev = [], iri_ref(m.entity_iri(entity))
+    for i, relation in enumerate(relations, 1):
+        inverse = relation.startswith("^")
+        r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
+        steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
+        prev = f"?x{i}"
+    variables = " ".join(f"?x{i}" for i in range(1, len(relations) + 1))
+    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"

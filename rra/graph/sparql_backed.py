@@ -21,7 +21,7 @@ from rra.graph.base import (
     base_relation,
     is_inverse,
     sample,
-    walk_path,
+    step_triple,
 )
 from rra.graph.rdf import RdfMapping
 
@@ -136,7 +136,19 @@ class SparqlBackedGraph:
     def follow_path(
         self, entity: str, path: Sequence[str], limit: int | None = None
     ) -> list[PathInstance]:
-        return walk_path(self, entity, path, limit)
+        """One query for the whole path. Sorting the instances by their entity sequence gives
+        exactly `walk_path`'s order (each hop's neighbours sorted, earlier hops first)."""
+        if not path:
+            return []
+        variables = tuple(f"x{i}" for i in range(1, len(path) + 1))
+        rows = self._select(q.path(self.mapping, entity, path), variables)
+        walks = sorted([entity] + [self._entity(t) for t in row] for row in rows)
+        if limit is not None:
+            walks = walks[:limit]
+        return [
+            PathInstance(w, [step_triple(w[i], r, w[i + 1]) for i, r in enumerate(path)])
+            for w in walks
+        ]
 
     def triples(
         self,

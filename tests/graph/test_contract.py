@@ -115,6 +115,10 @@ def test_follow_path(kg, reference):
     assert kg.follow_path("Alien", []) == []
     two_hop = ["starred_actors", "^starred_actors"]
     assert kg.follow_path("Blade Runner", two_hop) == reference.follow_path("Blade Runner", two_hop)
+    three_hop = ["starred_actors", "^starred_actors", "directed_by"]
+    for x in ("Blade Runner", "Star Wars", BACKSLASH):
+        for limit in (None, 1, 2):
+            assert kg.follow_path(x, three_hop, limit) == reference.follow_path(x, three_hop, limit)
 
 
 def test_triples_sorted_and_sampled(kg):

@@ -1,0 +1,209 @@
+"""Graph-layer benchmark on MetaQA: KB load time and 2-hop path-following latency per backend.
+
+    python bench/bench_graph.py [--metaqa ../shared/data/metaqa] [--questions 500] [--runs 3]
+
+Load: read kb.txt (133,582 lines) and build the backend, median of `--runs` runs (NetworkX;
+pyoxigraph in memory). Also the time to fill an on-disk store with `oxigraph load`.
+Paths: a seeded sample of MetaQA 2-hop *test* questions; each gives its topic entity and the
+relation path of its question type (actor_to_movie_to_director -> [^starred_actors, directed_by]).
+Each backend follows every path once to warm up, then once timed: NetworkX, embedded Oxigraph,
+and Oxigraph over HTTP (`oxigraph serve-read-only` on 127.0.0.1 started here, result cache off so
+every path is a real request; the SPARQL backends send one query per path). All three must
+return identical path instances.
+No training is involved; MetaQA models elsewhere in rra train on the dev split.
+Writes bench/results/bench_graph.json.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+
+import httpx
+
+from rra.graph import NetworkXGraph, OxigraphGraph, SparqlGraph, read_triples, write_ntriples
+
+REPO = Path(__file__).resolve().parents[1]
+RELATION_OF = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",
+               "year": "release_year", "genre": "has_genre", "language": "in_language"}
+TARGETS = {"load_s": 5.0, "two_hop_p50_ms": {"networkx": 1.0, "oxigraph_http": 5.0}}
+
+
+def qtype_path(qtype: str) -> list[str]:
+    """actor_to_movie_to_director -> [^starred_actors, directed_by];
+    movie_to_actor_to_movie -> [starred_actors, ^starred_actors]."""
+    a, mid, b = qtype.split("_to_")
+    if mid == "movie":
+        return ["^" + RELATION_OF[a], RELATION_OF[b]]
+    return [RELATION_OF[mid], "^" + RELATION_OF[mid]]
+
+
+def two_hop_sample(metaqa: Path, n: int, seed: int) -> list[tuple[str, list[str], set[str]]]:
+    questions = (metaqa / "2-hop/vanilla/qa_test.txt").read_text(encoding="utf-8").splitlines()
+    qtypes = (metaqa / "2-hop/qa_test_qtype.txt").read_text(encoding="utf-8").splitlines()
+    items = []
+    for line, qtype in zip(questions, qtypes):
+        question, answers = line.split("\t")
+        topic = question[question.index("[") + 1:question.index("]")]
+        items.append((topic, qtype_path(qtype.strip()), set(answers.split("|"))))
+    return random.Random(seed).sample(items, min(n, len(items)))
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def percentiles(seconds: list[float]) -> dict:
+    ms = sorted(s * 1000 for s in seconds)
+    pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]
+    return {"p50_ms": round(statistics.median(ms), 4), "p95_ms": round(pick(0.95), 4),
+            "mean_ms": round(statistics.fmean(ms), 4), "max_ms": round(ms[-1], 4), "n": len(ms)}
+
+
+def follow_all(kg, sample) -> tuple[list[float], list]:
+    for topic, path, _ in sample:  # warm-up (page cache, JIT-free but allocator/connection warm)
+        kg.follow_path(topic, path)
+    times, results = [], []
+    for topic, path, _ in sample:
+        start = time.perf_counter()
+        paths = kg.follow_path(topic, path)
+        times.append(time.perf_counter() - start)
+        results.append(paths)
+    return times, results
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(store: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(["oxigraph", "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/query"
+    for _ in range(600):
+        try:
+            if httpx.post(url, data={"query": "ASK {}"}, timeout=1, trust_env=False).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"oxigraph serve did not come up at {url}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--metaqa", default=str(REPO.parent / "shared/data/metaqa"))
+    ap.add_argument("--questions", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(REPO / "bench/results/bench_graph.json"))
+    args = ap.parse_args()
+    metaqa = Path(args.metaqa)
+    kb = metaqa / "kb.txt"
+    load_start = os.getloadavg()
+    figures: dict = {"load": {}, "two_hop": {}}
+
+    # -- load ---------------------------------------------------------------------------
+    nx_runs, ox_runs, read_runs = [], [], []
+    for _ in range(args.runs):
+        read_runs.append(timed(lambda: read_triples(kb)))
+        nx_runs.append(timed(lambda: NetworkXGraph(read_triples(kb)[0])))
+        ox_runs.append(timed(lambda: OxigraphGraph.from_triples(*read_triples(kb)[:2])))
+    triples, labels, report = read_triples(kb)
+    nxg = NetworkXGraph(triples, labels)
+    oxg = OxigraphGraph.from_triples(triples, labels)
+    figures["load"] = {
+        "kb_lines": report.lines, "triples": report.triples, "entities": nxg.stats().entities,
+        "read_only_s_median": round(statistics.median(read_runs), 3),
+        "networkx_s_median": round(statistics.median(nx_runs), 3), "networkx_s_runs": [round(x, 3) for x in nx_runs],
+        "oxigraph_memory_s_median": round(statistics.median(ox_runs), 3),
+        "oxigraph_memory_s_runs": [round(x, 3) for x in ox_runs],
+        "oxigraph_rdf_triples": oxg.triple_count(),
+    }
+
+    # -- 2-hop paths --------------------------------------------------------------------
+    sample = two_hop_sample(metaqa, args.questions, args.seed)
+    gc.collect()
+    t_nx, r_nx = follow_all(nxg, sample)
+    t_ox, r_ox = follow_all(oxg, sample)
+    figures["two_hop"]["networkx"] = percentiles(t_nx)
+    figures["two_hop"]["oxigraph_embedded"] = percentiles(t_ox)
+    reached = sum(bool({p.end for p in paths} & answers) for paths, (_, _, answers) in zip(r_nx, sample))
+    figures["two_hop"]["questions_with_answer_reached"] = f"{reached}/{len(sample)}"
+    figures["two_hop"]["mean_instances_per_question"] = round(statistics.fmean(len(r) for r in r_nx), 1)
+    figures["two_hop"]["embedded_identical_to_networkx"] = r_ox == r_nx
+    del nxg, oxg  # the HTTP client should not pay for the garbage collector walking two KGs
+    gc.collect()
+
+    if shutil.which("oxigraph"):
+        with tempfile.TemporaryDirectory(prefix="bench_graph_") as tmp:
+            nt, store = Path(tmp) / "kb.nt", Path(tmp) / "store"
+            figures["load"]["convert_to_ntriples_s"] = round(timed(lambda: write_ntriples(nt, triples, labels)), 3)
+            figures["load"]["oxigraph_cli_load_s"] = round(timed(lambda: subprocess.run(
+                ["oxigraph", "load", "--location", str(store), "--file", str(nt)], check=True, capture_output=True)), 3)
+            proc, url = start_server(store)
+            try:
+                with SparqlGraph(url, cache_size=0, timeout=30, trust_env=False) as http:
+                    # the floor: one round trip of a query that touches nothing
+                    trivial = [timed(lambda: http._post("ASK {}")) for _ in range(200)]
+                    figures["two_hop"]["http_trivial_query_p50_ms"] = round(statistics.median(trivial) * 1000, 4)
+                    t_http, r_http = follow_all(http, sample)
+                    figures["two_hop"]["oxigraph_http"] = percentiles(t_http)
+                    figures["two_hop"]["oxigraph_http"]["requests"] = http.requests
+                    figures["two_hop"]["http_identical_to_networkx"] = r_http == r_nx
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+    else:
+        figures["two_hop"]["oxigraph_http"] = "skipped: `oxigraph` binary not found"
+
+    two = figures["two_hop"]
+    checks = {
+        "networkx_load_le_5s": figures["load"]["networkx_s_median"] <= TARGETS["load_s"],
+        "oxigraph_load_le_5s": figures["load"]["oxigraph_memory_s_median"] <= TARGETS["load_s"],
+        "networkx_2hop_p50_le_1ms": two["networkx"]["p50_ms"] <= 1.0,
+    }
+    if isinstance(two.get("oxigraph_http"), dict):
+        checks["oxigraph_http_2hop_p50_le_5ms"] = two["oxigraph_http"]["p50_ms"] <= 5.0
+    result = {
+        "benchmark": "bench_graph",
+        "command": " ".join([sys.executable.split("/")[-1], *sys.argv]),
+        "config": vars(args),
+        "data": {"kb": str(kb), "questions": "2-hop/vanilla/qa_test.txt (topic entity) + 2-hop/qa_test_qtype.txt (path)",
+                 "note": "no training here; rra trains MetaQA models on the dev split", "train_split": "dev"},
+        "figures": figures,
+        "targets": TARGETS,
+        "targets_met": checks,
+        "machine": {
+            "platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
+            "torch": version("torch"), "networkx": version("networkx"), "pyoxigraph": version("pyoxigraph"),
+            "loadavg_start": [round(x, 2) for x in load_start], "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+            "note": "2 cores shared with other jobs; see the load averages",
+        },
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({"figures": figures, "targets_met": checks}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
