@@ -7,6 +7,7 @@ while a run lasts; `clear_cache()` after the store is edited).
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 
@@ -51,6 +52,7 @@ class SparqlGraph(SparqlBackedGraph):
         self.batch_size, self.cache_size = batch_size, cache_size
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], list[Row]] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
+        self._lock = threading.Lock()  # walkers may query from several threads
         self.requests = 0  # HTTP requests sent, retries included
         self._client = httpx.Client(
             timeout=timeout,
@@ -64,16 +66,19 @@ class SparqlGraph(SparqlBackedGraph):
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         key = (query, variables)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            self.cache_hits += 1
-            return self._cache[key]
-        self.cache_misses += 1
+        with self._lock:
+            rows = self._cache.get(key)
+            if rows is not None:
+                self._cache.move_to_end(key)
+                self.cache_hits += 1
+                return rows
+            self.cache_misses += 1
         rows = self._parse(self._post(query), variables)
         if self.cache_size:
-            self._cache[key] = rows
-            if len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+            with self._lock:
+                self._cache[key] = rows
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
         return rows
 
     # -- HTTP ----------------------------------------------------------------------------
