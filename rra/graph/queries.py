@@ -37,11 +37,14 @@ def labels(m: RdfMapping, entities: Sequence[str]) -> str:
 
 def find_entities(m: RdfMapping, text: str, mode: str) -> str:
     """Candidates ?e ?l; the backend re-checks them with Python's casefold and sorts them, so the
-    result is the same as NetworkX's. SPARQL's LCASE is the pre-filter (it keeps e.g. 'É'/'é')."""
+    result is the same as NetworkX's. Exact: plain string labels (and `label_language` ones).
+    casefold / substring: SPARQL's LCASE pre-filters (it maps 'É' to 'é' as casefold does; it does
+    not fold 'ß' to 'ss', so those rare labels are missed) and scans every label."""
     label = iri_ref(m.label_predicate)
-    if mode == "exact":
-        cond = f"STR(?l) = {literal(text)}"
-    elif mode == "casefold":
+    if mode == "exact":  # an indexed lookup, not a scan over every label
+        forms = [literal(text)] + ([f"{literal(text)}@{m.label_language}"] if m.label_language else [])
+        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} ?e {label} ?l }}"
+    if mode == "casefold":
         cond = f"LCASE(STR(?l)) = {literal(text.lower())}"
     elif mode == "substring":
         cond = f"CONTAINS(LCASE(STR(?l)), {literal(text.lower())})"

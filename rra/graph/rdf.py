@@ -98,6 +98,9 @@ COMMON_PREFIXES = {
 _CURIE = re.compile(r"^([A-Za-z][A-Za-z0-9_.-]*):([^\x00-\x20<>\"{}|^`\\/][^\x00-\x20<>\"{}|^`\\]*)$")
 
 
+_LANG = re.compile(r"^[A-Za-z]+(?:-[A-Za-z0-9]+)*$")
+
+
 def expand_curie(name: str, prefixes: dict[str, str]) -> str:
     """`rdfs:label` -> full IRI when the prefix is known; anything else unchanged."""
     m = _CURIE.match(name)
@@ -118,8 +121,13 @@ class RdfMapping:
     relation_base: str = DEFAULT_RELATION_BASE
     label_predicate: str = RDFS_LABEL
     prefixes: dict = field(default_factory=lambda: dict(COMMON_PREFIXES), hash=False)
+    # Exact label lookups use the store's index on plain string labels, plus labels in this
+    # language when set (e.g. "en" for a store whose labels are "..."@en).
+    label_language: str | None = None
 
     def __post_init__(self):
+        if self.label_language is not None and not _LANG.match(self.label_language):
+            raise ValueError(f"not a language tag: {self.label_language!r}")
         for name in ("entity_base", "relation_base", "label_predicate"):
             value = expand_curie(getattr(self, name), self.prefixes)
             iri_ref(value)  # a bad base is a configuration error, reported now

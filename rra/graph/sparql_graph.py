@@ -32,6 +32,7 @@ class SparqlGraph(SparqlBackedGraph):
         entity_base: str = DEFAULT_ENTITY_BASE,
         relation_base: str = DEFAULT_RELATION_BASE,
         label_predicate: str = RDFS_LABEL,
+        label_language: str | None = None,
         prefixes: dict[str, str] | None = None,
         timeout: float = 10.0,
         retries: int = 3,
@@ -47,7 +48,7 @@ class SparqlGraph(SparqlBackedGraph):
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
         self.endpoint = endpoint
         all_prefixes = {**COMMON_PREFIXES, **dict(prefixes or {})}
-        self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate, all_prefixes)
+        self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate, all_prefixes, label_language)
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
         self.batch_size, self.cache_size = batch_size, cache_size
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], list[Row]] = OrderedDict()

@@ -177,3 +177,21 @@ def test_oxigraph_on_disk_and_reopen(tmp_path):
     reopened = load_graph(backend="oxigraph", store_path=store)
     assert reopened.relation_types() == expected.relation_types()
     assert reopened.label("Amélie") == LABELS["Amélie"]
+
+
+def test_language_tagged_labels_in_a_foreign_store():
+    """A store with "..."@en labels: exact lookups need label_language; the others scan anyway."""
+    store = ox.Store()
+    store.load(input=(
+        '<http://x/Q1> <http://x/p> <http://x/Q2> .\n'
+        '<http://x/Q1> <http://www.w3.org/2000/01/rdf-schema#label> "Douglas Adams"@en .\n'
+    ), format=ox.RdfFormat.N_TRIPLES)
+    plain = OxigraphGraph(store, entity_base="http://x/", relation_base="http://x/")
+    tagged = OxigraphGraph(store, mapping=RdfMapping("http://x/", "http://x/", label_language="en"))
+    assert plain.find_entities("Douglas Adams") == []
+    assert tagged.find_entities("Douglas Adams") == ["Q1"]
+    for kg in (plain, tagged):
+        assert kg.find_entities("douglas adams", mode="casefold") == ["Q1"]
+        assert kg.label("Q1") == "Douglas Adams" and kg.neighbors("Q1", "p") == ["Q2"]
+    with pytest.raises(ValueError, match="language tag"):
+        RdfMapping(label_language='en" } DROP ALL')
