@@ -11,7 +11,8 @@ and Oxigraph over HTTP (`oxigraph serve-read-only` on 127.0.0.1 started here, re
 every path is a real request; the SPARQL backends send one query per path). All three must
 return identical path instances.
 No training is involved; MetaQA models elsewhere in rra train on the dev split.
-Writes bench/results/bench_graph.json.
+Also: find_entities latency per match mode (exact is an index lookup on every backend; casefold
+and substring scan all labels on the SPARQL backends). Writes bench/results/bench_graph.json.
 """
 from __future__ import annotations
 
@@ -87,6 +88,18 @@ def follow_all(kg, sample) -> tuple[list[float], list]:
     return times, results
 
 
+def lookup_all(kg, sample, n: int = 50) -> dict:
+    """find_entities latency by mode, on the topic entities' names (lower-cased for casefold)."""
+    topics = [t for t, _, _ in sample[:n]]
+    out = {}
+    for mode in ("exact", "casefold", "substring"):
+        texts = [t.lower() if mode == "casefold" else t for t in topics]
+        times = [timed(lambda: kg.find_entities(x, mode)) for x in texts]
+        found = sum(topic in kg.find_entities(x, mode, limit=100) for topic, x in zip(topics, texts))
+        out[mode] = {**percentiles(times), "topic_found": f"{found}/{len(topics)}"}
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -150,6 +163,7 @@ def main() -> None:
     figures["two_hop"]["questions_with_answer_reached"] = f"{reached}/{len(sample)}"
     figures["two_hop"]["mean_instances_per_question"] = round(statistics.fmean(len(r) for r in r_nx), 1)
     figures["two_hop"]["embedded_identical_to_networkx"] = r_ox == r_nx
+    figures["find_entities"] = {"networkx": lookup_all(nxg, sample), "oxigraph_embedded": lookup_all(oxg, sample)}
     del nxg, oxg  # the HTTP client should not pay for the garbage collector walking two KGs
     gc.collect()
 
@@ -169,6 +183,7 @@ def main() -> None:
                     figures["two_hop"]["oxigraph_http"] = percentiles(t_http)
                     figures["two_hop"]["oxigraph_http"]["requests"] = http.requests
                     figures["two_hop"]["http_identical_to_networkx"] = r_http == r_nx
+                    figures["find_entities"]["oxigraph_http"] = lookup_all(http, sample)
             finally:
                 proc.terminate()
                 proc.wait(timeout=10)
