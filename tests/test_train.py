@@ -37,7 +37,9 @@ def env() -> dict:
 
 
 def run_train(args: list[str], tmp_path: Path, timeout: int = 240) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, str(REPO / "train.py"), *BASE, f"paths.root_dir={tmp_path}", *args]
+    flags = [a for a in args if a.startswith("-")]  # argparse wants -m before the overrides
+    overrides = [a for a in args if not a.startswith("-")]
+    cmd = [sys.executable, str(REPO / "train.py"), *flags, *BASE, f"paths.root_dir={tmp_path}", *overrides]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return proc
