@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 from rra.entity_linking import strip_marks
-from rra.llm.parse import parse_choice, try_parse
+from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.retrieve import Retrieval
 
 # The RRA paper's answering prompt (knowledge first, then the question).
@@ -46,6 +46,7 @@ class Answer:
     errors: list[str] = field(default_factory=list)
     hits_mode: str = "top"  # "top": answers[0] must be gold; "reply": a gold answer in the reply
     extra: dict = field(default_factory=dict)
+    usage: dict | None = None  # {"calls", "prompt_tokens", "completion_tokens"} this answer spent
 
 
 @runtime_checkable
@@ -54,6 +55,10 @@ class Answerer(Protocol):
 
     def answer(self, question: str, knowledge: str, retrieval: Retrieval,
                labels: dict[str, str]) -> Answer: ...
+
+# Optional: `answer_many(items)` with items (question, knowledge, retrieval, labels) answers a whole
+# batch at once (one batched LLM call); the pipeline uses it when present. Each Answer then carries
+# its own `usage`, since a batched call cannot be split by before/after counters.
 
 
 class GraphScorer:
@@ -115,7 +120,15 @@ def candidate_entities(retrieval: Retrieval, topics: set[str], source: str) -> l
     return list(seen)
 
 
+def usage_of(reply) -> dict:
+    """Per-question LLM usage from the reply itself (batched calls share one usage counter)."""
+    return {"calls": 1, "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+
+
 class LLMAnswerer:
+    """Free-form answers. `answer_many` sends the prompts of a whole batch in one `generate` call
+    (local backends batch them, HTTP ones send them concurrently)."""
+
     name = "llm"
 
     def __init__(self, llm, prompt: str = ANSWER_PROMPT, no_knowledge_prompt: str = NO_KNOWLEDGE_PROMPT,
@@ -126,22 +139,35 @@ class LLMAnswerer:
         self.max_new_tokens = max_new_tokens
 
     def answer(self, question, knowledge, retrieval, labels) -> Answer:
-        q = strip_marks(question)
-        prompt = (self.prompt.format(knowledge=knowledge, question=q) if knowledge.strip()
-                  else self.no_knowledge_prompt.format(question=q))
-        reply = self.llm.generate([prompt], max_new_tokens=self.max_new_tokens)[0]
+        return self.answer_many([(question, knowledge, retrieval, labels)])[0]
+
+    def answer_many(self, items: Sequence[tuple]) -> list[Answer]:
+        prompts = []
+        for question, knowledge, _, _ in items:
+            q = strip_marks(question)
+            prompts.append(self.prompt.format(knowledge=knowledge, question=q) if knowledge.strip()
+                           else self.no_knowledge_prompt.format(question=q))
+        replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
+        return [self._read(reply, r, labels) for reply, (_, _, r, labels) in zip(replies, items)]
+
+    @staticmethod
+    def _read(reply, retrieval, labels) -> Answer:
+        text = clean_reply(reply.text)
         if not reply.ok:
-            return fallback(retrieval, "llm_error", f"answer llm: {reply.error}")
-        text = reply.text.strip()
-        if not text:
-            return fallback(retrieval, "unparseable", "answer llm: empty reply")
-        ents = mentioned(text, labels)
-        first_line = text.splitlines()[0].strip()
-        answers = ents or [first_line]
-        return Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
+            a = fallback(retrieval, "llm_error", f"answer llm: {reply.error}")
+        elif not text:
+            a = fallback(retrieval, "unparseable", "answer llm: empty reply")
+        else:
+            answers = mentioned(text, labels) or [text.splitlines()[0].strip()]
+            a = Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
+        a.usage = usage_of(reply)
+        return a
 
 
 class ChoiceAnswerer:
+    """The LM picks one of the candidate entities. `mode=score`: one `llm.score` call per question
+    (all candidates scored in it); `mode=number`: the prompts of a batch go in one `generate` call."""
+
     name = "choice"
 
     def __init__(self, llm, mode: str = "score", candidates: str = "knowledge",
@@ -157,43 +183,66 @@ class ChoiceAnswerer:
         self.max_new_tokens, self.length_norm = max_new_tokens, length_norm
 
     def answer(self, question, knowledge, retrieval, labels) -> Answer:
-        cands = candidate_entities(retrieval, {retrieval.topic_entity}, self.source)
-        cands = cands[: self.max_candidates]
-        if not cands:
-            return fallback(retrieval, "no_path", "choice: no candidate entity in the knowledge")
-        if len(cands) == 1:  # nothing to choose: no LLM call
-            return Answer(cands, answer_set=cands, extra={"candidates": cands})
-        q = strip_marks(question)
-        names = [labels.get(c, c) for c in cands]
+        return self.answer_many([(question, knowledge, retrieval, labels)])[0]
+
+    def answer_many(self, items: Sequence[tuple]) -> list[Answer]:
+        out: list[Answer | None] = [None] * len(items)
+        asks = []  # (index, question, knowledge, retrieval, candidates, names)
+        for i, (question, knowledge, r, labels) in enumerate(items):
+            cands = candidate_entities(r, {r.topic_entity}, self.source)[: self.max_candidates]
+            if not cands:
+                out[i] = fallback(r, "no_path", "choice: no candidate entity in the knowledge")
+            elif len(cands) == 1:  # nothing to choose: no LLM call
+                out[i] = Answer(cands, answer_set=cands, extra={"candidates": cands})
+            else:
+                asks.append((i, strip_marks(question), knowledge, r, cands, [labels.get(c, c) for c in cands]))
         if self.mode == "score":
-            return self._by_score(q, knowledge, retrieval, cands, names)
-        return self._by_number(q, knowledge, retrieval, cands, names)
+            for i, *ask in asks:
+                out[i] = self._by_score(*ask)
+        elif asks:
+            prompts = [self.choice_prompt.format(knowledge=k, question=q, options="\n".join(
+                f"{n}. {name}" for n, name in enumerate(names, 1))) for _, q, k, _, _, names in asks]
+            replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
+            for (i, _, _, r, cands, names), reply in zip(asks, replies):
+                out[i] = self._read_number(reply, r, cands, names)
+        return out
 
     def _by_score(self, q, knowledge, retrieval, cands, names) -> Answer:
         prompt = self.prompt.format(knowledge=knowledge, question=q)
+        before = self.llm.usage.snapshot()
         try:
             scores = self.llm.score(prompt, [" " + n for n in names])
+            error = ""
         except NotImplementedError:
-            return fallback(retrieval, "llm_error", "choice: this LLM backend cannot score; use answer.mode=number")
+            error = "choice: this LLM backend cannot score; use answer.mode=number"
         except Exception as err:
-            return fallback(retrieval, "llm_error", f"choice llm: {type(err).__name__}: {err}")
-        if self.length_norm:  # per-character log-likelihood, so long names are not penalised
-            scores = [s / max(1, len(n)) for s, n in zip(scores, names)]
-        order = sorted(range(len(cands)), key=lambda i: -scores[i])
-        ranked = [cands[i] for i in order]
-        return Answer(ranked, answer_set=ranked[:1],
-                      extra={"candidates": cands, "choice_scores": [round(float(s), 4) for s in scores]})
+            error = f"choice llm: {type(err).__name__}: {err}"
+        used = self.llm.usage.since(before)
+        usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,
+                 "completion_tokens": used.completion_tokens}
+        if error:
+            a = fallback(retrieval, "llm_error", error)
+        else:
+            if self.length_norm:  # per-character log-likelihood, so long names are not penalised
+                scores = [s / max(1, len(n)) for s, n in zip(scores, names)]
+            order = sorted(range(len(cands)), key=lambda i: -scores[i])
+            ranked = [cands[i] for i in order]
+            a = Answer(ranked, answer_set=ranked[:1],
+                       extra={"candidates": cands, "choice_scores": [round(float(s), 4) for s in scores]})
+        a.usage = usage
+        return a
 
-    def _by_number(self, q, knowledge, retrieval, cands, names) -> Answer:
-        options = "\n".join(f"{i}. {n}" for i, n in enumerate(names, 1))
-        prompt = self.choice_prompt.format(knowledge=knowledge, question=q, options=options)
-        reply = self.llm.generate([prompt], max_new_tokens=self.max_new_tokens)[0]
+    @staticmethod
+    def _read_number(reply, retrieval, cands, names) -> Answer:
         if not reply.ok:
-            return fallback(retrieval, "llm_error", f"choice llm: {reply.error}")
-        # a number ("2", "Option 2", "(B)") or, failing that, an option's name in the reply
-        k, error = try_parse(parse_choice, reply.text, len(cands), names)
-        if k is None:
-            return fallback(retrieval, "unparseable", f"choice: {error}", reply.text)
-        chosen = cands[k]
-        ranked = [chosen] + [c for c in cands if c != chosen]
-        return Answer(ranked, answer_set=[chosen], reply=reply.text, extra={"candidates": cands})
+            a = fallback(retrieval, "llm_error", f"choice llm: {reply.error}")
+        else:
+            # a number ("2", "Option 2", "(B)") or, failing that, an option's name in the reply
+            k, error = try_parse(parse_choice, reply.text, len(cands), names)
+            if k is None:
+                a = fallback(retrieval, "unparseable", f"choice: {error}", reply.text)
+            else:
+                ranked = [cands[k]] + [c for j, c in enumerate(cands) if j != k]
+                a = Answer(ranked, answer_set=ranked[:1], reply=reply.text, extra={"candidates": cands})
+        a.usage = usage_of(reply)
+        return a

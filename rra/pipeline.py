@@ -7,7 +7,8 @@ be answered (unknown entity, no path, graph or LLM failure) gets a status and th
 available, never an exception.
 
 `answer_batch` runs the retriever's encoder on a whole batch of questions at once (the expensive
-part on a CPU); the rest is per question. `build_rra` is the Hydra target of conf/method/rra.yaml.
+part on a CPU), retrieves and rewrites per question, then answers the batch with one batched LLM
+call when the answerer offers `answer_many`. `build_rra` is the Hydra target of conf/method/rra.yaml.
 """
 from __future__ import annotations
 
@@ -52,17 +53,34 @@ class RRAPipeline:
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
-        preds = []
+
+        # Retrieve + rewrite per question; questions that reach the answer step wait for one
+        # batched answer call (a local LLM generates a batch much faster than one by one).
+        preds, waiting = [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            pred = self._one(ex, link, candidates.get(i, []), model_error)
-            pred.latency_s = round(time.perf_counter() - t0 + shared_s, 6)
+            before = self.llm.usage.snapshot() if self.llm is not None else None
+            pred, ready = self._prepare(ex, link, candidates.get(i, []), model_error)
+            self._count(pred, before)
+            pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
+            if ready is not None:
+                waiting.append((pred, ready))
+        if waiting:
+            t0 = time.perf_counter()
+            answers = self._answer_all([ready for _, ready in waiting])
+            each = (time.perf_counter() - t0) / len(waiting)
+            for (pred, (_, _, _, labels)), ans in zip(waiting, answers):
+                self._apply(pred, ans, labels)
+                pred.latency_s += each
+        for pred in preds:
+            pred.latency_s = round(pred.latency_s, 6)
         return preds
 
     # --- one question ----------------------------------------------------------------------------
-    def _one(self, ex: QAExample, link: LinkResult, cands: list, model_error: str) -> Prediction:
-        before = self.llm.usage.snapshot() if self.llm is not None else None
+    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str):
+        """Link, retrieve and rewrite. Returns the prediction so far and, if the question can be
+        answered, the answerer's input (question, knowledge, retrieval, labels)."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
         gold_path = list(ex.relation_path) if ex.relation_path else None
         pred.extra.update({
@@ -74,10 +92,10 @@ class RRAPipeline:
                                  "ambiguous": link.ambiguous}
         if link.status != "ok":
             pred.status, pred.errors = link.status, [link.error]
-            return self._finish(pred, before)
+            return pred, None
         if model_error:
             pred.status, pred.errors = "no_path", [model_error]
-            return self._finish(pred, before)
+            return pred, None
 
         r = self.retrieval.retrieve(self.kg, link.entities[0], cands)
         pred.errors += r.errors
@@ -92,17 +110,33 @@ class RRAPipeline:
             pred.extra["pred_hop"], pred.extra["pred_path"] = len(best.path), list(best.path)
         if r.status != "ok":
             pred.status = r.status
-            return self._finish(pred, before)
+            return pred, None
 
         labels = self._labels(r)
         knowledge = self._rewrite(ex.question, r, labels, pred)
         pred.knowledge = knowledge
+        return pred, (ex.question, knowledge, r, labels)
+
+    def _answer_all(self, items: list[tuple]) -> list[Answer]:
+        many = getattr(self.answerer, "answer_many", None)
         try:
-            ans = self.answerer.answer(ex.question, knowledge, r, labels)
-        except Exception as err:  # an answerer bug must cost one question, not the run
-            ans = fallback(r, "llm_error", f"answerer: {type(err).__name__}: {err}")
-        self._apply(pred, ans, labels)
-        return self._finish(pred, before)
+            if many is not None:
+                return many(items)
+        except Exception as err:  # an answerer bug must cost answers, not the run
+            return [fallback(r, "llm_error", f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
+        answers = []
+        for item in items:
+            before = self.llm.usage.snapshot() if self.llm is not None else None
+            try:
+                ans = self.answerer.answer(*item)
+            except Exception as err:
+                ans = fallback(item[2], "llm_error", f"answerer: {type(err).__name__}: {err}")
+            if ans.usage is None and before is not None:
+                used = self.llm.usage.since(before)
+                ans.usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,
+                             "completion_tokens": used.completion_tokens}
+            answers.append(ans)
+        return answers
 
     def _labels(self, r: Retrieval) -> dict[str, str]:
         ents = {e for t in r.triples for e in (t.head, t.tail)} | {e for p in r.paths for e in p.ends}
@@ -133,13 +167,18 @@ class RRAPipeline:
         pred.extra["answer_set"] = ans.answer_set
         pred.extra["hits_mode"] = ans.hits_mode
         pred.extra["answer_labels"] = [labels.get(a, a) for a in ans.answers[:10]]
+        if ans.usage:
+            pred.llm_calls += ans.usage.get("calls", 0)
+            pred.llm_prompt_tokens += ans.usage.get("prompt_tokens", 0)
+            pred.llm_completion_tokens += ans.usage.get("completion_tokens", 0)
 
-    def _finish(self, pred: Prediction, before) -> Prediction:
+    def _count(self, pred: Prediction, before) -> None:
+        """LLM use of the retrieve/rewrite steps (e.g. an LLM rewriter), by usage before/after."""
         if before is not None:
             used = self.llm.usage.since(before)
-            pred.llm_calls, pred.llm_prompt_tokens = used.calls, used.prompt_tokens
-            pred.llm_completion_tokens = used.completion_tokens
-        return pred
+            pred.llm_calls += used.calls
+            pred.llm_prompt_tokens += used.prompt_tokens
+            pred.llm_completion_tokens += used.completion_tokens
 
 
 def marked(question: str, link: LinkResult) -> str:

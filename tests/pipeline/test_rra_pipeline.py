@@ -89,3 +89,21 @@ def test_broken_model_costs_the_batch_a_status_not_a_crash(movie_kg, example):
 
     p = make(movie_kg, PathRetrieval(Broken())).answer(example("who directed [Alien]", ["Ridley Scott"]))
     assert p.status == "no_path" and "out of memory" in p.errors[0]
+
+
+def test_answers_of_a_batch_go_in_one_llm_call_and_usage_is_per_question(movie_kg, retrieval, example):
+    class CountingLLM(ScriptedLLM):
+        batches = 0
+
+        def generate(self, prompts, **kw):
+            CountingLLM.batches += 1
+            return super().generate(prompts, **kw)
+
+    llm = CountingLLM(default="Ridley Scott")
+    pipe = make(movie_kg, retrieval, LLMAnswerer(llm), llm=llm)
+    out = pipe.answer_batch([example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+                             example("who directed [Gladiator]", ["Ridley Scott"], qid="2"),
+                             example("who directed [Nobody]", ["x"], qid="3")])
+    assert CountingLLM.batches == 1
+    assert [p.llm_calls for p in out] == [1, 1, 0]
+    assert out[0].llm_prompt_tokens > 0 and out[0].status == "ok" and out[2].status == "unknown_entity"
