@@ -153,6 +153,13 @@ def read_triples(
             bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
             continue
         triples.append(Triple(head, relation, tail))
+    if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
+        label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
+        if label_relations:
+            for t in triples:
+                if t.relation in label_relations:
+                    labels.setdefault(t.head, t.tail)
+            triples = [t for t in triples if t.relation not in label_relations]
     report.triples = len(triples)
     report.labels = len(labels)
     return triples, labels, report

@@ -18,22 +18,25 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
 DEFAULT_RELATION_BASE = "http://rra.local/relation/"
 
-# Characters an IRI may not hold in N-Triples / SPARQL IRIREF (controls, space, <>"{}|^`\),
-# plus '%' (so decoding is exact), '#' and '?' (so an id never turns into a fragment or query),
+# Characters an IRI may not hold in N-Triples / SPARQL IRIREF (controls, space, <>"{}|^`\) or in
+# an IRI path ([ and ]), plus '%' (so decoding is exact), '#' and '?' (so an id never turns into a fragment or query),
 # plus non-ASCII code points outside RFC 3987's ucschar ranges (e.g. C1 controls, surrogates,
 # non-characters). Everything else, including most unicode, stays readable.
+_NOT_UCSCHAR = "".join(f"{chr(p * 0x10000 + 0xFFFE)}-{chr(p * 0x10000 + 0xFFFF)}" for p in range(1, 14))
 _IRI_UNSAFE = re.compile(
-    "[\x00-\x20<>\"{}|^`\\\\%#?\x7f-\x9f"
-    "\ud800-\udfff\ue000-\uf8ff\ufdd0-\ufdef\ufff0-\uffff]"
+    "[\x00-\x20<>\"{}|^`\\\\%#?\\[\\]\x7f-\x9f"
+    "\ud800-\udfff\ue000-\uf8ff\ufdd0-\ufdef\ufff0-\uffff"
+    + _NOT_UCSCHAR + "\U000E0000-\U000E0FFF\U000EFFFE-\U0010FFFF]"
 )
 # What IRIREF forbids outright; `iri_ref` refuses these, so nothing can close the brackets.
 _IRI_FORBIDDEN = re.compile("[\x00-\x20<>\"{}|^`\\\\]")
-_ABSOLUTE_IRI = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|urn:)[^\x00-\x20<>\"{}|^`\\]+$")
+_ABSOLUTE_IRI = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|urn:)[^\x00-\x20<>\"{}|^`\\\[\]]+$")
 
-# N-Triples / SPARQL string escapes. Other control characters become \uXXXX so that a
-# literal is always a single line of printable text.
+# N-Triples / SPARQL string escapes. Other control characters and Unicode line separators become
+# \uXXXX so that a literal is always one line, whatever tool splits it.
 _LITERAL_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_LITERAL_UNSAFE = re.compile('["\\\\\x00-\x1f\x7f\ud800-\udfff]')
+_LITERAL_UNSAFE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\u2028\u2029]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _percent(match: re.Match) -> str:
@@ -66,6 +69,8 @@ def _escape_char(match: re.Match) -> str:
 
 def literal(text: str) -> str:
     """A quoted, escaped plain string literal for N-Triples and SPARQL."""
+    if _SURROGATE.search(text):
+        raise ValueError(f"not valid Unicode (lone surrogate), so not an RDF literal: {text!r}")
     return '"' + _LITERAL_UNSAFE.sub(_escape_char, text) + '"'
 
 
