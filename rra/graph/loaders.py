@@ -122,7 +122,8 @@ def read_triples(
         if line.endswith("\r"):
             line = line[:-1]
         if fmt != "nt":
-            parts = line.split(sep)
+            # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
+            parts = [p.strip() for p in line.split(sep)]
             # fast path first: MetaQA's 134k lines must load in well under 5 s
             if len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX:
                 triples.append(Triple(parts[0], parts[1], parts[2]))

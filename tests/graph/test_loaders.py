@@ -28,7 +28,7 @@ def write(path, text: str):
 
 
 def test_pipe_and_tsv(tmp_path):
-    pipe = write(tmp_path / "kb.txt", "Alien|directed_by|Ridley Scott\n\nAlien|release_year|1979\n")
+    pipe = write(tmp_path / "kb.txt", "Alien|directed_by|Ridley Scott\n\n Alien | release_year | 1979\r\n")
     tsv = write(tmp_path / "kb.tsv", "Alien\tdirected_by\tRidley Scott\nAlien\trelease_year\t1979\n")
     for path in (pipe, tsv):
         triples, labels, report = read_triples(path)
