@@ -72,7 +72,7 @@ class StructGPT:
         max_relations_shown: int = 60,
         excluded_relations: list[str] | None = None,
         seed: int = 0,
-        entity_weight: float = 0.1,
+        entity_weight: float = 0.0,
         stop_similarity: float = 0.8,
         max_new_tokens: int = 96,
         answer_max_new_tokens: int = 64,
@@ -155,7 +155,8 @@ class StructGPT:
             if heuristic:
                 rel_texts = [_chain_phrase(chain[e] + [_relation_of(t, e)]) for t, e, _ in read]
                 rel_sims = self.encoder.similarity(question, rel_texts)
-                ent_sims = self.encoder.similarity(question, [labels.get(n, n) for _, _, n in read])
+                ent_sims = (self.encoder.similarity(question, [labels.get(n, n) for _, _, n in read])
+                            if self.entity_weight else [0.0] * len(read))  # labels are new text: costly
                 scored = [((1 - self.entity_weight) * a + self.entity_weight * b, i)
                           for i, (a, b) in enumerate(zip(rel_sims, ent_sims))]
                 keep = sorted(i for _, i in sorted(scored, key=lambda x: -x[0])[: self.max_triples])

@@ -105,7 +105,7 @@ class ToG:
         max_relations: int = 60,
         excluded_relations: list[str] | None = None,
         seed: int = 0,
-        entity_weight: float = 0.1,
+        entity_weight: float = 0.0,
         stop_similarity: float = 0.8,
         max_new_tokens: int = 96,
         answer_max_new_tokens: int = 64,
@@ -289,8 +289,11 @@ class ToG:
             cands = self._neighbours(b, rel, qid)
             if not cands:
                 continue
-            labels = self.kg.labels(cands)
-            ent_sims = qsim([labels.get(c, c) for c in cands])
+            if self.entity_weight:  # every candidate label is new text: costly, so optional
+                labels = self.kg.labels(cands)
+                ent_sims = qsim([labels.get(c, c) for c in cands])
+            else:
+                ent_sims = [0.0] * len(cands)
             for c, es in zip(cands, ent_sims):
                 nb = _extend(b, rel, c, 0.0)
                 nb.score = (1 - self.entity_weight) * rel_score + self.entity_weight * es

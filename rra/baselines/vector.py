@@ -9,7 +9,7 @@ Index (built once per KG, encoder and chunking, then cached on disk):
   embed     - MiniLM, mean pooled, unit length; saved to `cache_dir/vector-<key>.pt` where the key
               hashes the sentences and the settings (a changed KG or setting is a new file).
 Query: cosine top-`top_k` chunks. LLM mode: the LLM answers from them. Heuristic mode: the entities of
-the facts in the top chunks, ranked by their chunk's rank then the fact's own similarity.
+the facts in the top chunks, ranked by their chunk's rank then the similarity of the fact's relation.
 
 On MetaQA (133,582 facts) the index is ~18k chunks; indexing time is measured by
 bench/bench_baselines.py (`vector_index_s`) and `max_facts` bounds it for quick runs.
@@ -28,6 +28,7 @@ from rra.baselines.common import (
     ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, question_text, read_answers, relation_phrase,
     set_answers, start_prediction,
 )
+from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, sample
 from rra.methods import Prediction
@@ -93,6 +94,7 @@ class VectorRAG:
         excluded_relations: list[str] | None = None,
         cache_dir: str | None = "bench/cache",
         seed: int = 0,
+        fact_text: str = "relation",
         answer_max_new_tokens: int = 64,
     ):
         if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
@@ -109,6 +111,7 @@ class VectorRAG:
         self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.answer_max_new_tokens = answer_max_new_tokens
+        self.fact_text = fact_text  # heuristic: how facts of the top chunks are ranked (see kgqp.rank_facts)
         self.facts: list[Triple] | None = None
         self.chunks: list[Chunk] = []
         self.vectors: torch.Tensor | None = None
@@ -189,8 +192,7 @@ class VectorRAG:
             answers = []
             for c in chunks:
                 own = list(dict.fromkeys(self.facts[c.first_fact : c.last_fact + 1]))
-                sims = self.encoder.similarity(question, [verbalise(t, labels) for t in own])
-                for _, t in sorted(zip(sims, own), key=lambda x: -x[0]):
+                for t in rank_facts(self.encoder, question, own, labels, self.fact_text):
                     answers += [x for x in (t.tail, t.head) if x not in topics]
             answers = list(dict.fromkeys(answers))[: self.max_answers]
             set_answers(pred, answers, False, answers[:1])
