@@ -28,12 +28,29 @@ log = logging.getLogger("infer")
 def build(cfg: DictConfig):
     from rra.llm import build_llm
 
-    log.info("graph <%s>", cfg.graph.get("_target_"))
-    kg = instantiate(cfg.graph)
+    kg = build_graph(cfg)
     llm = build_llm(cfg.get("llm"), cache_path=cfg.get("llm_cache"))
     log.info("method <%s>, llm %s", cfg.method.get("_target_"), getattr(llm, "name", None))
     method = instantiate(cfg.method, kg=kg, llm=llm)
     return kg, llm, method
+
+
+def build_graph(cfg: DictConfig):
+    """The graph backend of `cfg.graph`. File backends read `data.kb_path`; a data config without
+    one (but with its own `kg` loader, as the retriever's DataModule configs have) uses that loader."""
+    from omegaconf.errors import InterpolationKeyError
+
+    log.info("graph <%s>", cfg.graph.get("_target_"))
+    try:
+        return instantiate(cfg.graph)
+    except InterpolationKeyError as err:
+        kg_node = cfg.data.get("kg") if "kg" in cfg.data else None
+        if kg_node is None:
+            raise ValueError(f"the graph config needs a value the data config lacks: {err}") from err
+        log.warning("data config has no kb_path; loading the KG with its own loader <%s>",
+                    kg_node.get("_target_"))
+        kg = instantiate(kg_node)
+        return kg() if callable(kg) else kg
 
 
 def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
@@ -45,6 +62,9 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
         have = [k for k in ("train", "val", "test") if data.get(k) is not None]
         raise ValueError(f"the data config <{data.get('_target_')}> has no {split!r} question source; "
                          f"use split={'|'.join(have)}")
+    hop = data.get("hop") if "hop" in data else None
+    if hop is not None and "hops" in node:  # data.hop=2: only that hop set of a multi-hop dataset
+        node = OmegaConf.merge(node, {"hops": list(hop) if isinstance(hop, (list, tuple)) else [int(hop)]})
     source = instantiate(node)
     if callable(source):
         source = source(kg=kg) if "kg" in inspect.signature(source).parameters else source()

