@@ -90,21 +90,10 @@ def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool]:
 
 
 # -- reading ----------------------------------------------------------------------------
-def read_triples(
-    path: str | Path,
-    format: str | None = None,
-    on_error: OnError = "raise",
-    mapping: RdfMapping | None = None,
-) -> tuple[list[Triple], dict[str, str], LoadReport]:
-    """Triples, labels (from label-predicate triples in N-Triples) and a report."""
+def _on_bad_line(path: str | Path, on_error: str, report: LoadReport):
+    """What to do with a bad line: raise (naming file, line, value), or count it and go on."""
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    fmt = detect_format(path, format)
-    mapping = mapping or RdfMapping()
-    report = LoadReport(str(path), fmt)
-    triples: list[Triple] = []
-    labels: dict[str, str] = {}
-    sep = "|" if fmt == "pipe" else "\t"
 
     def bad(lineno: int, problem: str, value: str) -> None:
         if on_error == "raise":
@@ -113,29 +102,83 @@ def read_triples(
         if len(report.reasons) < MAX_REASONS:
             report.reasons.append(f"line {lineno}: {problem}: {value!r}")
 
-    with open(path, encoding="utf-8", newline="\n") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline does not start a line
+    return bad
+
+
+def read_triples(
+    path: str | Path,
+    format: str | None = None,
+    on_error: OnError = "raise",
+    mapping: RdfMapping | None = None,
+) -> tuple[list[Triple], dict[str, str], LoadReport]:
+    """Triples, labels (from label-predicate triples) and a report."""
+    fmt = detect_format(path, format)
+    mapping = mapping or RdfMapping()
+    report = LoadReport(str(path), fmt)
+    triples: list[Triple] = []
+    labels: dict[str, str] = {}
+
+    bad = _on_bad_line(path, on_error, report)
+    lines = _read_lines(path, bad)
     report.lines = len(lines)
+    if fmt == "nt":
+        _parse_ntriples_lines(lines, mapping, triples, labels, bad)
+    else:
+        _parse_delimited_lines(lines, "|" if fmt == "pipe" else "\t", triples, bad)
+    if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
+        label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
+        if label_relations:
+            for t in triples:
+                if t.relation in label_relations:
+                    labels.setdefault(t.head, t.tail)
+            triples = [t for t in triples if t.relation not in label_relations]
+    report.triples = len(triples)
+    report.labels = len(labels)
+    return triples, labels, report
+
+
+def _read_lines(path: str | Path, bad) -> list[str]:
+    """The file's lines (without line ends). A line that is not UTF-8 is reported by `bad`
+    with its number, and read as '' (so it is skipped) when `bad` does not raise."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    raw = text.split("\n") if text is not None else data.split(b"\n")
+    if raw and not raw[-1]:
+        raw.pop()  # the final newline does not start a line
+    lines = []
+    for lineno, line in enumerate(raw, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                bad(lineno, f"not valid UTF-8 ({e.reason} at byte {e.start})", line.decode("utf-8", "replace"))
+                line = ""
+        lines.append(line[:-1] if line.endswith("\r") else line)
+    return lines
+
+
+def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], bad) -> None:
     for lineno, line in enumerate(lines, 1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if fmt != "nt":
-            # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
-            parts = [p.strip() for p in line.split(sep)]
-            # fast path first: MetaQA's 134k lines must load in well under 5 s
-            if len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX:
-                triples.append(Triple(parts[0], parts[1], parts[2]))
-            elif not line.strip():
-                continue
-            elif len(parts) != 3:
-                bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
-            elif not all(parts):
-                bad(lineno, "empty head, relation or tail", line)
-            else:
-                bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", parts[1])
+        # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
+        parts = [p.strip() for p in line.split(sep)]
+        # fast path first: MetaQA's 134k lines must load in well under 5 s
+        if len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX:
+            triples.append(Triple(parts[0], parts[1], parts[2]))
+        elif not line.strip():
             continue
+        elif len(parts) != 3:
+            bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
+        elif not all(parts):
+            bad(lineno, "empty head, relation or tail", line)
+        else:
+            bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", parts[1])
+
+
+def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad) -> None:
+    for lineno, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
@@ -154,16 +197,6 @@ def read_triples(
             bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
             continue
         triples.append(Triple(head, relation, tail))
-    if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
-        label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
-        if label_relations:
-            for t in triples:
-                if t.relation in label_relations:
-                    labels.setdefault(t.head, t.tail)
-            triples = [t for t in triples if t.relation not in label_relations]
-    report.triples = len(triples)
-    report.labels = len(labels)
-    return triples, labels, report
 
 
 def read_labels(
@@ -174,22 +207,18 @@ def read_labels(
         _, labels, report = read_triples(path, "nt", on_error, mapping)
         return labels, report
     report = LoadReport(str(path), "labels-tsv")
+    bad = _on_bad_line(path, on_error, report)
     labels: dict[str, str] = {}
-    with open(path, encoding="utf-8", newline="\n") as f:
-        for lineno, raw in enumerate(f, 1):
-            line = raw.rstrip("\r\n")
-            report.lines = lineno
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2 or not parts[0]:
-                if on_error == "raise":
-                    raise KGFormatError(path, lineno, "expected id<TAB>label", line)
-                report.skipped += 1
-                if len(report.reasons) < MAX_REASONS:
-                    report.reasons.append(f"line {lineno}: expected id<TAB>label: {line!r}")
-                continue
-            labels.setdefault(parts[0], parts[1])
+    lines = _read_lines(path, bad)
+    report.lines = len(lines)
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip():
+            bad(lineno, "expected id<TAB>label", line)
+            continue
+        labels.setdefault(parts[0].strip(), parts[1])
     report.labels = len(labels)
     return labels, report
 

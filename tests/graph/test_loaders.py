@@ -215,3 +215,12 @@ def test_language_tagged_labels_in_a_foreign_store():
         assert kg.label("Q1") == "Douglas Adams" and kg.neighbors("Q1", "p") == ["Q2"]
     with pytest.raises(ValueError, match="language tag"):
         RdfMapping(label_language='en" } DROP ALL')
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    path = tmp_path / "kb.txt"
+    path.write_bytes(b"a|r|b\nc|r|\xff\xfe\ne|r|f\n")
+    with pytest.raises(KGFormatError, match=r"kb.txt:2: not valid UTF-8"):
+        read_triples(path)
+    triples, _, report = read_triples(path, on_error="skip")
+    assert [t.head for t in triples] == ["a", "e"] and report.skipped == 1 and report.lines == 3
