@@ -1,3 +1,15 @@
+"""The graph layer: one `KnowledgeGraph` protocol, three backends that answer it identically.
+
+    kg = load_graph("kb.txt")                          # NetworkX, in memory (default)
+    kg = load_graph("kb.nt", backend="oxigraph")       # embedded SPARQL store (store_path= for disk)
+    kg = SparqlGraph("http://127.0.0.1:7878/query")    # any SPARQL 1.1 endpoint
+    kg.follow_path("Alien", ["directed_by", "^directed_by"])
+
+Files: `head|relation|tail` (.txt), TSV (.tsv), N-Triples (.nt); `write_ntriples` (or
+`rra-kg convert`) exports a KG for any SPARQL store. Ids map to IRIs through `RdfMapping`
+(entity/relation base IRI + percent-encoded id; labels on rdfs:label by default).
+Hydra: conf/graph/{networkx,oxigraph,sparql}.yaml.
+"""
 from rra.graph.base import (
     INVERSE_PREFIX,
     GraphStats,
@@ -16,6 +28,7 @@ from rra.graph.loaders import (
     LoadReport,
     detect_format,
     load_graph,
+    ntriples_text,
     read_labels,
     read_triples,
     write_ntriples,
@@ -47,6 +60,7 @@ __all__ = [
     "is_inverse",
     "literal",
     "load_graph",
+    "ntriples_text",
     "read_labels",
     "read_triples",
     "step_triple",

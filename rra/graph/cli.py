@@ -3,6 +3,10 @@
     rra-kg stats KB [--format pipe|tsv|nt] [--on-error skip] [--json]
     rra-kg convert KB out.nt [--labels labels.tsv]       # N-Triples for any SPARQL store
     rra-kg load KB --store DIR                            # an on-disk Oxigraph store
+
+`load` reads the file through rra's loader (line-numbered errors, --on-error skip); for a dump of
+many millions of triples, `rra-kg convert` once and then `oxigraph load --location DIR --file
+kb.nt` is the faster route (same IRIs either way).
 """
 from __future__ import annotations
 
