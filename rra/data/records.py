@@ -24,3 +24,12 @@ class QAExample:
     @classmethod
     def from_dict(cls, d: dict) -> "QAExample":
         return cls(**d)
+
+
+class DataFormatError(ValueError):
+    """A malformed input line. The message always names `file:line` and the offending value."""
+
+    def __init__(self, source: str, problem: str, value: object = None):
+        self.source, self.problem, self.value = source, problem, value
+        shown = "" if value is None else f": {str(value)[:200]!r}"
+        super().__init__(f"{source}: {problem}{shown}")

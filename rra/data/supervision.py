@@ -1,0 +1,439 @@
+"""Relation-path supervision from the KG itself: no dataset-specific label files needed.
+
+For each question we enumerate the relation paths of length <= H from its (first) topic entity,
+in both directions (`^r` walks r backwards), and score each path by the answer-F1 of its end-entity
+set against the gold answers. The best path is the training target, its length the hop label.
+
+What a path's end set is (MetaQA's semantics, checked on its 2/3-hop files): the topic entity is
+removed from every entity set after the start, so "films by the director of [X]" are the *other*
+films, and the years of "films sharing an actor with [X]" do not include X's own year unless
+another film has it. `revisit_topic=True` keeps the topic in intermediate sets (it is still never
+an answer).
+
+Ties are broken deterministically: higher F1, then shorter path, then the relation names in
+lexicographic order. On each question `label_examples` sets:
+    ex.relation_path              the best path (None when no path reaches any answer)
+    ex.extra["hop_label"]         its length (None when none)
+    ex.extra["path_candidates"]   the top-k paths as {"path", "f1", "precision", "recall", "n_end"}
+    ex.extra["gold_path"]         the dataset's own path, kept as it was; if the example came with a
+                                  relation_path but no gold_path, that path is moved here first.
+
+Speed. Questions are grouped by topic entity so each topic's paths are enumerated once. Sets are
+expanded relation-wise over a relation-major adjacency (one C-level set.update per relation and
+frontier). Exact prunes (they never change a label): the last hop only walks relations that can
+arrive at one of the group's gold answers, and skips a frontier that has no edge into them; a
+relation is walked only if the KG's schema lets a useful relation follow it. One cap (this one can
+drop paths): a set larger than `max_frontier` entities is scored but not extended. Such sets only
+arise through hub nodes (a language, a genre, a year), and longer paths through them end in sets so
+large that their F1 is near zero. On MetaQA the largest intermediate set of a gold 3-hop path is
+219 entities; the default cap is 500.
+Labels are cached on disk, keyed by the KG's stats, the question set, H and the other settings.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from rra.data.records import QAExample
+from rra.graph.base import KnowledgeGraph, inverse
+
+# Bump when the labelling semantics change, so old cache files stop matching.
+SUPERVISION_VERSION = 1
+
+@dataclass
+class SupervisionConfig:
+    max_hops: int = 3
+    max_frontier: int = 500  # sets larger than this are scored but not extended (hub nodes)
+    top_k: int = 10  # ranked candidate paths kept per question
+    revisit_topic: bool = False  # keep the topic entity in intermediate sets (never in the end set)
+
+
+@dataclass
+class SupervisionReport:
+    n: int = 0
+    covered: int = 0  # questions with at least one path reaching a gold answer
+    exact: int = 0  # questions whose best path has F1 = 1
+    topic_missing: int = 0  # no topic entity, or not in the KG
+    hop_label_counts: dict = field(default_factory=dict)  # hop label -> count ("none" for uncovered)
+    per_hop: dict = field(default_factory=dict)  # dataset hop count -> same figures for that subset
+    gold_known: int = 0  # questions with a dataset gold path
+    gold_agree: int = 0  # ... whose best KG path equals it
+    gold_hop_agree: int = 0  # ... whose hop label equals its length
+    gold_in_top_k: int = 0  # ... whose gold path is among the kept candidates
+    gold_best_f1: int = 0  # ... whose gold path scores the best F1 (a tie lost to a shorter path counts)
+    seconds: float = 0.0
+    cache_hit: bool = False
+    cache_file: str | None = None
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.n if self.n else 0.0
+
+    @property
+    def gold_agreement(self) -> float:
+        return self.gold_agree / self.gold_known if self.gold_known else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["coverage"] = self.coverage
+        d["gold_agreement"] = self.gold_agreement
+        return d
+
+
+# -- adjacency ------------------------------------------------------------------------------
+class _LazyNeighbours(dict):
+    """entity -> neighbours over one relation, fetched through the KnowledgeGraph protocol on
+    first use: for backends (SPARQL) that cannot hand over the whole graph. Slow but general."""
+
+    def __init__(self, kg: KnowledgeGraph, relation: str):
+        super().__init__()
+        self.kg, self.relation = kg, relation
+
+    def get(self, entity, default=None):
+        if entity not in self:
+            self[entity] = tuple(self.kg.neighbors(entity, self.relation)) if self.kg.has_entity(entity) else ()
+        return self[entity] or default
+
+    def __contains__(self, entity) -> bool:
+        return bool(self.get(entity))
+
+
+@dataclass
+class Adjacency:
+    """Relation-major adjacency: `by_relation[r][e]` = entities reached from e over r (`^r`
+    included). Relation-major so one hop of a whole entity set over r is a single C-level
+    `set.update(*map(by_relation[r].get, frontier))`."""
+
+    by_relation: dict[str, dict[str, tuple[str, ...]]]
+    entities: set[str] | None = None  # None: ask the KG (lazy backends)
+    kg: object = None
+    _follows: dict | None = field(default=None, repr=False)
+
+    def has(self, entity: str) -> bool:
+        return entity in self.entities if self.entities is not None else self.kg.has_entity(entity)
+
+    def relations_at(self, entity: str) -> list[str]:
+        return [r for r, m in self.by_relation.items() if entity in m]
+
+    def follows(self) -> dict[str, set[str]]:
+        """r -> the relations that can be walked right after r (some entity reached by r has
+        them): a schema-level filter that skips relations that cannot continue a path."""
+        if self._follows is None:
+            rels = list(self.by_relation)
+            if self.entities is None:  # lazy backend: no schema at hand, allow everything
+                self._follows = {r: set(rels) for r in rels}
+            else:
+                self._follows = {
+                    r: {
+                        r2
+                        for r2 in rels
+                        if not self.by_relation[r2].keys().isdisjoint(self.by_relation.get(inverse(r), {}).keys())
+                    }
+                    for r in rels
+                }
+        return self._follows
+
+
+def build_adjacency(kg) -> Adjacency:
+    """Read the whole graph in one pass when the backend can list its triples (NetworkXGraph);
+    otherwise fetch neighbours lazily through the protocol."""
+    if hasattr(kg, "g") and hasattr(kg.g, "edges"):
+        edges: Iterable = ((h, k, t) for h, t, k in kg.g.edges(keys=True))
+    elif hasattr(kg, "all_triples"):
+        edges = (t.as_tuple() for t in kg.all_triples())
+    else:
+        rels = [r for base in kg.relation_types() for r in (base, inverse(base))]
+        return Adjacency({r: _LazyNeighbours(kg, r) for r in rels}, None, kg)
+    lists: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    entities: set[str] = set()
+    for h, r, t in edges:
+        lists[r][h].append(t)
+        lists["^" + r][t].append(h)
+        entities.add(h)
+        entities.add(t)
+    by_relation = {r: {e: tuple(v) for e, v in m.items()} for r, m in sorted(lists.items())}
+    return Adjacency(by_relation, entities, kg)
+
+
+def _expand(adj: Adjacency, frontier: set[str], only: set[str] | None) -> dict[str, set[str]]:
+    """One hop from every entity of `frontier` over every relation (or only those in `only`):
+    relation -> set of entities reached (non-empty sets only)."""
+    buckets: dict[str, set[str]] = {}
+    for r in adj.by_relation if only is None else sorted(only):
+        m = adj.by_relation.get(r)
+        if m is None:
+            continue
+        if len(frontier) == 1:
+            nbrs = m.get(next(iter(frontier)))
+            if nbrs:
+                buckets[r] = set(nbrs)
+            continue
+        reached: set[str] = set()
+        reached.update(*filter(None, map(m.get, frontier)))
+        if reached:
+            buckets[r] = reached
+    return buckets
+
+
+def enumerate_paths(
+    adj: Adjacency,
+    topic: str,
+    config: SupervisionConfig,
+    answers: Iterable[str] | None = None,
+) -> dict[tuple[str, ...], set[str]]:
+    """End-entity set of every relation path (length 1..H) from `topic` that is not empty.
+    With `answers`, only paths that can end in one of them are returned (the others are walked
+    only as prefixes of longer paths); None returns every path."""
+    answers = set(answers) if answers is not None else None
+    end_relations = _end_relations(adj, answers) if answers is not None else None
+    out: dict[tuple[str, ...], set[str]] = {}
+    follows = adj.follows()
+    useful = _useful_relations(adj, end_relations, config.max_hops)
+    into_answers = _Preimages(adj, answers) if answers is not None else None
+    level: list[tuple[tuple[str, ...], set[str]]] = [((), {topic})]
+    for depth in range(1, config.max_hops + 1):
+        last = depth == config.max_hops
+        grown = []
+        for prefix, frontier in level:
+            if len(frontier) > config.max_frontier:
+                continue
+            rels = useful[depth] if not prefix else useful[depth] & follows[prefix[-1]]
+            if last and into_answers is not None:  # skip last hops that cannot reach an answer
+                rels = {r for r in rels if into_answers.may_reach(frontier, r)}
+            for r, ends in _expand(adj, frontier, rels).items():
+                if not config.revisit_topic:
+                    ends.discard(topic)
+                if not ends:
+                    continue
+                path = prefix + (r,)
+                if end_relations is None or r in end_relations:
+                    scored = ends - {topic} if config.revisit_topic else ends  # never an answer
+                    if scored:
+                        out[path] = scored
+                if not last:
+                    grown.append((path, ends))
+        level = grown
+    return out
+
+
+class _Preimages:
+    """For the last hop: the entities with an r-edge into the answers, per relation r, so a
+    frontier that cannot reach an answer over r is skipped without building its end set.
+    Built lazily; skipped (no pruning) when the answers are hubs and the preimage is too large."""
+
+    LIMIT = 20_000
+
+    def __init__(self, adj: Adjacency, answers: set[str]):
+        self.adj, self.answers, self.cache = adj, answers, {}
+
+    def may_reach(self, frontier: set[str], relation: str) -> bool:
+        if relation not in self.cache:
+            back = self.adj.by_relation.get(inverse(relation), {})
+            lists = [n for n in map(back.get, self.answers) if n]
+            pre = None
+            if sum(map(len, lists)) <= self.LIMIT:
+                pre = set()
+                pre.update(*lists)
+            self.cache[relation] = pre
+        pre = self.cache[relation]
+        return pre is None or not frontier.isdisjoint(pre)
+
+
+def _useful_relations(adj: Adjacency, end_relations: set[str] | None, max_hops: int) -> dict[int, set[str]]:
+    """depth -> relations worth walking at that depth: the last hop must arrive at an answer;
+    an earlier hop must either do so or be followable by a relation useful one depth later."""
+    follows = adj.follows()
+    useful = {max_hops: set(follows) if end_relations is None else set(end_relations)}
+    for depth in range(max_hops - 1, 0, -1):
+        useful[depth] = useful[max_hops] | {r for r in follows if follows[r] & useful[depth + 1]}
+    return useful
+
+
+def score_paths(
+    paths: dict[tuple[str, ...], set[str]], answers: Sequence[str], top_k: int | None = None
+) -> list[dict]:
+    """Paths whose end set holds a gold answer, best first: (-F1, length, relation names)."""
+    gold = set(answers)
+    scored = []
+    for path, ends in paths.items():
+        hits = sum(1 for g in gold if g in ends)
+        if hits:
+            scored.append((-2.0 * hits / (len(ends) + len(gold)), len(path), path, hits, len(ends)))
+    scored.sort()
+    if top_k is not None:
+        scored = scored[:top_k]
+    return [
+        {
+            "path": list(path),
+            "f1": -neg_f1,
+            "precision": hits / n_end,
+            "recall": hits / len(gold),
+            "n_end": n_end,
+        }
+        for neg_f1, _, path, hits, n_end in scored
+    ]
+
+
+def path_candidates(
+    kg_or_adj, topic: str, answers: Sequence[str], config: SupervisionConfig | None = None
+) -> list[dict]:
+    """Ranked candidate paths for one question (convenience; `label_examples` is the fast bulk path)."""
+    config = config or SupervisionConfig()
+    adj = kg_or_adj if isinstance(kg_or_adj, Adjacency) else build_adjacency(kg_or_adj)
+    if not adj.has(topic):
+        return []
+    return score_paths(enumerate_paths(adj, topic, config, answers), answers, config.top_k)
+
+
+def _end_relations(adj: Adjacency, answers: Iterable[str]) -> set[str]:
+    """Relations whose walk can arrive at one of `answers`: r arrives at g iff g has ^r (inverse)."""
+    return {inverse(r) for r, m in adj.by_relation.items() for g in answers if g in m}
+
+
+def compute_candidates(
+    adj: Adjacency, examples: Sequence[QAExample], config: SupervisionConfig, progress: bool = False
+) -> list[list[dict]]:
+    """Ranked candidates per example (same order), grouping questions by topic entity."""
+    from tqdm import tqdm
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    result: list[list[dict]] = [[] for _ in examples]
+    for i, ex in enumerate(examples):
+        if ex.topic_entities and adj.has(ex.topic_entities[0]):
+            groups[ex.topic_entities[0]].append(i)
+    for topic, idx in tqdm(groups.items(), desc="supervision", unit="topic", disable=not progress):
+        union = {a for i in idx for a in examples[i].answers}
+        paths = enumerate_paths(adj, topic, config, union)
+        for i in idx:
+            result[i] = score_paths(paths, examples[i].answers, config.top_k)
+    return result
+
+
+# -- cache ----------------------------------------------------------------------------------
+def default_cache_dir() -> Path:
+    base = os.environ.get("RRA_CACHE_DIR") or Path.home() / ".cache" / "rra"
+    return Path(base) / "supervision"
+
+
+def cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig) -> str:
+    stats = kg.stats()
+    h = hashlib.sha256()
+    header = {
+        "version": SUPERVISION_VERSION,
+        "kg": [stats.entities, stats.triples, sorted(stats.relations.items())],
+        "config": asdict(config),
+    }
+    h.update(json.dumps(header, sort_keys=True).encode())
+    for ex in examples:  # the question set: ids, topics and answers, in order
+        h.update(json.dumps([ex.qid, ex.topic_entities[:1], ex.answers]).encode())
+    return h.hexdigest()[:24]
+
+
+def _read_cache(path: Path) -> list[list[dict]] | None:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError, EOFError):
+        return None  # missing or damaged: recompute
+
+
+def _write_cache(path: Path, candidates: list[list[dict]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=3) as f:
+        json.dump(candidates, f, separators=(",", ":"))
+    os.replace(tmp, path)  # atomic: a crashed run never leaves a half-written cache
+
+
+# -- entry point ----------------------------------------------------------------------------
+_DEFAULT = object()
+
+
+def label_examples(
+    kg,
+    examples: Sequence[QAExample],
+    config: SupervisionConfig | None = None,
+    cache_dir: str | Path | None | object = _DEFAULT,
+    adjacency: Adjacency | None = None,
+    progress: bool = False,
+) -> SupervisionReport:
+    """Label `examples` in place (see the module doc) and return the report.
+    `cache_dir=None` disables the cache; by default it is ~/.cache/rra/supervision ($RRA_CACHE_DIR)."""
+    config = config or SupervisionConfig()
+    start = time.perf_counter()
+    report = SupervisionReport()
+    candidates = None
+    cache_file = None
+    if cache_dir is not None:
+        cache_dir = default_cache_dir() if cache_dir is _DEFAULT else Path(cache_dir)
+        cache_file = cache_dir / f"labels-{cache_key(kg, examples, config)}.json.gz"
+        report.cache_file = str(cache_file)
+        candidates = _read_cache(cache_file)
+        if candidates is not None and len(candidates) != len(examples):
+            candidates = None
+        report.cache_hit = candidates is not None
+    if candidates is None:
+        adj = adjacency if adjacency is not None else build_adjacency(kg)
+        candidates = compute_candidates(adj, examples, config, progress)
+        for ex in examples:
+            if not ex.topic_entities or not adj.has(ex.topic_entities[0]):
+                report.topic_missing += 1
+        if cache_file is not None:
+            _write_cache(cache_file, candidates)
+    else:
+        report.topic_missing = sum(
+            1 for ex in examples if not ex.topic_entities or not kg.has_entity(ex.topic_entities[0])
+        )
+    _apply(examples, candidates, report)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: SupervisionReport) -> None:
+    per_hop: dict = defaultdict(lambda: {"n": 0, "covered": 0, "exact": 0, "hop_label_counts": Counter()})
+    labels = Counter()
+    for ex, cands in zip(examples, candidates):
+        if ex.relation_path is not None and "gold_path" not in ex.extra:
+            ex.extra["gold_path"] = list(ex.relation_path)
+        best = cands[0]["path"] if cands else None
+        ex.relation_path = list(best) if best else None
+        ex.extra["hop_label"] = len(best) if best else None
+        ex.extra["path_candidates"] = cands
+        label = len(best) if best else "none"
+        labels[label] += 1
+        bucket = per_hop[ex.hops if ex.hops is not None else "unknown"]
+        bucket["n"] += 1
+        bucket["hop_label_counts"][label] += 1
+        report.n += 1
+        if best:
+            report.covered += 1
+            bucket["covered"] += 1
+            if cands[0]["f1"] == 1.0:
+                report.exact += 1
+                bucket["exact"] += 1
+        gold = ex.extra.get("gold_path")
+        if gold:
+            report.gold_known += 1
+            report.gold_agree += best == list(gold)
+            report.gold_hop_agree += best is not None and len(best) == len(gold)
+            in_top = [c for c in cands if c["path"] == list(gold)]
+            report.gold_in_top_k += bool(in_top)
+            report.gold_best_f1 += bool(in_top) and in_top[0]["f1"] == cands[0]["f1"]
+    report.hop_label_counts = {str(k): v for k, v in sorted(labels.items(), key=str)}
+    report.per_hop = {
+        str(h): {
+            "n": b["n"],
+            "covered": b["covered"],
+            "coverage": b["covered"] / b["n"],
+            "exact": b["exact"],
+            "hop_label_counts": {str(k): v for k, v in sorted(b["hop_label_counts"].items(), key=str)},
+        }
+        for h, b in sorted(per_hop.items(), key=lambda kv: str(kv[0]))
+    }
