@@ -1,8 +1,12 @@
 """LightningDataModule for the retriever: any KG + any QA set with relation-path supervision.
 
 Batches are plain text: {"question": [masked question, ...], "path": [[rel, ...], ...]}; the model
-tokenises (so the tokenizer lives in one place, the checkpoint). Supervision comes from the KG
-(`label_paths`, e.g. `rra.data.supervision`) for examples that carry no `relation_path` yet.
+tokenises (so the tokenizer lives in one place, the checkpoint).
+
+Supervision: with `train_paths="kg"` (default) every training/validation example is labelled from
+the KG (`rra.data.supervision`: best answer-F1 path of length <= max_hops; the dataset's own path,
+if any, stays in `extra["gold_path"]`). With `train_paths="given"` the loaded `relation_path`s are
+used and only missing ones are labelled from the KG. Test examples keep their given (gold) paths.
 
 Every source is injected (Hydra `_target_`, `_partial_: true` for lazy loading):
     kg:     a KnowledgeGraph, or a zero-argument callable returning one
@@ -16,6 +20,7 @@ import inspect
 import logging
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import lightning as L
@@ -47,7 +52,10 @@ class RetrieverDataModule(L.LightningDataModule):
         train: Source,
         test: Source = None,
         val: Source = None,
+        train_paths: str = "kg",
         label_paths: Callable | None = None,
+        supervision_cache: str | bool = True,
+        root: str | None = None,
         val_fraction: float = 0.1,
         max_hops: int = 3,
         mask_token: str | None = "[E]",
@@ -62,7 +70,11 @@ class RetrieverDataModule(L.LightningDataModule):
     ):
         super().__init__()
         self.kg_source, self.sources = kg, {"train": train, "val": val, "test": test}
-        self.label_paths = label_paths
+        if train_paths not in ("kg", "given"):
+            raise ValueError(f"train_paths must be 'kg' or 'given', not {train_paths!r}")
+        self.train_paths, self.supervision_cache = train_paths, supervision_cache
+        self.label_paths = label_paths or self.kg_labels
+        self.root = root  # the dataset folder that the loaders' configs read (${data.root})
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed = dedupe, seed
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -86,17 +98,22 @@ class RetrieverDataModule(L.LightningDataModule):
             source = source(kg=self.kg) if takes_kg else source()
         return list(source)
 
-    def _supervise(self, examples: list[QAExample], split: str) -> list[QAExample]:
-        """Fill missing relation paths from the KG; drop (and count) what has no usable path."""
-        missing = [e for e in examples if e.relation_path is None]
-        if missing:
-            if self.label_paths is None:
-                raise ValueError(
-                    f"{split}: {len(missing)} of {len(examples)} examples have no relation_path "
-                    f"(first: {missing[0].source or missing[0].question!r}) and no `label_paths` "
-                    "supervision is configured"
-                )
-            self.label_paths(self.kg, missing, self.max_hops)
+    def kg_labels(self, kg: KnowledgeGraph, examples: list[QAExample], max_hops: int) -> None:
+        """Default labeller: relation paths from the KG (rra.data.supervision), cached on disk."""
+        from rra.data.supervision import SupervisionConfig, label_examples
+
+        cache = self.supervision_cache
+        kwargs = {} if cache is True else {"cache_dir": cache or None}
+        report = label_examples(kg, examples, SupervisionConfig(max_hops=max_hops), **kwargs)
+        self.summary.setdefault("supervision", []).append(report.to_dict())
+        log.info("KG supervision: %d of %d questions covered (%.1f s)", report.covered, report.n, report.seconds)
+
+    def _supervise(self, examples: list[QAExample], split: str, relabel: bool = False) -> list[QAExample]:
+        """Label paths from the KG (all when `relabel`, else the missing ones); drop (and count)
+        examples without a usable path."""
+        todo = list(examples) if relabel else [e for e in examples if e.relation_path is None]
+        if todo:
+            self.label_paths(self.kg, todo, self.max_hops)
         known = set(self.relations)
         kept, dropped = [], Counter()
         for e in examples:
@@ -122,12 +139,19 @@ class RetrieverDataModule(L.LightningDataModule):
         ]
         if dedupe:
             # Masked templates repeat (MetaQA: ~500 distinct masked questions in 39k). Keep each
-            # distinct masked question once, labelled with its most frequent path: KG-derived labels
-            # are noisy where two relations reach the same answers, and the majority is the template's.
-            paths: dict[str, Counter] = {}
-            for x in items:
-                paths.setdefault(x["question"], Counter())[tuple(x["path"])] += 1
-            items = [{"question": q, "path": list(c.most_common(1)[0][0])} for q, c in paths.items()]
+            # distinct masked question once, labelled with the path that explains its questions
+            # best overall: the sum over its questions of each candidate path's answer-F1 (from KG
+            # supervision), then how often it was the label. Per-question KG labels are noisy where
+            # two relations reach the same answers (a film's director is often its writer); summed
+            # over a template, the relation the question is about wins.
+            votes: dict[str, Counter] = {}
+            for e, x in zip(examples, items):
+                v = votes.setdefault(x["question"], Counter())
+                v[tuple(x["path"])] += 1e-6  # tie-break: the most frequent label
+                for cand in e.extra.get("path_candidates") or ():
+                    if len(cand["path"]) <= self.max_hops:
+                        v[tuple(cand["path"])] += float(cand.get("f1", 0.0))
+            items = [{"question": q, "path": list(v.most_common(1)[0][0])} for q, v in votes.items()]
         return items
 
     def _cap_per_hop(self, examples: list[QAExample], cap: int | None, rng: random.Random) -> list[QAExample]:
@@ -143,9 +167,12 @@ class RetrieverDataModule(L.LightningDataModule):
         if self.splits:  # idempotent: Lightning calls setup per stage, model_kwargs calls it early
             return
         rng = random.Random(self.seed)
+        if self.root is not None and not Path(self.root).exists():
+            raise FileNotFoundError(f"dataset folder data.root={self.root} does not exist")
         self.kg = self.kg_source() if callable(self.kg_source) else self.kg_source
         self.relations = relation_vocabulary(self.kg)
-        train = self._supervise(self._load(self.sources["train"]), "train")
+        relabel = self.train_paths == "kg"
+        train = self._supervise(self._load(self.sources["train"]), "train", relabel)
         val = self._load(self.sources["val"])
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))
@@ -154,7 +181,7 @@ class RetrieverDataModule(L.LightningDataModule):
             val = [train[i] for i in sorted(order[:n_val])]
             train = [train[i] for i in sorted(order[n_val:])]
         else:
-            val = self._supervise(val, "val")
+            val = self._supervise(val, "val", relabel)
         train = self._cap_per_hop(train, self.max_train_per_hop, rng)
         test = self._load(self.sources["test"])
         test = self._supervise(test, "test") if test is not None else []

@@ -92,6 +92,7 @@ class Retriever(L.LightningModule):
         self.rel_index = {r: i for i, r in enumerate(self.relations)}
         tokenizer = tokenizer_from_state(tokenizer_state) if tokenizer_state else None
         self.encoder = load_encoder(encoder, encoder_config, pretrained, max_length, tokenizer)
+        self.encoder.train()  # from_pretrained returns eval mode; Lightning keeps modes as found
         if freeze_encoder:
             self.encoder.requires_grad_(False)
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)

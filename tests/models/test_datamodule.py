@@ -13,7 +13,8 @@ def test_vocabulary_has_both_directions():
 
 def test_validation_hold_out_is_fixed_by_seed():
     def split(seed):
-        dm = RetrieverDataModule(toy_kg(), train=toy_questions(60), val_fraction=0.25, dedupe=False, seed=seed)
+        dm = RetrieverDataModule(toy_kg(), train=toy_questions(60), val_fraction=0.25, dedupe=False, seed=seed,
+                                 train_paths="given")
         dm.setup()
         return [x["question"] for x in dm.splits["val"]], [x["question"] for x in dm.splits["train"]]
 
@@ -26,28 +27,56 @@ def test_validation_hold_out_is_fixed_by_seed():
 def test_dedupe_keeps_the_majority_path_per_masked_question():
     qs = [QAExample(f"who wrote [{m}]", [m], [], ["directed_by" if m == "Movie 0" else "release_year"])
           for m in ("Movie 0", "Movie 1", "Movie 2")]
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0)
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given")
     dm.setup()
     assert dm.splits["train"] == [{"question": "who wrote [E]", "path": ["release_year"]}]
 
 
-def test_missing_paths_need_supervision_and_labeller_is_used():
+def test_dedupe_prefers_the_path_with_the_highest_summed_f1():
+    # 3 questions of one template: labelled directed_by twice (ties), written_by once, but
+    # written_by explains every question's answers (f1 1.0) and directed_by only some
+    qs = []
+    for m, label in (("Movie 0", "directed_by"), ("Movie 1", "directed_by"), ("Movie 2", "release_year")):
+        q = QAExample(f"who wrote [{m}]", [m], [], [label])
+        q.extra["path_candidates"] = [{"path": ["directed_by"], "f1": 1.0 if m == "Movie 0" else 0.5},
+                                      {"path": ["release_year"], "f1": 1.0}]
+        qs.append(q)
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given")
+    dm.setup()
+    assert dm.splits["train"] == [{"question": "who wrote [E]", "path": ["release_year"]}]
+
+
+def test_kg_supervision_labels_training_paths_and_keeps_gold(tmp_path):
+    qs = toy_questions(8, templates=4)  # 1-hop templates: the KG-derived path is the gold one
+    gold = [list(q.relation_path) for q in qs]
+    for q in qs[::2]:
+        q.relation_path = ["has_genre"]  # wrong given labels: train_paths=kg must replace them
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, dedupe=False, train_paths="kg",
+                             supervision_cache=str(tmp_path))
+    dm.setup()
+    assert [x["path"] for x in dm.splits["train"]] == gold
+    assert dm.summary["supervision"][0]["covered"] == 8
+
+
+def test_given_paths_label_only_missing_ones():
     qs = toy_questions(4)
     qs[2].relation_path = None
-    with pytest.raises(ValueError, match="1 of 4 examples have no relation_path"):
-        RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0).setup()
+    seen = []
 
     def label(kg, examples, max_hops):
+        seen.extend(examples)
         for e in examples:
-            e.relation_path = ["directed_by"] if kg.has_entity(e.topic_entities[0]) else []
+            e.relation_path = ["directed_by"]
 
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, label_paths=label, dedupe=False)
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, label_paths=label, dedupe=False,
+                             train_paths="given")
     dm.setup()
-    assert dm.splits["train"][2]["path"] == ["directed_by"]
+    assert seen == [qs[2]] and dm.splits["train"][2]["path"] == ["directed_by"]
+    assert dm.splits["train"][0]["path"] == toy_questions(4)[0].relation_path
 
 
 def test_relation_outside_the_kg_is_an_error():
     qs = toy_questions(3)
     qs[1].relation_path = ["written_by"]
     with pytest.raises(ValueError, match="written_by"):
-        RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0).setup()
+        RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given").setup()

@@ -12,7 +12,7 @@ from toy_data import toy_kg, toy_questions
 
 def make_model(tiny_kwargs, **kw) -> tuple[Retriever, RetrieverDataModule]:
     dm = RetrieverDataModule(toy_kg, train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1),
-                             val_fraction=0.0, batch_size=8, dedupe=True)
+                             val_fraction=0.0, batch_size=8, dedupe=True, train_paths="given")
     return Retriever(**dm.model_kwargs(), **tiny_kwargs, **kw), dm
 
 

@@ -49,9 +49,11 @@ def toy_questions(n: int = 40, seed: int = 0, templates: int | None = None) -> l
         "actor": [f"Actor {a}" for a in range(6)],
     }
     chosen = TEMPLATES[:templates] if templates else TEMPLATES
+    kg = toy_kg()
     out = []
     for i in range(n):
         text, kind, path = chosen[i % len(chosen)]
         entity = rng.choice(starts[kind])
-        out.append(QAExample(text.format(entity), [entity], [], list(path), qid=f"toy{i}", hops=len(path)))
+        answers = sorted({p.end for p in kg.follow_path(entity, path)} - {entity})
+        out.append(QAExample(text.format(entity), [entity], answers, list(path), qid=f"toy{i}", hops=len(path)))
     return out
