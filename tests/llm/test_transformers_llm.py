@@ -1,6 +1,7 @@
 """TransformersLLM on a tiny randomly initialised Llama with the packaged MiniLM tokenizer (fast), and
 one integration test on the real packaged SmolLM2 GGUF."""
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -109,14 +110,31 @@ def test_missing_gguf_names_the_problem(tmp_path):
         TransformersLLM(model=str(tmp_path / "nope.gguf")).load()
 
 
+def test_saved_model_directory_loads_back_with_same_outputs(tiny, tmp_path):
+    # The GGUF conversion cache saves exactly like this; loading then goes through the HF-directory path.
+    lm, tok = tiny
+    from rra.llm.transformers_llm import _save_converted
+
+    _save_converted(lm, tok, tmp_path / "converted")
+    assert (tmp_path / "converted" / "config.json").is_file()
+    assert not list(tmp_path.glob("*.tmp-*"))  # the temporary directory was renamed, not left behind
+    reloaded = TransformersLLM(model=str(tmp_path / "converted"), device="cpu")
+    prompts = ["who directed alien", [{"role": "user", "content": "chat"}]]
+    want = [r.text for r in make(tiny).generate(prompts, max_new_tokens=5)]
+    assert [r.text for r in reloaded.generate(prompts, max_new_tokens=5)] == want
+
+
 @pytest.mark.integration
 def test_packaged_smollm2_generates_and_scores():
     start = time.perf_counter()
-    llm = TransformersLLM(batch_size=2)  # packaged SmolLM2-135M-Instruct GGUF
+    # Packaged SmolLM2-135M-Instruct GGUF. The first run on a machine converts it (tens of seconds)
+    # and caches the conversion under ~/.cache/rra; later runs load that in seconds.
+    llm = TransformersLLM(batch_size=2)
     a, b = llm.generate(["What is the capital of France? Answer in one word.", "Say hello."], max_new_tokens=8)
     assert a.ok and b.ok and a.text and b.text and 0 < a.completion_tokens <= 8
     knowledge = "Facts: (Alien, directed_by, Ridley Scott).\nQuestion: who directed Alien?\nAnswer:"
     right, wrong = llm.score(knowledge, [" Ridley Scott", " Banana Pudding"], reduction="mean")
     assert right > wrong
     assert llm.usage.calls == 3
+    assert list(Path(llm.gguf_cache_dir).expanduser().glob("SmolLM2-135M-Instruct*/config.json"))
     print(f"SmolLM2 load+generate+score: {time.perf_counter() - start:.1f}s; replies {a.text!r} {b.text!r}")
