@@ -6,8 +6,10 @@ a large dump does not cost the whole load.
 """
 from __future__ import annotations
 
+import gc
 import io
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable, Literal
@@ -89,6 +91,20 @@ def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool]:
     return subject, _nt_iri(p_iri), unescape_literal(o_lit), True
 
 
+@contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector while building a big KG. Millions of new, acyclic
+    objects (triples, adjacency dicts) otherwise trigger repeated full collections that make the
+    MetaQA load ~1.8x slower; the previous GC state is restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 # -- reading ----------------------------------------------------------------------------
 def _on_bad_line(path: str | Path, on_error: str, report: LoadReport):
     """What to do with a bad line: raise (naming file, line, value), or count it and go on."""
@@ -119,12 +135,13 @@ def read_triples(
     labels: dict[str, str] = {}
 
     bad = _on_bad_line(path, on_error, report)
-    lines = _read_lines(path, bad)
-    report.lines = len(lines)
-    if fmt == "nt":
-        _parse_ntriples_lines(lines, mapping, triples, labels, bad)
-    else:
-        _parse_delimited_lines(lines, "|" if fmt == "pipe" else "\t", triples, bad)
+    with paused_gc():
+        lines = _read_lines(path, bad)
+        report.lines = len(lines)
+        if fmt == "nt":
+            _parse_ntriples_lines(lines, mapping, triples, labels, bad)
+        else:
+            _parse_delimited_lines(lines, "|" if fmt == "pipe" else "\t", triples, bad)
     if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
         label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
         if label_relations:
@@ -229,30 +246,28 @@ def ntriples_lines(
     labels: dict[str, str] | None = None,
     mapping: RdfMapping | None = None,
     label_all: bool = True,
+    chunk_size: int = 65536,
 ) -> Iterable[str]:
-    """N-Triples lines (with '\\n'). With `label_all` every entity gets a label triple (its
-    label, or its id), which is what lets a SPARQL store find entities by name."""
+    """N-Triples text in chunks of whole lines. With `label_all` every entity gets a label
+    triple (its label, or its id), which is what lets a SPARQL store find entities by name."""
     mapping = mapping or RdfMapping()
     labels = labels or {}
-    ent: dict[str, str] = {}  # id -> <iri>, memoised: each entity occurs in many triples
+    ent: dict[str, str] = {}  # id -> <iri>, built once per entity (each occurs in many triples)
     rel: dict[str, str] = {}
-
-    def e(x: str) -> str:
-        iri = ent.get(x)
-        if iri is None:
-            iri = ent[x] = iri_ref(mapping.entity_iri(x))
-        return iri
-
-    for t in triples:
-        r = rel.get(t.relation)
-        if r is None:
-            r = rel[t.relation] = iri_ref(mapping.relation_iri(t.relation))
-        yield f"{e(t.head)} {r} {e(t.tail)} .\n"
+    triples = list(triples)
+    for start in range(0, len(triples), chunk_size):
+        chunk = triples[start:start + chunk_size]
+        for x in {x for t in chunk for x in (t.head, t.tail)}.difference(ent):
+            ent[x] = iri_ref(mapping.entity_iri(x))
+        for r in {t.relation for t in chunk}.difference(rel):
+            rel[r] = iri_ref(mapping.relation_iri(r))
+        yield "".join([f"{ent[t.head]} {rel[t.relation]} {ent[t.tail]} .\n" for t in chunk])
     label_pred = iri_ref(mapping.label_predicate)
     # Labels only for entities that occur in a triple: the other backends ignore the rest too.
-    for x, iri in ent.items():
-        if x in labels or label_all:
-            yield f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
+    yield "".join([
+        f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
+        for x, iri in ent.items() if label_all or x in labels
+    ])
 
 
 def write_ntriples(
@@ -263,30 +278,18 @@ def write_ntriples(
     label_all: bool = True,
 ) -> int:
     """Write N-Triples (to a path or an open text file); returns the number of lines."""
-    lines = ntriples_lines(triples, labels, mapping, label_all)
     if isinstance(out, (str, Path)):
         with open(out, "w", encoding="utf-8", newline="\n") as f:
-            return _write_all(f, lines)
-    return _write_all(out, lines)
-
-
-def _write_all(f: IO[str], lines: Iterable[str]) -> int:
-    n = 0
-    buf: list[str] = []
-    for line in lines:
-        buf.append(line)
-        n += 1
-        if len(buf) >= 65536:
-            f.write("".join(buf))
-            buf.clear()
-    f.write("".join(buf))
-    return n
+            return write_ntriples(f, triples, labels, mapping, label_all)
+    lines = 0
+    for text in ntriples_lines(triples, labels, mapping, label_all):
+        out.write(text)
+        lines += text.count("\n")  # escaped literals and encoded IRIs never hold a raw newline
+    return lines
 
 
 def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True) -> str:
-    out = io.StringIO()
-    write_ntriples(out, triples, labels, mapping, label_all)
-    return out.getvalue()
+    return "".join(ntriples_lines(triples, labels, mapping, label_all))
 
 
 # -- one entry point (a Hydra `_target_`) ------------------------------------------------
@@ -326,9 +329,10 @@ def load_graph(
         report.labels = len(labels)
         report.skipped += label_report.skipped
         report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
-    if backend == "networkx":
-        kg = NetworkXGraph(triples, labels)
-    else:
-        kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping)
+    with paused_gc():
+        if backend == "networkx":
+            kg = NetworkXGraph(triples, labels)
+        else:
+            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping)
     kg.load_report = report
     return kg

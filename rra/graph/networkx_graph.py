@@ -18,10 +18,12 @@ from rra.graph.base import (
     sample,
     walk_path,
 )
+from rra.graph.loaders import paused_gc
 
 
 class NetworkXGraph:
     load_report = None  # set by rra.graph.load_graph: what the loader read and skipped
+
     def __init__(self, triples: Iterable[Triple] = (), labels: dict[str, str] | None = None):
         self.g = nx.MultiDiGraph()
         self._labels: dict[str, str] = {}
@@ -36,6 +38,15 @@ class NetworkXGraph:
         # same key dict): ~1.6x faster than add_edges_from, which the MetaQA load-time target needs.
         # The result is exactly what add_edges_from((h, t, r)) builds (tested).
         node, succ, pred = self.g._node, self.g._succ, self.g._pred
+        with paused_gc():
+            self._fill(triples, node, succ, pred)
+        clear_cache = getattr(nx, "_clear_cache", None)  # networkx >= 3.3 caches derived data
+        if clear_cache is not None:
+            clear_cache(self.g)
+        self._casefold_index = None
+
+    @staticmethod
+    def _fill(triples: Iterable[Triple], node: dict, succ: dict, pred: dict) -> None:
         for t in triples:
             h, r, x = t.head, t.relation, t.tail
             if h not in node:
@@ -47,10 +58,6 @@ class NetworkXGraph:
                 keys = succ[h][x] = {}
                 pred[x][h] = keys
             keys.setdefault(r, {})
-        clear_cache = getattr(nx, "_clear_cache", None)  # networkx >= 3.3 caches derived data
-        if clear_cache is not None:
-            clear_cache(self.g)
-        self._casefold_index = None
 
     def set_labels(self, labels: dict[str, str]) -> None:
         self._labels.update(labels)

@@ -224,3 +224,15 @@ def test_invalid_utf8_names_the_line(tmp_path):
         read_triples(path)
     triples, _, report = read_triples(path, on_error="skip")
     assert [t.head for t in triples] == ["a", "e"] and report.skipped == 1 and report.lines == 3
+
+
+def test_networkx_fast_build_equals_add_edges_from():
+    import networkx as nx
+
+    kg = NetworkXGraph(TRIPLES + TRIPLES[:3])  # duplicates too
+    kg.add_triples([Triple("Alien", "directed_by", "Someone Else")])
+    ref = nx.MultiDiGraph()
+    ref.add_edges_from((t.head, t.tail, t.relation) for t in TRIPLES + [Triple("Alien", "directed_by", "Someone Else")])
+    assert nx.utils.graphs_equal(kg.g, ref)
+    assert sorted(kg.g.edges(keys=True)) == sorted(ref.edges(keys=True))
+    assert kg.g.number_of_edges() == len(TRIPLES) + 1
