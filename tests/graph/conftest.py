@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from graph_small_kg import LABELS, TRIPLES, free_port
 @pytest.fixture(scope="session")
 def oxigraph_endpoint(tmp_path_factory) -> str:
     """URL of the query endpoint of a fresh `oxigraph serve` holding TRIPLES + LABELS."""
-    binary = shutil.which("oxigraph")
+    # The `oxigraph` pip package puts the binary next to the interpreter, which is not on PATH
+    # when the venv's python is called directly.
+    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
     if binary is None:
         pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
     root = tmp_path_factory.mktemp("oxigraph")
