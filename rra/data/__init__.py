@@ -1,3 +1,28 @@
-from rra.data.records import QAExample
+"""Datasets and supervision: QA records, MetaQA and generic question files, KG-derived relation-path
+labels, the built-in sample KG and the template question generator."""
+from rra.data.builtin import builtin_kb_path, builtin_questions, load_builtin_graph
+from rra.data.metaqa import load_metaqa, load_metaqa_graph, metaqa_kb_path, qtype_to_path
+from rra.data.qa_files import load_qa_file, save_qa_file
+from rra.data.question_generator import Templates, generate_questions
+from rra.data.records import DataFormatError, QAExample
+from rra.data.supervision import SupervisionConfig, SupervisionReport, label_examples, path_candidates
 
-__all__ = ["QAExample"]
+__all__ = [
+    "DataFormatError",
+    "QAExample",
+    "SupervisionConfig",
+    "SupervisionReport",
+    "Templates",
+    "builtin_kb_path",
+    "builtin_questions",
+    "generate_questions",
+    "label_examples",
+    "load_builtin_graph",
+    "load_metaqa",
+    "load_metaqa_graph",
+    "load_qa_file",
+    "metaqa_kb_path",
+    "path_candidates",
+    "qtype_to_path",
+    "save_qa_file",
+]

@@ -42,11 +42,11 @@ def metaqa_kb_path(root: str | Path) -> Path:
     return Path(root) / "kb.txt"
 
 
-def load_metaqa_graph(root: str | Path):
-    """The MetaQA KB as a NetworkXGraph (labels = ids, as in the file)."""
-    from rra.data.kg_files import load_pipe_graph
+def load_metaqa_graph(root: str | Path, backend: str = "networkx"):
+    """The MetaQA KB in a graph backend (labels = ids, as in the file)."""
+    from rra.graph.loaders import load_graph
 
-    return load_pipe_graph(metaqa_kb_path(root))
+    return load_graph(metaqa_kb_path(root), backend=backend, format="pipe")
 
 
 def qtype_to_path(qtype: str) -> list[str]:

@@ -1,0 +1,169 @@
+"""A plain question format for any KG, in JSONL or TSV (chosen by the file extension).
+
+JSONL (`.jsonl`), one object per line:
+    {"question": "who wrote [The Glass Orchard]",      required, non-empty
+     "topic_entities": ["book/the_glass_orchard"],      list of KG entity ids, or one "a|b" string
+     "answers": ["person/ilse_varga"],                  list, or "a|b"
+     "relation_path": ["written_by"],                   optional: list, or "r1|^r2" (^ = inverse)
+     "qid": "q17", "hops": 1, "extra": {...}}           optional
+
+TSV (`.tsv`): a header row naming the columns, then one question per row. Columns: question,
+topic_entities, answers (required); relation_path, qid, hops (optional); multi-valued cells are
+`|`-separated. Use JSONL when an entity id itself contains `|` or a tab.
+
+A question without a topic entity is an error naming file:line, unless `require_topic=False`
+(inference: entity linking will find it). With `topic_from_brackets=True` (the default) an empty
+topic is first taken from a `[...]` marking in the question, MetaQA style. Likewise a question
+without answers is an error unless `require_answers=False`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from rra.data.records import DataFormatError, QAExample
+
+REQUIRED = ("question", "topic_entities", "answers")
+OPTIONAL = ("relation_path", "qid", "hops")
+TSV_COLUMNS = REQUIRED + OPTIONAL
+
+
+def _format(path: Path, format: str | None) -> str:
+    fmt = format or {".jsonl": "jsonl", ".tsv": "tsv"}.get(path.suffix.lower())
+    if fmt not in ("jsonl", "tsv"):
+        raise ValueError(f"cannot tell the question format of {path}: use .jsonl or .tsv (or format=...)")
+    return fmt
+
+
+def _as_list(value, source: str, key: str) -> list[str]:
+    """A list of non-empty strings from a list or an `a|b` string."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        value = value.split("|")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DataFormatError(source, f"{key} must be a list of strings or an 'a|b' string", value)
+    return [v.strip() for v in value if v.strip()]
+
+
+def topic_in_brackets(question: str) -> str | None:
+    start, end = question.find("["), question.find("]")
+    if start < 0 or end < start + 2:
+        return None
+    return question[start + 1 : end].strip() or None
+
+
+def _example(
+    record: dict, source: str, default_qid: str, require_topic: bool, require_answers: bool,
+    topic_from_brackets: bool,
+) -> QAExample:
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise DataFormatError(source, "missing or empty 'question'", question)
+    topics = _as_list(record.get("topic_entities"), source, "topic_entities")
+    if not topics and topic_from_brackets and topic_in_brackets(question):
+        topics = [topic_in_brackets(question)]
+    if not topics and require_topic:
+        raise DataFormatError(
+            source, "question has no topic entity (give topic_entities, mark it [...], "
+            "or load with require_topic=False to leave it to entity linking)", question)
+    answers = _as_list(record.get("answers"), source, "answers")
+    if not answers and require_answers:
+        raise DataFormatError(source, "question has no answers (load with require_answers=False for "
+                              "unanswered questions)", question)
+    path = _as_list(record.get("relation_path"), source, "relation_path") or None
+    hops = record.get("hops")
+    if hops not in (None, ""):
+        try:
+            hops = int(hops)
+        except (TypeError, ValueError):
+            raise DataFormatError(source, "hops must be an integer", hops) from None
+    else:
+        hops = None
+    extra = record.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise DataFormatError(source, "extra must be an object", extra)
+    return QAExample(
+        question=question.strip(),
+        topic_entities=topics,
+        answers=answers,
+        relation_path=path,
+        qid=str(record.get("qid") or default_qid),
+        hops=hops,
+        source=source,
+        extra=dict(extra),
+    )
+
+
+def load_qa_file(
+    path: str | Path,
+    format: str | None = None,
+    require_topic: bool = True,
+    require_answers: bool = True,
+    topic_from_brackets: bool = True,
+    limit: int | None = None,
+) -> list[QAExample]:
+    path = Path(path)
+    fmt = _format(path, format)
+    if not path.exists():
+        raise FileNotFoundError(f"question file not found: {path}")
+    options = (require_topic, require_answers, topic_from_brackets)
+    examples: list[QAExample] = []
+    with path.open(encoding="utf-8") as f:
+        lines = enumerate(f, 1)
+        columns = None
+        if fmt == "tsv":
+            header_line = next(lines, (1, ""))[1].rstrip("\r\n")
+            columns = [c.strip() for c in header_line.split("\t")]
+            missing = [c for c in REQUIRED if c not in columns]
+            unknown = [c for c in columns if c not in TSV_COLUMNS]
+            if missing or unknown:
+                raise DataFormatError(
+                    f"{path}:1", f"TSV header must name the columns {', '.join(TSV_COLUMNS)} "
+                    f"(missing {missing}, unknown {unknown})", header_line)
+        for lineno, line in lines:
+            if limit is not None and len(examples) >= limit:
+                break
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            source = f"{path}:{lineno}"
+            if fmt == "jsonl":
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise DataFormatError(source, f"invalid JSON ({err.msg})", line) from None
+                if not isinstance(record, dict):
+                    raise DataFormatError(source, "expected a JSON object", line)
+            else:
+                cells = line.split("\t")
+                if len(cells) != len(columns):
+                    raise DataFormatError(source, f"expected {len(columns)} tab-separated cells, got {len(cells)}", line)
+                record = dict(zip(columns, cells))
+            examples.append(_example(record, source, f"{path.stem}-{len(examples)}", *options))
+    return examples
+
+
+def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | None = None) -> Path:
+    """Write questions; JSONL keeps every field (extra included), TSV the columns above."""
+    path = Path(path)
+    fmt = _format(path, format)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        if fmt == "jsonl":
+            for ex in examples:
+                d = ex.to_dict()
+                d.pop("source", None)  # where it came from is not part of the written record
+                f.write(json.dumps(d, ensure_ascii=False) + "\n")
+        else:
+            f.write("\t".join(TSV_COLUMNS) + "\n")
+            for ex in examples:
+                cells = [ex.question, "|".join(ex.topic_entities), "|".join(ex.answers),
+                         "|".join(ex.relation_path or []), ex.qid, "" if ex.hops is None else str(ex.hops)]
+                bad = [c for c in cells if "\t" in c or "\n" in c]
+                if bad or any("|" in v for v in [*ex.topic_entities, *ex.answers]):
+                    raise ValueError(f"question {ex.qid!r} has a tab, newline or '|' inside a value; save it as .jsonl")
+                f.write("\t".join(cells) + "\n")
+    return path
+

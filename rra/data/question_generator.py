@@ -1,0 +1,230 @@
+"""Generate 1–3-hop questions over any KG from relation templates: training questions for a KG
+that has none, and the built-in data set.
+
+A question is a random walk: a topic entity, then a relation path found by walking the KG from
+it, so every path has at least one instance. Its answers are the path's end entities computed from
+the KG with the same semantics as supervision and MetaQA (the topic entity is never an answer and
+is not walked through again), and the question is kept only if there are 1..max_answers of them.
+The text nests one template per hop: the last relation gives the question, every earlier one a noun
+phrase for the entities reached so far, innermost first, with the topic entity marked `[label]`:
+    [born_in, ^set_in] from Ilse Varga -> "which books are set in the birthplace of [Ilse Varga]"
+
+Templates (YAML or JSON, see rra/data/builtin/templates.yaml) give several paraphrases per
+relation and direction, so a retriever has to generalise; relations without templates get a
+generic fallback built from the relation's name ("what is the {relation words} of {e}").
+
+CLI: python -m rra.data.question_generator KB --out questions.jsonl --n 1000 [--labels L] [--templates T]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from rra.data.records import DataFormatError, QAExample
+from rra.data.supervision import Adjacency, build_adjacency
+from rra.graph.base import base_relation, is_inverse
+
+
+@dataclass
+class RelationTemplates:
+    question: list[str]  # whole questions with {e}
+    phrase: list[str]  # noun phrases for the entities reached, with {e}
+
+
+def relation_words(relation: str) -> str:
+    """`directed_by` -> "directed by", `http://x.org/birthPlace` -> "birth place"."""
+    name = base_relation(relation)
+    name = re.split(r"[/#:]", name)[-1] or name
+    name = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return re.sub(r"[_\-.\s]+", " ", name).strip().lower() or name
+
+
+def generic_templates(relation: str) -> RelationTemplates:
+    w = relation_words(relation)
+    if is_inverse(relation):
+        return RelationTemplates(
+            question=[f"what has {w} {{e}}", f"which entities have {w} {{e}}"],
+            phrase=[f"the entities whose {w} is {{e}}"],
+        )
+    return RelationTemplates(
+        question=[f"what is the {w} of {{e}}", f"what {w} does {{e}} have"],
+        phrase=[f"the {w} of {{e}}"],
+    )
+
+
+class Templates:
+    def __init__(self, table: dict[str, RelationTemplates] | None = None):
+        self.table = dict(table or {})
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Templates":
+        """YAML (.yaml/.yml) or JSON: {relation: {question: [...], phrase: [...]}}."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+        if not isinstance(data, dict):
+            raise DataFormatError(str(path), "templates must map relation -> {question: [...], phrase: [...]}")
+        table = {}
+        for relation, entry in data.items():
+            where = f"{path} [{relation}]"
+            if not isinstance(entry, dict) or set(entry) - {"question", "phrase"}:
+                raise DataFormatError(where, "expected keys 'question' and 'phrase'", entry)
+            lists = {}
+            for key in ("question", "phrase"):
+                items = entry.get(key) or []
+                if isinstance(items, str):
+                    items = [items]
+                for t in items:
+                    if not isinstance(t, str) or t.count("{e}") != 1 or re.search(r"\{(?!e\})", t):
+                        raise DataFormatError(where, f"each {key} template needs {{e}} exactly once and no other braces", t)
+                lists[key] = list(items)
+            fallback = generic_templates(str(relation))
+            table[str(relation)] = RelationTemplates(lists["question"] or fallback.question,
+                                                     lists["phrase"] or fallback.phrase)
+        return cls(table)
+
+    def get(self, relation: str) -> RelationTemplates:
+        return self.table.get(relation) or generic_templates(relation)
+
+    def question(self, path: Sequence[str], entity_text: str, rng: random.Random) -> str:
+        text = entity_text
+        for relation in path[:-1]:
+            text = rng.choice(self.get(relation).phrase).format(e=text)
+        return rng.choice(self.get(path[-1]).question).format(e=text)
+
+
+def path_answers(adj: Adjacency, topic: str, path: Sequence[str]) -> set[str]:
+    """End entities of `path` from `topic`, never walking through the topic again (the semantics
+    of rra.data.supervision and MetaQA). Same ends as kg.follow_path minus instances via the topic."""
+    frontier = {topic}
+    for relation in path:
+        step = adj.by_relation.get(relation, {})
+        reached: set[str] = set()
+        reached.update(*filter(None, map(step.get, frontier)))
+        reached.discard(topic)
+        frontier = reached
+        if not frontier:
+            break
+    return frontier
+
+
+def generate_questions(
+    kg,
+    n: int = 1000,
+    hops: Sequence[int] = (1, 2, 3),
+    templates: Templates | str | Path | None = None,
+    seed: int = 0,
+    max_answers: int = 10,
+    relations: Sequence[str] | None = None,
+    id_prefix: str = "gen",
+    max_tries: int = 200,
+    adjacency: Adjacency | None = None,
+) -> list[QAExample]:
+    """`n` questions, hop counts taken in turn from `hops`; `relations` limits the (forward) KG
+    relations used. Fewer than `n` come back only if the KG has no more distinct (topic, path)
+    pairs with 1..max_answers answers (a warning says so). Answers are entity ids; their labels are
+    in `extra["answer_labels"]`. Deterministic for a given KG, templates and seed."""
+    if not isinstance(templates, Templates):
+        templates = Templates.load(templates) if templates is not None else Templates()
+    adj = adjacency if adjacency is not None else build_adjacency(kg)
+    if adj.entities is None:
+        raise ValueError("question generation needs a graph that can list its triples (NetworkXGraph)")
+    allowed = None if relations is None else {base_relation(r) for r in relations}
+    rels_by_entity: dict[str, list[str]] = {}
+    for r, m in adj.by_relation.items():
+        if allowed is None or base_relation(r) in allowed:
+            for e in m:
+                rels_by_entity.setdefault(e, []).append(r)
+    entities = sorted(rels_by_entity)
+    if not entities:
+        raise ValueError("the graph has no relations to ask about")
+    rng = random.Random(seed)
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    open_hops = [h for h in hops if h >= 1]
+    examples: list[QAExample] = []
+    slot = 0
+    while len(examples) < n and open_hops:
+        hop = open_hops[slot % len(open_hops)]
+        made = None
+        for _ in range(max_tries):
+            made = _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers)
+            if made:
+                break
+        if not made:  # this hop count is exhausted on this KG
+            open_hops.remove(hop)
+            continue
+        slot += 1
+        topic, path, answers = made
+        seen.add((topic, tuple(path)))
+        label = kg.label(topic)
+        ordered = sorted(answers)
+        examples.append(QAExample(
+            question=templates.question(path, f"[{label}]", rng),
+            topic_entities=[topic],
+            answers=ordered,
+            relation_path=list(path),
+            qid=f"{id_prefix}-{len(examples)}",
+            hops=hop,
+            source=f"generated:seed={seed}",
+            extra={"gold_path": list(path), "answer_labels": [kg.label(a) for a in ordered]},
+        ))
+    if len(examples) < n:
+        print(f"warning: the KG only yielded {len(examples)} of {n} distinct questions "
+              f"(hops {list(hops)}, at most {max_answers} answers)", file=sys.stderr)
+    return examples
+
+
+def _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers):
+    topic = rng.choice(entities)
+    path, here = [], topic
+    for _ in range(hop):
+        rels = rels_by_entity.get(here)
+        if not rels:
+            return None
+        relation = rng.choice(rels)
+        path.append(relation)
+        here = rng.choice(adj.by_relation[relation][here])
+    if (topic, tuple(path)) in seen:
+        return None
+    answers = path_answers(adj, topic, path)
+    if not answers or len(answers) > max_answers:
+        return None
+    return topic, path, answers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from rra.data.qa_files import save_qa_file
+    from rra.graph.loaders import load_graph
+
+    ap = argparse.ArgumentParser(prog="python -m rra.data.question_generator", description=__doc__.split("\n\n")[0])
+    ap.add_argument("kb", help="KG file: head|relation|tail (.txt), TSV (.tsv) or N-Triples (.nt)")
+    ap.add_argument("--out", required=True, help="questions file to write (.jsonl or .tsv)")
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--labels", help="entity labels (id<TAB>label)")
+    ap.add_argument("--templates", help="relation templates (.yaml or .json); generic ones otherwise")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-answers", type=int, default=10)
+    ap.add_argument("--relations", nargs="+", help="only use these KG relations")
+    args = ap.parse_args(argv)
+    kg = load_graph(args.kb, labels_path=args.labels)
+    questions = generate_questions(kg, args.n, args.hops, args.templates, args.seed, args.max_answers, args.relations)
+    save_qa_file(questions, args.out)
+    by_hop = {h: sum(q.hops == h for q in questions) for h in args.hops}
+    print(f"wrote {len(questions)} questions to {args.out} (by hop: {by_hop})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
