@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import lightning as L
+from torch.utils.data import DataLoader
+
 SPLITS = ("train", "dev", "test")
 TEST_FILE = "test/testdata_with_lex.xml"
 
@@ -207,3 +210,64 @@ def kg_silver_pairs(
             )
         )
     return pairs
+
+
+# --------------------------------------------------------------------------- Lightning data
+
+
+def training_pairs(entries: Sequence[WebNLGEntry]) -> list[dict]:
+    """One example per reference text (WebNLG entries have 1-5 of them)."""
+    return [{"source": linearise(e.triples), "target": t, "refs": e.texts} for e in entries for t in e.texts]
+
+
+def eval_pairs(entries: Sequence[WebNLGEntry]) -> list[dict]:
+    """One example per entry: loss on the first text, BLEU/chrF against all of them."""
+    return [{"source": linearise(e.triples), "target": e.texts[0], "refs": e.texts} for e in entries if e.texts]
+
+
+def collate_pairs(items: list[dict]) -> dict:
+    return {k: [it[k] for it in items] for k in ("source", "target", "refs")}
+
+
+class WebNLGDataModule(L.LightningDataModule):
+    """WebNLG train (+ optional silver pairs from a KG) / dev sample / fixed test sample.
+
+    test_size: the documented evaluation sample: `fixed_sample(test, test_size, test_seed)`
+    (seeded, kept in file order); None = the whole test set (1,862 entries)."""
+
+    def __init__(self, root: str, batch_size: int = 8, num_workers: int = 0, seed: int = 0,
+                 max_train_entries: int | None = None, val_size: int | None = 200, test_size: int | None = 200,
+                 test_seed: int = 0, kg=None, silver_pairs: int = 0, silver_max_triples: int = 3):
+        super().__init__()
+        self.save_hyperparameters(ignore=["kg"])
+        self.kg = kg
+        if silver_pairs and kg is None:
+            raise ValueError("silver_pairs > 0 needs a knowledge graph (data.kg)")
+        self.train_set: list[dict] = []
+        self.val_set: list[dict] = []
+        self.test_set: list[dict] = []
+
+    def setup(self, stage: str | None = None) -> None:
+        hp = self.hparams
+        if stage in (None, "fit") and not self.train_set:
+            train = fixed_sample(load_webnlg(hp.root, "train"), hp.max_train_entries, hp.seed)
+            if hp.silver_pairs:
+                train = train + kg_silver_pairs(self.kg, hp.silver_pairs, hp.seed, hp.silver_max_triples)
+            self.train_set = training_pairs(train)
+        if stage in (None, "fit", "validate") and not self.val_set:
+            self.val_set = eval_pairs(fixed_sample(load_webnlg(hp.root, "dev"), hp.val_size, hp.seed))
+        if stage in (None, "test") and not self.test_set:
+            self.test_set = eval_pairs(fixed_sample(load_webnlg(hp.root, "test"), hp.test_size, hp.test_seed))
+
+    def _loader(self, items: list[dict], shuffle: bool):
+        return DataLoader(items, batch_size=self.hparams.batch_size, shuffle=shuffle, collate_fn=collate_pairs,
+                          num_workers=self.hparams.num_workers)
+
+    def train_dataloader(self):
+        return self._loader(self.train_set, shuffle=True)
+
+    def val_dataloader(self):
+        return self._loader(self.val_set, shuffle=False)
+
+    def test_dataloader(self):
+        return self._loader(self.test_set, shuffle=False)
