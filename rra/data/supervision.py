@@ -97,7 +97,7 @@ class _LazyNeighbours(dict):
         self.kg, self.relation = kg, relation
 
     def get(self, entity, default=None):
-        if entity not in self:
+        if not dict.__contains__(self, entity):
             self[entity] = tuple(self.kg.neighbors(entity, self.relation)) if self.kg.has_entity(entity) else ()
         return self[entity] or default
 

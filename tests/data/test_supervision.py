@@ -1,0 +1,134 @@
+import pytest
+
+from rra.data.records import QAExample
+from rra.data.supervision import (
+    SupervisionConfig,
+    build_adjacency,
+    enumerate_paths,
+    label_examples,
+    path_candidates,
+)
+
+
+def q(topic, answers, **kw):
+    return QAExample(f"question about [{topic}]", [topic], answers, **kw)
+
+
+def test_one_hop_forward_inverse_and_tie_order(tiny_kg):
+    (c,) = [path_candidates(tiny_kg, "m1", ["d1"])]
+    # directed_by and written_by both reach exactly {d1}: same F1, same length -> name order
+    assert [x["path"] for x in c[:2]] == [["directed_by"], ["written_by"]]
+    assert c[0]["f1"] == c[1]["f1"] == 1.0
+    c = path_candidates(tiny_kg, "d1", ["m1", "m2"])
+    assert c[0]["path"] == ["^directed_by"] and c[0]["f1"] == 1.0
+    (wrote,) = [x for x in c if x["path"] == ["^written_by"]]
+    assert wrote["precision"] == 1.0 and wrote["recall"] == 0.5 and wrote["f1"] == pytest.approx(2 / 3)
+    # ranked by F1, then length, then names: 3-hop F1 = 1 paths come before the 1-hop F1 = 2/3 one
+    keys = [(-x["f1"], len(x["path"]), x["path"]) for x in c]
+    assert keys == sorted(keys) and any(len(x["path"]) == 3 and x["f1"] == 1.0 for x in c[: c.index(wrote)])
+
+
+def test_shorter_path_wins_a_tie(tiny_kg):
+    c = path_candidates(tiny_kg, "m3", ["y2000"])
+    assert c[0]["path"] == ["release_year"]
+    # a longer path with the same end set exists but ranks after it
+    longer = [x for x in c if len(x["path"]) == 3 and x["f1"] == 1.0]
+    assert longer and c.index(longer[0]) > 0
+
+
+def test_topic_entity_is_never_an_answer_nor_walked_through(tiny_kg):
+    adj = build_adjacency(tiny_kg)
+    paths = enumerate_paths(adj, "m1", SupervisionConfig())
+    assert paths[("directed_by", "^directed_by")] == {"m2"}  # not m1 itself
+    assert paths[("directed_by", "^directed_by", "release_year")] == {"y2001"}  # m1's year not via m1
+    revisit = enumerate_paths(adj, "m1", SupervisionConfig(revisit_topic=True))
+    assert revisit[("directed_by", "^directed_by", "release_year")] == {"y2000", "y2001"}
+    assert all("m1" not in ends for ends in revisit.values())
+
+
+def test_f1_scoring_and_answers_outside_the_kg(tiny_kg):
+    c = path_candidates(tiny_kg, "d1", ["m1", "not-in-kg"])
+    best = c[0]
+    assert best["path"] == ["^written_by"] and best["f1"] == pytest.approx(2 / 3)
+    assert best["recall"] == 0.5 and best["n_end"] == 1
+
+
+def test_label_examples_sets_paths_and_report(tiny_kg, tmp_path):
+    exs = [
+        q("m1", ["m2"], hops=2, relation_path=["directed_by", "^directed_by"]),
+        q("d2", ["m3"], hops=1),
+        q("m1", ["nowhere"], hops=1),
+        QAExample("no topic", [], ["m1"]),
+        q("ghost", ["m1"]),
+    ]
+    rep = label_examples(tiny_kg, exs, cache_dir=None)
+    assert exs[0].relation_path == ["directed_by", "^directed_by"] == exs[0].extra["gold_path"]
+    assert exs[0].extra["hop_label"] == 2
+    assert exs[1].relation_path == ["^directed_by"] and "gold_path" not in exs[1].extra
+    assert exs[2].relation_path is None and exs[2].extra["hop_label"] is None
+    assert rep.n == 5 and rep.covered == 2 and rep.coverage == pytest.approx(0.4)
+    assert rep.topic_missing == 2 and rep.gold_known == 1 and rep.gold_agree == 1
+    assert rep.per_hop["1"]["n"] == 2 and rep.per_hop["1"]["covered"] == 1
+    assert rep.hop_label_counts == {"1": 1, "2": 1, "none": 3}
+
+
+def test_gold_path_kept_when_kg_prefers_another(tiny_kg):
+    ex = q("m1", ["d1"], relation_path=["written_by"])
+    label_examples(tiny_kg, [ex], cache_dir=None)
+    assert ex.relation_path == ["directed_by"] and ex.extra["gold_path"] == ["written_by"]
+    assert [c["path"] for c in ex.extra["path_candidates"]][:2] == [["directed_by"], ["written_by"]]
+
+
+def test_cache_hit_gives_the_same_labels(tiny_kg, tmp_path):
+    def fresh():
+        return [q("m1", ["m2"]), q("a1", ["y2000", "y2001"]), q("d1", ["m1", "m2"])]
+
+    first = fresh()
+    rep1 = label_examples(tiny_kg, first, cache_dir=tmp_path)
+    second = fresh()
+    rep2 = label_examples(tiny_kg, second, cache_dir=tmp_path)
+    assert not rep1.cache_hit and rep2.cache_hit and rep1.cache_file == rep2.cache_file
+    assert [e.extra for e in first] == [e.extra for e in second]
+    assert [e.relation_path for e in first] == [e.relation_path for e in second]
+    rep3 = label_examples(tiny_kg, fresh(), SupervisionConfig(max_hops=2), cache_dir=tmp_path)
+    assert not rep3.cache_hit  # H is part of the key
+    changed = fresh()
+    changed[0].answers = ["m3"]
+    assert not label_examples(tiny_kg, changed, cache_dir=tmp_path).cache_hit  # so is the question set
+
+
+def test_max_hops_and_frontier_cap(tiny_kg):
+    assert all(len(c["path"]) <= 2 for c in path_candidates(tiny_kg, "a1", ["y2000"], SupervisionConfig(max_hops=2)))
+    # y2000 -> {m1, m3} is larger than a cap of 1, so nothing is walked beyond it
+    capped = path_candidates(tiny_kg, "y2000", ["d1", "d2"], SupervisionConfig(max_frontier=1))
+    assert capped == []
+    assert path_candidates(tiny_kg, "y2000", ["d1", "d2"])[0]["path"] == ["^release_year", "directed_by"]
+
+
+class ProtocolOnly:
+    """A KG reachable only through the protocol (like a SPARQL endpoint): lazy adjacency."""
+
+    def __init__(self, kg):
+        self.kg = kg
+
+    def __getattr__(self, name):
+        if name in ("g", "all_triples"):
+            raise AttributeError(name)
+        return getattr(self.kg, name)
+
+
+def test_lazy_protocol_adjacency_gives_the_same_labels(tiny_kg):
+    for topic, answers in [("m1", ["y2001"]), ("d1", ["a1"]), ("y2000", ["d1", "d2"])]:
+        assert path_candidates(ProtocolOnly(tiny_kg), topic, answers) == path_candidates(tiny_kg, topic, answers)
+
+
+@pytest.mark.shared_data
+def test_real_metaqa_sample(metaqa_root):
+    from rra.data.metaqa import load_metaqa, load_metaqa_graph
+
+    kg = load_metaqa_graph(metaqa_root)
+    exs = load_metaqa(metaqa_root, split="dev", limit=100)
+    rep = label_examples(kg, exs, cache_dir=None)
+    assert rep.coverage == 1.0
+    assert rep.per_hop["2"]["hop_label_counts"].get("2", 0) >= 95
+    assert rep.gold_best_f1 >= 0.97 * rep.gold_known  # the qtype path is (one of) the best
