@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rra.graph import KnowledgeGraph, NetworkXGraph, OxigraphGraph, Triple, UnknownEntityError
+from rra.graph import KnowledgeGraph, NetworkXGraph, OxigraphGraph, RdfMapping, Triple, UnknownEntityError
 from rra.graph.base import sample
 
 from graph_small_kg import BACKSLASH, BRACKETS, INJECTION, LABELS, TRIPLES
@@ -194,3 +194,17 @@ def test_adversarial_relation_names():
     assert kg.relations("a") == [weird]
     assert kg.neighbors("b", "^" + weird) == ["a"]
     assert kg.triple_count() == 3  # the triple + 2 labels
+
+
+def test_custom_mapping_gives_the_same_answers(reference):
+    """Other bases and another label predicate (as a CURIE) change the IRIs, not the answers."""
+    mapping = RdfMapping("urn:kg:e:", "http://example.org/rel#", "skos:prefLabel")
+    kg = OxigraphGraph.from_triples(TRIPLES, LABELS, mapping=mapping)
+    assert mapping.label_predicate == "http://www.w3.org/2004/02/skos/core#prefLabel"
+    for x in ENTITIES:
+        assert kg.label(x) == reference.label(x)
+        assert kg.triples(x) == reference.triples(x)
+        assert kg.find_entities(LABELS.get(x, x)) == reference.find_entities(LABELS.get(x, x))
+    assert kg.stats() == reference.stats()
+    assert kg.follow_path("Alien", ["directed_by", "^directed_by"]) == reference.follow_path(
+        "Alien", ["directed_by", "^directed_by"])
