@@ -1,0 +1,89 @@
+import json
+
+import pytest
+
+from rra.data.qa_files import load_qa_file
+from rra.data.question_generator import Templates, generate_questions, main, relation_words
+from rra.data.records import DataFormatError
+from rra.graph import NetworkXGraph, Triple
+
+TEMPLATES = {
+    "directed_by": {"question": ["who directed {e}", "who is the director of {e}"],
+                    "phrase": ["the director of {e}"]},
+    "^directed_by": {"question": ["what films did {e} direct"], "phrase": ["the films {e} directed"]},
+}
+
+
+@pytest.fixture
+def templates(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(TEMPLATES))
+    return Templates.load(p)
+
+
+def test_deterministic_and_seed_dependent(tiny_kg, templates):
+    a = generate_questions(tiny_kg, n=12, templates=templates, seed=3)
+    b = generate_questions(tiny_kg, n=12, templates=templates, seed=3)
+    c = generate_questions(tiny_kg, n=12, templates=templates, seed=4)
+    assert [x.to_dict() for x in a] == [x.to_dict() for x in b]
+    assert [x.to_dict() for x in a] != [x.to_dict() for x in c]
+
+
+def test_answers_match_follow_path_without_the_topic(tiny_kg, templates):
+    qs = generate_questions(tiny_kg, n=20, templates=templates, seed=0, max_answers=3)
+    assert {q.hops for q in qs} == {1, 2, 3}
+    for q in qs:
+        topic = q.topic_entities[0]
+        walked = tiny_kg.follow_path(topic, q.relation_path)
+        expect = {p.end for p in walked if topic not in p.entities[1:]}
+        assert set(q.answers) == expect and 1 <= len(q.answers) <= 3
+        assert f"[{tiny_kg.label(topic)}]" in q.question
+        assert len(q.relation_path) == q.hops and q.extra["gold_path"] == q.relation_path
+    assert len({(q.topic_entities[0], tuple(q.relation_path)) for q in qs}) == len(qs)
+
+
+def test_templates_nest_and_fall_back(templates):
+    import random
+
+    rng = random.Random(0)
+    text = templates.question(["directed_by", "^directed_by"], "[Alien]", rng)
+    assert text == "what films did the director of [Alien] direct"
+    generic = templates.question(["release_year"], "[Alien]", rng)
+    assert "release year" in generic and "[Alien]" in generic
+    assert relation_words("http://example.org/birthPlace") == "birth place"
+    assert relation_words("^has_imdb_rating") == "has imdb rating"
+
+
+@pytest.mark.parametrize("bad", [{"r": {"question": ["no slot"]}}, {"r": {"question": ["{e} and {x}"]}},
+                                 {"r": {"answer": ["{e}"]}}, ["not a mapping"]])
+def test_bad_templates_name_the_file_and_relation(tmp_path, bad):
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(bad))
+    with pytest.raises(DataFormatError, match="t.json"):
+        Templates.load(p)
+
+
+def test_small_kg_runs_out_and_warns(capsys):
+    kg = NetworkXGraph([Triple("a", "r", "b")])
+    qs = generate_questions(kg, n=10, seed=0)
+    assert [(q.topic_entities, q.relation_path) for q in qs] in (
+        [(["a"], ["r"]), (["b"], ["^r"])], [(["b"], ["^r"]), (["a"], ["r"])])
+    assert "only yielded 2 of 10" in capsys.readouterr().err
+
+
+def test_relation_filter_and_labels():
+    kg = NetworkXGraph([Triple("m1", "directed_by", "d1"), Triple("m1", "release_year", "y1")],
+                       labels={"m1": "Movie One", "d1": "Dee", "y1": "1999"})
+    qs = generate_questions(kg, n=5, hops=(1,), relations=["directed_by"], seed=1)
+    assert {tuple(q.relation_path) for q in qs} <= {("directed_by",), ("^directed_by",)}
+    assert any(q.extra["answer_labels"] == ["Dee"] and "[Movie One]" in q.question for q in qs)
+
+
+def test_cli_writes_questions(tmp_path, capsys):
+    kb = tmp_path / "kb.txt"
+    kb.write_text("m1|directed_by|d1\nm2|directed_by|d1\nm1|release_year|y1\nm2|release_year|y2\n")
+    out = tmp_path / "qs.jsonl"
+    assert main([str(kb), "--out", str(out), "--n", "6", "--seed", "2"]) == 0
+    qs = load_qa_file(out)
+    assert 1 <= len(qs) <= 6 and all(q.answers and q.relation_path for q in qs)
+    assert "wrote" in capsys.readouterr().out
