@@ -1,0 +1,113 @@
+"""infer.py end to end: a tiny retriever trained by train.py into tmp_path, then infer on its test
+split through the same Hydra config groups (compose API and a real `python infer.py -m` subprocess)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+REPO = Path(__file__).resolve().parents[1]
+TOY_CONF = REPO / "tests" / "models" / "conf"  # the retriever tests' toy KG + questions (data=toy)
+sys.path.insert(0, str(REPO / "tests" / "models"))
+sys.path.insert(0, str(REPO))
+import infer  # noqa: E402  (registers the ${repo_root:} resolver)
+import train  # noqa: E402
+
+SEARCH = f"hydra.searchpath=[file://{TOY_CONF}]"
+
+
+def compose_cfg(name: str, root: Path, overrides: list[str]):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose(name, overrides=["data=toy", "logger=none", SEARCH] + overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.root_dir = str(root)
+        cfg.paths.output_dir = str(root / "run")
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def trained_root(tmp_path_factory) -> Path:
+    """`python train.py` (tiny encoder, toy KG) publishing checkpoints/retriever/best.ckpt in tmp."""
+    root = tmp_path_factory.mktemp("infer_root")
+    cfg = compose_cfg("train", root, ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
+                                      "callbacks.progress_bar=null"])
+    train.train(cfg)
+    assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
+    return root
+
+
+def test_split_run_writes_outputs_and_resumes(trained_root, tmp_path):
+    from rra.eval.run import run_split
+
+    cfg = compose_cfg("infer", trained_root, ["limit=10", "llm=none"])
+    metrics = run_split(cfg, tmp_path)
+    lines = (tmp_path / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 10 and metrics["n"] == 10 and metrics["new_questions"] == 10
+    pred = json.loads(lines[0])
+    assert {"qid", "answers", "paths", "triples", "status", "latency_s"} <= set(pred)
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["hits@1"] == metrics["hits@1"] and saved["hop_acc_n"] == 10
+    assert "| Hits@1 (%) |" in (tmp_path / "summary.md").read_text()
+    # same output dir: nothing is answered twice, the metrics cover all questions
+    again = run_split(compose_cfg("infer", trained_root, ["limit=12", "llm=none"]), tmp_path)
+    assert again["new_questions"] == 2 and again["n"] == 12
+    assert len((tmp_path / "predictions.jsonl").read_text().splitlines()) == 12
+
+
+def test_llm_that_returns_nothing_costs_a_status_not_the_run(trained_root, tmp_path):
+    from rra.eval.run import run_split
+
+    cfg = compose_cfg("infer", trained_root, ["limit=4", "llm=fake", "answer=llm", "rewriter=llm"])
+    metrics = run_split(cfg, tmp_path)
+    assert metrics["n"] == 4 and set(metrics["status"]) <= {"unparseable", "no_path"}
+    assert metrics["llm_calls_per_q"] >= 1  # rewriter + answerer were asked
+    pred = json.loads((tmp_path / "predictions.jsonl").read_text().splitlines()[0])
+    assert any("empty reply" in e for e in pred["errors"])
+
+
+def test_single_question_prints_paths_triples_and_answer(trained_root, capsys):
+    from rra.eval.run import answer_question
+
+    cfg = compose_cfg("infer", trained_root, ["llm=none", "rewriter=template",
+                                              "question='who directed [Movie 3]'"])
+    pred = answer_question(cfg)
+    out = capsys.readouterr().out
+    assert pred.status == "ok" and "paths:" in out and "triples" in out and "answer:" in out
+    missing = answer_question(compose_cfg("infer", trained_root, ["llm=none", "question='who directed [Zorro]'"]))
+    assert missing.status == "unknown_entity"
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path):
+    from rra.eval.run import build
+
+    cfg = compose_cfg("infer", tmp_path, ["llm=none"])
+    with pytest.raises(Exception, match="python train.py"):
+        build(cfg)
+
+
+def test_quote_question_keeps_brackets_and_quotes():
+    assert infer.quote_question(["question=what did [A] do", "split=test"]) == \
+        ["question='what did [A] do'", "split=test"]
+    assert infer.quote_question(["question=who's [B]"]) == ["question='who\\'s [B]'"]
+
+
+@pytest.mark.slow
+def test_multirun_subprocess_over_answer_modes(trained_root, tmp_path):
+    env = {**os.environ, "WANDB_MODE": "disabled", "RRA_ROOT": "", "HYDRA_FULL_ERROR": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "models"), str(REPO)])}
+    cmd = [sys.executable, str(REPO / "infer.py"), "-m", "data=toy", "logger=none", SEARCH,
+           f"paths.root_dir={trained_root}", f"hydra.sweep.dir={tmp_path}", "limit=3", "llm=fake",
+           "answer=graph,llm"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    runs = sorted(tmp_path.glob("*/metrics.json"))
+    assert len(runs) == 2
+    assert all(json.loads(p.read_text())["n"] == 3 for p in runs)
