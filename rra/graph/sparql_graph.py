@@ -101,6 +101,11 @@ class SparqlGraph(SparqlBackedGraph):
             if resp.status_code in RETRY_STATUS:
                 problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 continue
+            if resp.status_code == 404:
+                raise SparqlEndpointError(
+                    f"SPARQL endpoint {self.endpoint} not found (HTTP 404): check the URL "
+                    "(Oxigraph: /query; Virtuoso: /sparql; Blazegraph: /blazegraph/sparql)"
+                )
             if resp.status_code >= 400:  # the query itself is wrong: retrying will not help
                 raise SparqlEndpointError(
                     f"SPARQL endpoint {self.endpoint} refused the query (HTTP {resp.status_code}): "

@@ -168,3 +168,9 @@ def test_cache_against_real_server(oxigraph_endpoint):
 def test_bad_settings():
     with pytest.raises(ValueError):
         SparqlGraph("http://127.0.0.1:1/query", retries=-1)
+
+
+def test_wrong_path_says_so(oxigraph_endpoint):
+    url = oxigraph_endpoint.replace("/query", "/no-such-path")
+    with graph(url, retries=0) as kg, pytest.raises(SparqlEndpointError, match="not found.*check the URL"):
+        kg.has_entity("Alien")
