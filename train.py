@@ -13,8 +13,10 @@ callbacks, loggers and trainer; fits; tests the best checkpoint; copies it to `p
 """
 from __future__ import annotations
 
+import json
 import logging
 import shutil
+import time
 from pathlib import Path
 
 import hydra
@@ -66,9 +68,11 @@ def train(cfg: DictConfig) -> dict[str, float]:
             logger.log_hyperparams({"data_summary": datamodule.summary})
 
     metrics: dict[str, float] = {}
+    start = time.perf_counter()
     if cfg.get("train"):
         trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
         metrics.update(trainer.callback_metrics)
+    fit_s, epochs = time.perf_counter() - start, trainer.current_epoch
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
     if trainer.is_global_zero and cfg.get("publish_best", True):
         publish(best, cfg.paths.get("best_ckpt"))
@@ -79,6 +83,12 @@ def train(cfg: DictConfig) -> dict[str, float]:
         metrics.update(trainer.callback_metrics)
     metrics = {k: float(v) for k, v in metrics.items()}
     log.info("metrics: %s", {k: round(v, 4) for k, v in sorted(metrics.items())})
+    if trainer.is_global_zero:  # a machine-readable record of the run beside its checkpoints
+        out = Path(cfg.paths.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
+                   "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {})}
+        (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return metrics
 
 

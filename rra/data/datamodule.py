@@ -56,6 +56,7 @@ class RetrieverDataModule(L.LightningDataModule):
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
         root: str | None = None,
+        hop: int | Sequence[int] | None = None,
         val_fraction: float = 0.1,
         max_hops: int = 3,
         mask_token: str | None = "[E]",
@@ -75,6 +76,8 @@ class RetrieverDataModule(L.LightningDataModule):
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
         self.root = root  # the dataset folder that the loaders' configs read (${data.root})
+        # keep only questions of these dataset hop sets (QAExample.hops), e.g. data.hop=2
+        self.hop = None if hop is None else {int(hop)} if isinstance(hop, (int, str)) else {int(h) for h in hop}
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed = dedupe, seed
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -96,7 +99,7 @@ class RetrieverDataModule(L.LightningDataModule):
         if callable(source):
             takes_kg = "kg" in inspect.signature(source).parameters
             source = source(kg=self.kg) if takes_kg else source()
-        return list(source)
+        return [e for e in source if self.hop is None or e.hops in self.hop]
 
     def kg_labels(self, kg: KnowledgeGraph, examples: list[QAExample], max_hops: int) -> None:
         """Default labeller: relation paths from the KG (rra.data.supervision), cached on disk."""
