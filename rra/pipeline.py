@@ -82,7 +82,10 @@ class RRAPipeline:
         """Link, retrieve and rewrite. Returns the prediction so far and, if the question can be
         answered, the answerer's input (question, knowledge, retrieval, labels)."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
-        gold_path = list(ex.relation_path) if ex.relation_path else None
+        if ex.extra.get("answer_labels"):  # KGs whose ids are not names: score replies on labels too
+            pred.extra["gold_labels"] = list(ex.extra["answer_labels"])
+        gold_path = ex.extra.get("gold_path") or ex.relation_path
+        gold_path = list(gold_path) if gold_path else None
         pred.extra.update({
             "gold_hop": ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None),
             "gold_path": gold_path,

@@ -56,10 +56,19 @@ DEFAULT_TEMPLATES: dict[str, str] = {
     "starred_actors": "{head} stars {tail}",
     "release_year": "{head} was released in {tail}",
     "in_language": "{head} is in {tail}",
-    "has_genre": "{head} is a {tail} film",
+    "has_genre": "{head} has the genre {tail}",
     "has_tags": "{head} is about {tail}",
     "has_imdb_rating": "{head} has an IMDb rating of {tail}",
     "has_imdb_votes": "{head} has {tail} IMDb votes",
+    "born_in": "{head} was born in {tail}",
+    "located_in": "{head} is located in {tail}",
+    "published_by": "{head} was published by {tail}",
+    "published_in": "{head} was published in {tail}",
+    "written_in": "{head} was written in {tail}",
+    "set_in": "{head} is set in {tail}",
+    "won_award": "{head} won the {tail}",
+    "sequel_of": "{head} is a sequel of {tail}",
+    "based_in": "{head} is based in {tail}",
 }
 
 

@@ -2,6 +2,9 @@
 their JSONL dicts); everything reported is computed here.
 
 Definitions (per question, then averaged over all questions, failures included as misses):
+A gold answer matches a predicted string equal to its id or, when the dataset gives labels
+(`extra["gold_labels"]`), to its label; all comparisons casefold and collapse whitespace.
+
 - **Hits@1**. Two ways, chosen per prediction by `extra["hits_mode"]`:
   - `"top"` (default; graph scorer, candidate choice, any ranked answer): the top answer
     `answers[0]` equals a gold answer after normalisation (casefold, collapsed whitespace).
@@ -36,34 +39,48 @@ def as_dict(p: Prediction | dict) -> dict:
     return p.to_dict() if isinstance(p, Prediction) else p
 
 
+def gold_units(p: dict) -> list[set[str]]:
+    """Each gold answer as the set of strings that name it: its id and, when the dataset gives
+    one (`extra["gold_labels"]`, aligned with `gold_answers`), its label. KGs whose ids are not
+    names (`person/ann_smith`) are scored on either, so an LLM reply naming "Ann Smith" counts."""
+    labels = p.get("extra", {}).get("gold_labels") or []
+    units = []
+    for i, g in enumerate(p.get("gold_answers", [])):
+        names = {norm(g)} | ({norm(labels[i])} if i < len(labels) and labels[i] else set())
+        names.discard("")
+        if names:
+            units.append(names)
+    return units
+
+
 def hit_at_1(p: dict) -> bool:
-    gold = [norm(g) for g in p.get("gold_answers", []) if norm(g)]
+    gold = gold_units(p)
     if not gold:
         return False
     if p.get("extra", {}).get("hits_mode") == "reply":
         reply = norm(p.get("reply", ""))
-        return any(g in reply for g in gold)
+        return any(name in reply for unit in gold for name in unit)
     answers = p.get("answers") or []
-    return bool(answers) and norm(answers[0]) in gold
+    return bool(answers) and any(norm(answers[0]) in unit for unit in gold)
 
 
 def answer_f1(p: dict) -> float:
     pred = {norm(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
     pred.discard("")
-    gold = {norm(g) for g in p.get("gold_answers", [])} - {""}
+    gold = gold_units(p)
     if not pred or not gold:
         return 0.0
-    tp = len(pred & gold)
-    if tp == 0:
+    found = [unit for unit in gold if unit & pred]
+    if not found:
         return 0.0
-    prec, rec = tp / len(pred), tp / len(gold)
+    named = set().union(*gold)
+    prec, rec = len([a for a in pred if a in named]) / len(pred), len(found) / len(gold)
     return 2 * prec * rec / (prec + rec)
 
 
 def answer_coverage(p: dict) -> bool:
-    gold = {norm(g) for g in p.get("gold_answers", [])} - {""}
     ents = {norm(e) for t in p.get("triples", []) for e in (t[0], t[2])}
-    return bool(gold & ents)
+    return any(unit & ents for unit in gold_units(p))
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -128,7 +128,10 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
                       unit="q", dynamic_ncols=True) as bar:
         for b in range(0, len(todo), size):
             batch = todo[b:b + size]
-            for pred in answer_batch(batch) if answer_batch else [safe_answer(method, batch[0])]:
+            preds = answer_batch(batch) if answer_batch else [safe_answer(method, batch[0])]
+            for ex, pred in zip(batch, preds):
+                if ex.extra.get("answer_labels"):  # every method is scored on labels the same way
+                    pred.extra.setdefault("gold_labels", list(ex.extra["answer_labels"]))
                 writer.write(pred)
             bar.update(len(batch))
     wall = time.perf_counter() - start

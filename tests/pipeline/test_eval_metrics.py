@@ -65,3 +65,15 @@ def test_percentile_nearest_rank():
     assert percentile([], 50) == 0.0
     assert percentile([5, 1, 3, 2, 4], 50) == 3
     assert percentile(list(range(1, 101)), 95) == 95
+
+
+def test_gold_labels_count_for_kgs_whose_ids_are_not_names():
+    p = pred("1", ["x"], ["person/ann_smith", "person/bo"], reply="It was Ann Smith.", mode="reply")
+    p.extra["gold_labels"] = ["Ann Smith", "Bo"]
+    assert hit_at_1(p.to_dict())
+    top = pred("2", ["Ann Smith"], ["person/ann_smith", "person/bo"], answer_set=["person/ann_smith", "Bo", "zz"])
+    top.extra["gold_labels"] = ["Ann Smith", "Bo"]
+    d = top.to_dict()
+    assert hit_at_1(d)
+    # 2 of 3 predicted strings name gold answers, both gold answers found: P = 2/3, R = 1
+    assert answer_f1(d) == pytest.approx(0.8)
