@@ -162,3 +162,25 @@ def test_text_helpers():
     assert relation_text("http://dbpedia.org/ontology/birthPlace") == "birth place"
     assert step_text("who [E]", ["^directed_by", "starred_actors"]) == \
         "who [E] [SEP] directed by (reverse) [SEP] starred actors"
+
+
+@pytest.mark.integration
+def test_packaged_minilm_checkpoint_reloads_without_the_pretrained_weights(tmp_path, monkeypatch):
+    from rra.models import encoder as encoder_module
+
+    model = Retriever(["directed_by", "^directed_by"], max_hops=2)  # packaged all-MiniLM-L6-v2
+    assert model.encoder.dim == 384
+    ckpt = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams)}
+    model.on_save_checkpoint(ckpt)
+    torch.save(ckpt, tmp_path / "minilm.ckpt")
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("loading a checkpoint must not read pretrained weights")
+
+    monkeypatch.setattr(encoder_module.AutoModel, "from_pretrained", no_download)
+    monkeypatch.setattr(encoder_module.AutoTokenizer, "from_pretrained", no_download)
+    loaded = Retriever.load(tmp_path / "minilm.ckpt")
+    questions = ["who directed [Alien]", "what did [Ridley Scott] direct"]
+    a, b = model.predict(questions, topk=2), loaded.predict(questions, topk=2)
+    assert [[p.path for p in q] for q in a] == [[p.path for p in q] for q in b]
+    assert [q[0].score for q in a] == pytest.approx([q[0].score for q in b], abs=1e-5)
