@@ -111,3 +111,18 @@ def test_multirun_subprocess_over_answer_modes(trained_root, tmp_path):
     runs = sorted(tmp_path.glob("*/metrics.json"))
     assert len(runs) == 2
     assert all(json.loads(p.read_text())["n"] == 3 for p in runs)
+
+
+def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):
+    from rra.eval.run import build_graph, load_split
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("infer", overrides=["logger=none"])
+    assert cfg.retriever.ckpt.endswith("checkpoints/retriever/best.ckpt")  # what train.py publishes
+    assert cfg.method._target_ == "rra.pipeline.build_rra" and cfg.answer._target_ == "rra.answer.GraphScorer"
+    kg = build_graph(cfg)
+    examples = load_split(cfg, "test", kg)
+    assert len(examples) > 0 and all(kg.has_entity(e.topic_entities[0]) for e in examples)
+    with pytest.raises(ValueError, match="no 'nope' question source"):
+        load_split(cfg, "nope", kg)

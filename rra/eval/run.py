@@ -47,7 +47,7 @@ def build_graph(cfg: DictConfig):
         kg_node = cfg.data.get("kg") if "kg" in cfg.data else None
         if kg_node is None:
             raise ValueError(f"the graph config needs a value the data config lacks: {err}") from err
-        log.warning("data config has no kb_path; loading the KG with its own loader <%s>",
+        log.info("data config has no kb_path; loading the KG with its own loader <%s>",
                     kg_node.get("_target_"))
         kg = instantiate(kg_node)
         return kg() if callable(kg) else kg
@@ -142,12 +142,15 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     if llm is not None and hasattr(llm, "usage"):
         metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
     report.write_json(out / report.METRICS, metrics)
-    setup = {"method": metrics["method"], "split": cfg.split, "data": cfg.data.get("_target_"),
-             "graph": cfg.graph.get("_target_"), "llm": getattr(llm, "name", None) if llm else None,
-             "output": str(out)}
+    picked = choices()
+    setup = {"method": metrics["method"], "split": cfg.split,
+             "data": picked.get("data") or cfg.data.get("_target_"),
+             "graph": picked.get("graph") or cfg.graph.get("_target_"),
+             "llm": getattr(llm, "name", None) if llm else None, "output": str(out)}
     if metrics["method"] == "rra":
-        setup.update(retriever=cfg.retriever.get("ckpt"), rewriter=cfg.rewriter.get("_target_"),
-                     answer=cfg.answer.get("_target_"))
+        setup.update(retriever=cfg.retriever.get("ckpt"),
+                     rewriter=picked.get("rewriter") or cfg.rewriter.get("_target_"),
+                     answer=picked.get("answer") or cfg.answer.get("_target_"))
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"])
     (out / report.SUMMARY).write_text(text, encoding="utf-8")
@@ -155,6 +158,16 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     if cfg.get("show_summary", True):
         print(text)
     return metrics
+
+
+def choices() -> dict:
+    """Which option of each config group this run uses (data=builtin, answer=graph, ...)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        return dict(HydraConfig.get().runtime.choices)
+    except Exception:  # composed without Hydra's runtime config (plain compose in a script)
+        return {}
 
 
 def safe_answer(method, ex: QAExample) -> Prediction:
