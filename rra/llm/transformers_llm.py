@@ -19,8 +19,9 @@
   middle, usually the knowledge, with a note "[... N tokens cut ...]"; `reply.truncated_tokens` says
   how many were cut. Nothing crashes on long prompts.
 - `score(prompt, continuations)`: summed log-probability of each continuation's tokens after the
-  (templated) prompt, batched with left padding so one forward pass keeps only the last logits;
-  `reduction="mean"` divides by the continuation's token count. Continuations are tokenized on their
+  (templated) prompt. The prompt runs once and each batch of continuations reuses a copy of its KV
+  cache (`prefix_cache`, the default; models whose cache cannot be copied fall back by themselves),
+  else whole sequences run left-padded keeping only the last logits. `reduction="mean"` divides by the continuation's token count. Continuations are tokenized on their
   own, so start them with a space when they follow a word ("Answer:" + " Alien").
 - A model failure (e.g. out of memory) in a batch retries its prompts one by one; what still fails
   comes back as a reply with error "generation: ...". Calls are serialised by a lock: one model, one
@@ -51,6 +52,7 @@ class TransformersLLM:
         system_prompt: str | None = None,
         stop: list[str] | None = None,
         gguf_cache_dir: str | None = "~/.cache/rra/gguf-converted",
+        prefix_cache: bool = True,
         name: str = "transformers",
     ):
         self.name, self.model, self.gguf_file = name, model, gguf_file
@@ -58,7 +60,7 @@ class TransformersLLM:
         self.batch_size, self.max_input_tokens = max(1, int(batch_size)), int(max_input_tokens)
         self.plain_as_chat, self.system_prompt = plain_as_chat, system_prompt
         self.stop = list(stop or [])
-        self.gguf_cache_dir = gguf_cache_dir
+        self.gguf_cache_dir, self.prefix_cache = gguf_cache_dir, prefix_cache
         self.usage = LLMUsage()
         self._lm = self._tok = None
         self.device = None
@@ -208,8 +210,6 @@ class TransformersLLM:
 
     # --- scoring -------------------------------------------------------------------------------
     def score(self, prompt: Prompt, continuations: Sequence[str], reduction: str = "sum") -> list[float]:
-        import torch
-
         if reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
         with self._lock:
@@ -218,31 +218,77 @@ class TransformersLLM:
             conts = [tok(c, add_special_tokens=False)["input_ids"] if c else [] for c in continuations]
             longest = max((len(c) for c in conts), default=0)
             prompt_ids, _ = self.encode(prompt, self._budget(longest))
-            scores, n_tokens = [0.0] * len(conts), 0
             todo = [i for i, c in enumerate(conts) if c]
-            for s in range(0, len(todo), self.batch_size):
-                chunk = todo[s:s + self.batch_size]
-                seqs = [prompt_ids + conts[i] for i in chunk]
-                width = max(map(len, seqs))
-                keep = max(len(conts[i]) for i in chunk) + 1
-                ids = torch.tensor([[tok.pad_token_id] * (width - len(q)) + q for q in seqs], device=self.device)
-                mask = torch.tensor([[0] * (width - len(q)) + [1] * len(q) for q in seqs], device=self.device)
-                # Explicit positions: with left padding the default positions would start at the pads.
-                positions = (mask.cumsum(-1) - 1).clamp(min=0)
-                with torch.inference_mode():
-                    logits = self._lm(input_ids=ids, attention_mask=mask, position_ids=positions,
-                                      logits_to_keep=keep).logits.float()
-                logp = torch.log_softmax(logits[:, :-1], dim=-1)  # predicts the last keep-1 tokens
-                targets = ids[:, -(keep - 1):]
-                token_lp = logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-                for row, i in enumerate(chunk):
-                    n = len(conts[i])
-                    total = float(token_lp[row, -n:].sum())
-                    scores[i] = total / n if reduction == "mean" else total
-                n_tokens += sum(map(len, seqs))
-            self.usage.record(LLMReply("", latency_s=time.perf_counter() - start, prompt_tokens=n_tokens))
+            sums: dict[int, float] = {}
+            if todo and self.prefix_cache:
+                try:
+                    sums = self._score_after_prefix(prompt_ids, conts, todo)
+                    n_tokens = len(prompt_ids) + sum(len(conts[i]) for i in todo)
+                except Exception:  # a model whose cache cannot be copied/expanded: score whole sequences
+                    self.prefix_cache, sums = False, {}
+            if todo and not sums:
+                sums = self._score_full(prompt_ids, conts, todo)
+                n_tokens = sum(len(prompt_ids) + len(conts[i]) for i in todo)
+            scores = [0.0] * len(conts)
+            for i, total in sums.items():
+                scores[i] = total / len(conts[i]) if reduction == "mean" else total
+            self.usage.record(LLMReply("", latency_s=time.perf_counter() - start,
+                                       prompt_tokens=n_tokens if todo else 0))
         return scores
 
+    def _score_after_prefix(self, prompt_ids: list[int], conts: list[list[int]], todo: list[int]) -> dict[int, float]:
+        """Run the shared prompt once, then each batch of continuations on a copy of its KV cache
+        (a long knowledge prompt is not recomputed for every candidate)."""
+        import copy
+
+        import torch
+
+        n_prompt = len(prompt_ids)
+        with torch.inference_mode():
+            out = self._lm(input_ids=torch.tensor([prompt_ids], device=self.device), use_cache=True)
+            first = torch.log_softmax(out.logits[0, -1].float(), -1)  # predicts each continuation's 1st token
+            prefix = out.past_key_values
+            sums = {}
+            for s in range(0, len(todo), self.batch_size):
+                chunk = todo[s:s + self.batch_size]
+                width = max(len(conts[i]) for i in chunk)
+                pad = self._tok.pad_token_id
+                ids = torch.tensor([conts[i] + [pad] * (width - len(conts[i])) for i in chunk], device=self.device)
+                mask = torch.tensor([[1] * (n_prompt + len(conts[i])) + [0] * (width - len(conts[i])) for i in chunk],
+                                    device=self.device)
+                positions = torch.arange(n_prompt, n_prompt + width, device=self.device).expand(len(chunk), -1)
+                cache = copy.deepcopy(prefix)
+                cache.batch_repeat_interleave(len(chunk))
+                logits = self._lm(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                  past_key_values=cache, use_cache=True).logits.float()
+                logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+                for row, i in enumerate(chunk):
+                    n = len(conts[i])
+                    sums[i] = float(first[conts[i][0]]) + float(logp[row, :n - 1].sum())
+        return sums
+
+    def _score_full(self, prompt_ids: list[int], conts: list[list[int]], todo: list[int]) -> dict[int, float]:
+        """Prompt + continuation as whole sequences, left padded, keeping only the last logits."""
+        import torch
+
+        pad, sums = self._tok.pad_token_id, {}
+        for s in range(0, len(todo), self.batch_size):
+            chunk = todo[s:s + self.batch_size]
+            seqs = [prompt_ids + conts[i] for i in chunk]
+            width = max(map(len, seqs))
+            keep = max(len(conts[i]) for i in chunk) + 1
+            ids = torch.tensor([[pad] * (width - len(q)) + q for q in seqs], device=self.device)
+            mask = torch.tensor([[0] * (width - len(q)) + [1] * len(q) for q in seqs], device=self.device)
+            # Explicit positions: with left padding the default positions would start at the pads.
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            with torch.inference_mode():
+                logits = self._lm(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                  logits_to_keep=keep).logits.float()
+            logp = torch.log_softmax(logits[:, :-1], dim=-1)  # predicts the last keep-1 tokens
+            token_lp = logp.gather(-1, ids[:, -(keep - 1):].unsqueeze(-1)).squeeze(-1)
+            for row, i in enumerate(chunk):
+                sums[i] = float(token_lp[row, -len(conts[i]):].sum())
+        return sums
 
 def _converted_dir(gguf: Path, cache_dir: str | None) -> Path | None:
     if not cache_dir:

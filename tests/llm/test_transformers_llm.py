@@ -62,9 +62,10 @@ def test_long_prompt_is_cut_in_the_middle_not_crashed(tiny):
     assert text.rstrip().endswith("question last [ assistant ]") and cut == r.truncated_tokens
 
 
-def test_score_matches_a_plain_forward_pass(tiny):
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_score_matches_a_plain_forward_pass(tiny, prefix_cache):
     lm, tok = tiny
-    llm = make(tiny, batch_size=2, plain_as_chat=False)
+    llm = make(tiny, batch_size=2, plain_as_chat=False, prefix_cache=prefix_cache)
     prompt, conts = "the film alien was directed by", [" ridley scott", " james", " a very long answer here", ""]
     got = llm.score(prompt, conts)
     p_ids = tok(prompt)["input_ids"]  # raw prompts get the tokenizer's special tokens (BOS on causal LMs)
@@ -78,7 +79,7 @@ def test_score_matches_a_plain_forward_pass(tiny):
     assert got[3] == 0.0
     mean = llm.score(prompt, conts[:1], reduction="mean")[0]
     assert mean == pytest.approx(got[0] / len(tok(conts[0], add_special_tokens=False)["input_ids"]), abs=1e-5)
-    assert llm.usage.calls == 2
+    assert llm.usage.calls == 2 and llm.prefix_cache is prefix_cache  # no silent fallback
 
 
 def test_model_failure_in_a_batch_becomes_error_replies(tiny, monkeypatch):
