@@ -130,5 +130,6 @@ class LLM(Protocol):
 
     def score(self, prompt: Prompt, continuations: Sequence[str]) -> list[float]:
         """Log-likelihood of each continuation after `prompt` (for multiple-choice answering).
-        Backends that cannot score raise NotImplementedError; a failed call raises LLMError."""
+        Backends that cannot score raise NotImplementedError; a failed call raises LLMError.
+        Every backend here also takes `reduction="mean"` (per-token average) as a keyword."""
         ...

@@ -90,16 +90,17 @@ class CachedLLM:
             self.usage.record(r)
         return replies  # type: ignore[return-value]
 
-    def score(self, prompt: Prompt, continuations: Sequence[str]) -> list[float]:
+    def score(self, prompt: Prompt, continuations: Sequence[str], reduction: str = "sum") -> list[float]:
         start = time.perf_counter()
-        key = self._key("score", {"prompt": prompt, "continuations": list(continuations)})
+        key = self._key("score", {"prompt": prompt, "continuations": list(continuations), "reduction": reduction})
         hit = self._get(key)
         if hit is not None:
             self.usage.record(LLMReply("", latency_s=time.perf_counter() - start, cached=True))
             return [float(x) for x in hit]
         before = self.inner.usage.snapshot()
         try:
-            out = self.inner.score(prompt, continuations)
+            out = (self.inner.score(prompt, continuations) if reduction == "sum"
+                   else self.inner.score(prompt, continuations, reduction=reduction))
         except NotImplementedError:
             raise
         except Exception as e:

@@ -105,7 +105,10 @@ class ScriptedLLM:
             replies.append(reply)
         return replies
 
-    def score(self, prompt: Prompt, continuations: Sequence[str]) -> list[float]:
+    def score(self, prompt: Prompt, continuations: Sequence[str], reduction: str = "sum") -> list[float]:
+        """`reduction="mean"` divides each score by the continuation's word count (the fake's tokens)."""
+        if reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
         start = time.perf_counter()
         text = prompt_to_text(prompt)
         with self._lock:
@@ -116,6 +119,8 @@ class ScriptedLLM:
             out = [float(self.scores.get(c, -100.0)) for c in continuations]
         else:
             out = [overlap_score(text, c) for c in continuations]
+        if reduction == "mean":
+            out = [x / max(1, len(c.split())) for x, c in zip(out, continuations)]
         self.usage.record(LLMReply(
             "", latency_s=time.perf_counter() - start,
             prompt_tokens=len(text.split()) + sum(len(c.split()) for c in continuations),

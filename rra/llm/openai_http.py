@@ -154,7 +154,7 @@ class OpenAICompatibleLLM:
         return list(pool.map(lambda p: self._one(p, max_new_tokens, temperature), prompts))
 
     # --- scoring -------------------------------------------------------------------------------
-    def _score_one(self, prompt_text: str, continuation: str) -> float:
+    def _score_one(self, prompt_text: str, continuation: str, reduction: str) -> float:
         full = prompt_text + continuation
         body = {"model": self.model, "prompt": full, "max_tokens": 1, "temperature": 0.0,
                 "echo": True, "logprobs": 1, **self.extra_body}
@@ -170,21 +170,24 @@ class OpenAICompatibleLLM:
             raise NotImplementedError(
                 f"{self.base_url} returned no echoed prompt logprobs ({e}); this server cannot score") from e
         # Sum tokens that start inside the continuation; the generated extra token lies past `full`.
-        total = sum(float(t) for t, off in zip(tokens, offsets)
-                    if t is not None and len(prompt_text) <= off < len(full))
+        picked = [float(t) for t, off in zip(tokens, offsets)
+                  if t is not None and len(prompt_text) <= off < len(full)]
+        total = sum(picked) / max(1, len(picked)) if reduction == "mean" else sum(picked)
         usage = data.get("usage") or {}
         self.usage.record(LLMReply("", latency_s=time.perf_counter() - start,
                                    prompt_tokens=int(usage.get("prompt_tokens") or 0)))
         return total
 
-    def score(self, prompt: Prompt, continuations: Sequence[str]) -> list[float]:
+    def score(self, prompt: Prompt, continuations: Sequence[str], reduction: str = "sum") -> list[float]:
+        if reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
         if not self.supports_echo:
             raise NotImplementedError(
                 f"{self.name}: scoring needs a server that echoes prompt logprobs (vLLM does); "
                 "set supports_echo=true if yours does")
         text = prompt_to_text(prompt)
         _, pool = self._http()
-        return list(pool.map(lambda c: self._score_one(text, c), continuations))
+        return list(pool.map(lambda c: self._score_one(text, c, reduction), continuations))
 
     def close(self) -> None:
         with self._lock:

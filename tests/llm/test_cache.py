@@ -49,6 +49,8 @@ def test_scores_cached(tmp_path):
     assert llm.score("q", ["ab", "abc"]) == [2.0, 3.0]
     assert llm.score("q", ["ab", "abc"]) == [2.0, 3.0]
     assert len(inner.score_calls) == 1 and llm.usage.cache_hits == 1 and llm.usage.calls == 2
+    assert llm.score("q", ["ab", "abc"], reduction="mean") == [2.0, 3.0]  # one word each
+    assert len(inner.score_calls) == 2  # another reduction is another key
 
 
 def test_concurrent_threads_share_one_cache(tmp_path):

@@ -67,6 +67,7 @@ def test_score_default_overlap_prefers_mentioned_candidate():
 def test_score_dict_and_function():
     assert ScriptedLLM(scores={"a": -1.0}).score("p", ["a", "b"]) == [-1.0, -100.0]
     assert ScriptedLLM(scores=lambda p, c: float(len(c))).score("p", ["ab", "abc"]) == [2.0, 3.0]
+    assert ScriptedLLM(scores=lambda p, c: 6.0).score("p", ["a b c", "d"], reduction="mean") == [2.0, 6.0]
 
 
 def test_thread_safe_list_script_hands_each_reply_once():

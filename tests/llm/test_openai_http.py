@@ -43,6 +43,8 @@ def make_handler(state: FakeOpenAI):
                 state.max_active = max(state.max_active, state.active)
             try:
                 self.respond(body, text, nth)
+            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left: expected
+                pass
             finally:
                 with state.lock:
                     state.active -= 1
@@ -169,9 +171,10 @@ def test_independent_prompts_run_concurrently(server):
 def test_score_via_echo_logprobs(server):
     llm = client(server, supports_echo=True)
     assert llm.score("Q: who? A:", [" ab", " abcd"]) == [-3.0, -5.0]
+    assert llm.score("Q: who? A:", [" ab"], reduction="mean") == [-1.0]
     _, body, _ = server.requests[0]
     assert body["echo"] is True and body["logprobs"] == 1
-    assert llm.usage.calls == 2
+    assert llm.usage.calls == 3
 
 
 def test_score_unsupported_or_failing(server):
