@@ -365,6 +365,8 @@ def parse_scored_items(text: str | None) -> list[tuple[str, float]]:
         except ParseError:
             pass
     out = []
+    # ToG sometimes puts every item on one line: "{a (Score: 0.6)}; {b (Score: 0.4)}".
+    text = re.sub(r"(?<=[})])\s*[;,]\s*(?=\{)", "\n", text)
     for line in text.splitlines():
         m = _MARKER.match(line)
         body = m.group(1) if m else line.strip()

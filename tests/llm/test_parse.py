@@ -145,6 +145,7 @@ SCORED_CASES = [
     ('{"directed_by": 0.8, "has_tags": 0.2}', [("directed_by", 0.8), ("has_tags", 0.2)]),
     ('[{"relation": "directed_by", "score": 1}]', [("directed_by", 1.0)]),
     ("Sure!\n1. directed_by - score: .9\nThat is all.", [("directed_by", 0.9)]),
+    ("{directed_by (Score: 0.6)}; {has_genre (Score: 0.4)}", [("directed_by", 0.6), ("has_genre", 0.4)]),
 ]
 
 
