@@ -120,7 +120,9 @@ def main() -> None:
                  "Gold paths come from the qtype files; ties in F1 are broken by shorter path, then "
                  "relation names, so a KG path can differ from the qtype path with the same answers "
                  "(e.g. a person who both wrote and directed the films). "
-                 "The uncovered 1-hop questions are MetaQA's comma-split titles (see shared/data/README)."),
+                 "The uncovered questions are 1-hop ones whose only answer is the topic entity itself "
+                 "(MetaQA ids are names, so the film 'Lemmy' and the actor 'Lemmy' are one node); "
+                 "the topic entity is never an answer, as in MetaQA's own multi-hop answers."),
         "figures": figures,
         "targets": TARGETS,
         "targets_met": {"wall_s": wall <= TARGETS["wall_s"], "coverage": report.coverage >= TARGETS["coverage"]},
