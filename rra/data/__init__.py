@@ -3,7 +3,6 @@ labels, the built-in sample KG and the template question generator."""
 from rra.data.builtin import builtin_kb_path, builtin_questions, load_builtin_graph
 from rra.data.metaqa import load_metaqa, load_metaqa_graph, metaqa_kb_path, qtype_to_path
 from rra.data.qa_files import load_qa_file, save_qa_file
-from rra.data.question_generator import Templates, generate_questions
 from rra.data.records import DataFormatError, QAExample
 from rra.data.supervision import SupervisionConfig, SupervisionReport, label_examples, path_candidates
 
@@ -26,3 +25,13 @@ __all__ = [
     "qtype_to_path",
     "save_qa_file",
 ]
+
+
+def __getattr__(name):
+    # Imported on first use, not here: `python -m rra.data.question_generator` must find the
+    # module unimported when it runs it as __main__.
+    if name in ("Templates", "generate_questions"):
+        from rra.data import question_generator
+
+        return getattr(question_generator, name)
+    raise AttributeError(f"module 'rra.data' has no attribute {name!r}")
