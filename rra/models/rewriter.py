@@ -124,6 +124,8 @@ class RewriterModule(L.LightningModule):
         tokenizer_state: dict | None = None,
     ):
         super().__init__()
+        if model_config is not None:  # a Hydra DictConfig would not survive weights_only loading
+            model_config = {k: v for k, v in dict(model_config).items()}
         self.save_hyperparameters(ignore=["tokenizer_state"])
         if "{facts}" not in prompt:
             raise ValueError(f"rewriter prompt must contain {{facts}}: {prompt!r}")

@@ -1,0 +1,116 @@
+"""A tiny random Llama (SmolLM2's tokenizer) learns triples -> text; checkpoints round-trip."""
+from pathlib import Path
+
+import lightning as L
+import pytest
+import torch
+
+from rra.graph.base import Triple
+from rra.models.rewriter import TINY_CONFIG, CheckpointError, RewriterModule, TrainedRewriter
+
+PAIRS = [
+    ("<S> Alien <P> directed by <O> Ridley Scott", "Alien was directed by Ridley Scott."),
+    ("<S> Heat <P> release year <O> 1995", "Heat came out in 1995."),
+]
+
+
+def tiny(tokenizer_state, **kw) -> RewriterModule:
+    torch.manual_seed(0)
+    return RewriterModule(model_config=TINY_CONFIG, pretrained=False, tokenizer_state=tokenizer_state,
+                          freeze_embeddings=False, max_new_tokens=16, **kw)
+
+
+def overfit(model: RewriterModule, steps: int = 40) -> list[float]:
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-3)
+    losses = []
+    for _ in range(steps):
+        loss = model.loss([s for s, _ in PAIRS], [t for _, t in PAIRS])
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return losses
+
+
+def test_tiny_lm_overfits_and_greedy_reproduces_targets(tokenizer_state):
+    model = tiny(tokenizer_state)
+    losses = overfit(model)
+    assert losses[-1] < 0.1 * losses[0]
+    assert model.generate([s for s, _ in PAIRS]) == [t for _, t in PAIRS]
+
+
+def test_loss_ignores_the_prompt(tokenizer_state):
+    """The loss is cross-entropy over exactly the target tokens (prompt masked), recomputed here
+    from the full-vocabulary logits the model would give without the masking shortcut."""
+    model = tiny(tokenizer_state)
+    source, target = PAIRS[0]
+    prompt, answer = model.prompt_ids(source), model.target_ids(target)
+    ids = torch.tensor([prompt + answer])
+    with torch.no_grad():
+        logits = model.model(input_ids=ids).logits[0]
+        expected = torch.nn.functional.cross_entropy(logits[len(prompt) - 1:-1], torch.tensor(answer))
+        assert torch.allclose(model.loss([source], [target]), expected, atol=1e-5)
+    assert answer[-1] == model.eos_id
+    # a prompt longer than max_source_len is cut in the facts, never in the template's tail
+    model.hparams.max_source_len = 4
+    assert model.tokenizer.decode(model.prompt_ids(source * 10)).endswith("\nText:")
+
+
+def test_partial_freezing_leaves_only_top_blocks_trainable(tokenizer_state):
+    model = tiny(tokenizer_state, train_last_layers=1)
+    model.model.get_input_embeddings().requires_grad_(False)
+    layers = model.model.model.layers
+    assert not any(p.requires_grad for p in layers[0].parameters())
+    assert all(p.requires_grad for p in layers[1].parameters())
+
+
+def test_checkpoint_round_trip_through_lightning(tokenizer_state, tmp_path: Path):
+    model = tiny(tokenizer_state, lr=3e-3, warmup_steps=0, schedule="constant")
+    batch = {"source": [s for s, _ in PAIRS], "target": [t for _, t in PAIRS], "refs": [[t] for _, t in PAIRS]}
+    trainer = L.Trainer(accelerator="cpu", max_steps=5, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    loader = torch.utils.data.DataLoader([batch], batch_size=None)
+    trainer.fit(model, train_dataloaders=loader)
+    ckpt = tmp_path / "rewriter.ckpt"
+    trainer.save_checkpoint(ckpt)
+
+    loaded = RewriterModule.load(ckpt)
+    assert loaded.checkpoint_path == str(ckpt)
+    for a, b in zip(model.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(a, b)
+    assert loaded.generate(batch["source"]) == model.generate(batch["source"])
+
+    # the pipeline-facing wrapper: Triple objects in, text out (inverse relations turned forward)
+    rw = TrainedRewriter(ckpt, chunk_size=2)
+    triples = [Triple("Alien", "directed_by", "Ridley Scott"), Triple("1995", "^release_year", "Heat")]
+    assert rw.chunks(triples) == [[("Alien", "directed_by", "Ridley Scott")], [("Heat", "release_year", "1995")]]
+    assert isinstance(rw.rewrite("who directed Alien?", triples), str)
+    assert rw.rewrite("q", []) == ""
+
+
+def test_bad_checkpoints_fail_clearly(tokenizer_state, tmp_path: Path):
+    with pytest.raises(CheckpointError, match="no such checkpoint"):
+        RewriterModule.load(tmp_path / "missing.ckpt")
+    junk = tmp_path / "junk.ckpt"
+    junk.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        RewriterModule.load(junk)
+    other = tmp_path / "other.ckpt"
+    torch.save({"state_dict": {}, "rra": {"format": "rra-retriever"}}, other)
+    with pytest.raises(CheckpointError, match="not an rra rewriter checkpoint"):
+        RewriterModule.load(other)
+    # weights that do not fit the stored config
+    model = tiny(tokenizer_state)
+    ckpt = {"state_dict": {k: v for k, v in model.state_dict().items() if "layers.1" not in k},
+            "hyper_parameters": dict(model.hparams)}
+    model.on_save_checkpoint(ckpt)
+    torch.save(ckpt, tmp_path / "mismatch.ckpt")
+    with pytest.raises(CheckpointError, match="weights do not match"):
+        RewriterModule.load(tmp_path / "mismatch.ckpt")
+    with pytest.raises(ValueError, match="needs ckpt"):
+        TrainedRewriter()
+
+
+def test_prompt_without_facts_placeholder_is_rejected(tokenizer_state):
+    with pytest.raises(ValueError, match=r"\{facts\}"):
+        tiny(tokenizer_state, prompt="Text:")

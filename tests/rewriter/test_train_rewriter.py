@@ -1,0 +1,40 @@
+"""`python train.py task=rewriter` end to end (compose API) with a tiny random Llama and a WebNLG-
+shaped fixture folder: fit, validation loss, test BLEU/chrF, published self-describing checkpoint."""
+import sys
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+import train  # noqa: E402  (registers the ${repo_root:} resolver)
+
+
+def test_train_task_rewriter_publishes_a_loadable_checkpoint(tmp_path: Path, webnlg_root: Path):
+    from rra.models.rewriter import RewriterModule, TINY_CONFIG
+
+    tiny = "{" + ",".join(f"{k}:{v}" for k, v in TINY_CONFIG.items()).replace("True", "true") + "}"
+    overrides = [
+        "task=rewriter", "logger=none", "callbacks.progress_bar=null", "callbacks.early_stopping=null",
+        f"data.root={webnlg_root}", "data.batch_size=2", "data.test_size=2",
+        f"model.model_config={tiny}", "model.pretrained=false", "model.freeze_embeddings=false",
+        "model.train_last_layers=null", "model.max_new_tokens=8", "model.lr=3e-3", "model.warmup_steps=0",
+        "trainer.max_steps=4", "trainer.val_check_interval=2",
+    ]
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("train", overrides=overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.root_dir = str(tmp_path)
+        cfg.paths.output_dir = str(tmp_path / "run")
+    metrics = train.train(cfg)
+    assert {"train/loss_step", "val/loss", "val/loss_best", "test/loss", "test/bleu", "test/chrf"} <= set(metrics)
+    assert 0.0 <= metrics["test/chrf"] <= 100.0
+    best = tmp_path / "checkpoints" / "rewriter" / "best.ckpt"
+    assert best.is_file() and (tmp_path / "run" / "checkpoints" / "last.ckpt").is_file()
+    loaded = RewriterModule.load(best)
+    assert isinstance(loaded.generate(["<S> Alien <P> directed by <O> Ridley Scott"])[0], str)
