@@ -206,12 +206,17 @@ def build(cfg, **available):
 
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
-              use_gold_topic: bool = True, max_ngram: int = 8) -> RRAPipeline:
+              use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
-    their config groups with the shared graph and LLM."""
+    their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
+    on a KG with other relations is refused at once (instead of every question ending in no_path)."""
+    retrieval = build(retriever, kg=kg, llm=llm)
+    check = getattr(retrieval.model, "check_relations", None)
+    if check_relations and check is not None:
+        check(kg.relation_types())
     return RRAPipeline(
         kg=kg,
-        retrieval=build(retriever, kg=kg, llm=llm),
+        retrieval=retrieval,
         rewriter=build(rewriter, llm=llm),
         answerer=build(answer, llm=llm),
         llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram,

@@ -126,3 +126,13 @@ def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):
     assert len(examples) > 0 and all(kg.has_entity(e.topic_entities[0]) for e in examples)
     with pytest.raises(ValueError, match="no 'nope' question source"):
         load_split(cfg, "nope", kg)
+
+
+def test_checkpoint_of_another_kg_is_refused(trained_root, tmp_path):
+    from rra.eval.run import build
+
+    kb = tmp_path / "kb.txt"
+    kb.write_text("A|likes|B\nB|likes|C\n")
+    cfg = compose_cfg("infer", trained_root, ["llm=none", f"+data.kb_path={kb}"])
+    with pytest.raises(Exception, match="different relation set"):  # Hydra wraps it, message intact
+        build(cfg)
