@@ -157,6 +157,13 @@ class RetrieverDataModule(L.LightningDataModule):
             items = [{"question": q, "path": list(v.most_common(1)[0][0])} for q, v in votes.items()]
         return items
 
+    @staticmethod
+    def _cap(items: list, cap: int | None, rng: random.Random) -> list:
+        """A seeded sample of at most `cap` items, in their original order (all hops represented)."""
+        if cap is None or len(items) <= cap:
+            return items
+        return [items[i] for i in sorted(rng.sample(range(len(items)), cap))]
+
     def _cap_per_hop(self, examples: list[QAExample], cap: int | None, rng: random.Random) -> list[QAExample]:
         if cap is None:
             return examples
@@ -192,7 +199,7 @@ class RetrieverDataModule(L.LightningDataModule):
             test = rng.sample(test, self.max_test)
         self.splits = {
             "train": self._items(train, self.dedupe),
-            "val": self._items(val, self.dedupe)[: self.max_val],
+            "val": self._cap(self._items(val, self.dedupe), self.max_val, rng),
             "test": self._items(test, dedupe=False),  # per question, so accuracy is per question
         }
         self.summary.update(
