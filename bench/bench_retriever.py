@@ -61,10 +61,10 @@ def evaluate(model: Retriever, root: Path, batch_size: int) -> dict:
     return out
 
 
-def throughput(model: Retriever, root: Path, call_size: int, batch_size: int) -> dict:
+def throughput(model: Retriever, root: Path, call_size: int, batch_size: int, limit: int | None = None) -> dict:
     """Top-3 path prediction over the 2-hop test questions, `call_size` questions per predict()
     call (masked duplicates are encoded once per call); plus raw encoder speed on distinct texts."""
-    questions = [e.question for e in load_metaqa(root, hops=[2], split="test", with_gold_paths=False)]
+    questions = [e.question for e in load_metaqa(root, hops=[2], split="test", with_gold_paths=False)][:limit]
     model.predict(questions[:call_size], topk=3, batch_size=batch_size)  # warm-up
     model.encoded_texts = 0
     start = time.perf_counter()
@@ -98,6 +98,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--call-size", type=int, default=32, help="questions per predict() call (infer.py's batch_size)")
+    ap.add_argument("--throughput-n", type=int, default=3000, help="2-hop test questions timed in calls of --call-size")
+    ap.add_argument("--training-json", help="training figures of an earlier run (JSON file) instead of --train")
     ap.add_argument("overrides", nargs="*", help="extra train.py overrides")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -106,13 +108,15 @@ def main() -> None:
               "test_split": "test (full 1/2/3-hop, gold paths from qtype files)", "machine": machine()}
     if args.train:
         result["training"] = train(args.overrides)
+    elif args.training_json:
+        result["training"] = json.loads(Path(args.training_json).read_text())
     model = Retriever.load(args.ckpt)
     result["checkpoint"] = args.ckpt
     result["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}
     start = time.perf_counter()
     result["test"] = evaluate(model, Path(args.root), args.batch_size)
     result["test_eval_seconds"] = time.perf_counter() - start
-    result["throughput_2hop_top3"] = throughput(model, Path(args.root), args.call_size, args.batch_size)
+    result["throughput_2hop_top3"] = throughput(model, Path(args.root), args.call_size, args.batch_size, args.throughput_n)
     result["throughput_2hop_top3_whole_split_one_call"] = throughput(model, Path(args.root), 10**6, args.batch_size)
     result["raw_encoder"] = raw_encoder_speed(model)
     result["machine"]["loadavg_end"] = os.getloadavg()
