@@ -111,6 +111,8 @@ class Retriever(L.LightningModule):
         self.train_metrics, self.val_metrics, self.test_metrics = metrics(False), metrics(True), metrics(True)
         self.val_path_acc_best = MaxMetric()
         self.encoded_texts = 0  # sequences encoded by predict(): for "encoder passes per question"
+        self.cache_size = 50_000  # predict()'s text -> encoding cache (masked templates repeat)
+        self._predict_cache: dict[str, torch.Tensor] = {}
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
 
@@ -124,13 +126,21 @@ class Retriever(L.LightningModule):
                 return self.encoder(texts)
         return self.encoder(texts)
 
-    def encode_unique(self, texts: list[str], batch_size: int = 256) -> torch.Tensor:
-        """Encode each distinct text once (masked templates repeat a lot), length-sorted batches."""
-        unique = sorted(set(texts), key=len)
-        index = {t: i for i, t in enumerate(unique)}
-        parts = [self.encode(unique[b : b + batch_size]) for b in range(0, len(unique), batch_size)]
-        self.encoded_texts += len(unique)
-        return torch.cat(parts)[torch.tensor([index[t] for t in texts], device=parts[0].device)]
+    def encode_unique(self, texts: list[str], batch_size: int = 256, cache: dict | None = None) -> torch.Tensor:
+        """Encode each distinct text once (masked templates repeat a lot), length-sorted batches.
+        `cache` (text -> vector) carries encodings across calls; predict() passes its own, which
+        training clears, since the weights change."""
+        cache = cache if cache is not None else {}
+        todo = sorted({t for t in texts if t not in cache}, key=len)
+        for b in range(0, len(todo), batch_size):
+            chunk = todo[b : b + batch_size]
+            cache.update(zip(chunk, self.encode(chunk)))
+        self.encoded_texts += len(todo)
+        out = torch.stack([cache[t] for t in texts])
+        if len(cache) > self.cache_size:  # bounded: drop the oldest entries
+            for key in list(cache)[: len(cache) - self.cache_size]:
+                del cache[key]
+        return out
 
     def path_ids(self, path: Sequence[str], where: str = "") -> list[int]:
         try:
@@ -217,6 +227,7 @@ class Retriever(L.LightningModule):
         self.val_path_acc_best.reset()  # drop what the sanity check put there
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
+        self._predict_cache.clear()  # weights are about to change
         self._batch_start = time.perf_counter()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
@@ -253,13 +264,13 @@ class Retriever(L.LightningModule):
 
     # -- inference ---------------------------------------------------------------------------
     def _search(self, questions: list[str], first_logits: torch.Tensor, lengths: list[int], beam: int,
-                query_question: list[int] | None = None, batch_size: int = 256):
+                query_question: list[int] | None = None, batch_size: int = 256, cache: dict | None = None):
         """Beam search for query j over question `query_question[j]` (default j) with `lengths[j]` steps."""
         qq = query_question if query_question is not None else list(range(len(lengths)))
 
         def score(items):
             texts = [step_text(questions[qq[j]], [self.relations[r] for r in prefix], self.sep) for j, prefix in items]
-            return F.log_softmax(self.path_head(self.encode_unique(texts, batch_size)).float(), -1)
+            return F.log_softmax(self.path_head(self.encode_unique(texts, batch_size, cache)).float(), -1)
 
         first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
         return beam_search(first_logp, lengths, beam, score)
@@ -273,6 +284,7 @@ class Retriever(L.LightningModule):
         try_second_hop: bool = False,
         batch_size: int = 256,
         topic_entities: Sequence[Sequence[str]] | None = None,
+        use_cache: bool = True,
     ) -> list[list[PathPrediction]]:
         """Top-`topk` relation paths per question, best first.
 
@@ -280,15 +292,20 @@ class Retriever(L.LightningModule):
         try_second_hop: also search the classifier's second-best length; those paths follow the
             first length's (so a caller can fall back when the first ones have no KG instance).
         topic_entities: per question, entity strings to mask when the question has no `[...]` span.
+        use_cache: reuse encodings of texts seen by earlier calls (bounded by `cache_size`); with
+            masked topic entities, templated questions then cost almost no encoder passes.
         """
         if hops is not None and not 1 <= hops <= self.hparams.max_hops:
             raise ValueError(f"hops={hops} outside 1..{self.hparams.max_hops}")
         was_training = self.training
+        if was_training:  # in training mode the weights may have changed since the last call
+            self._predict_cache.clear()
         self.eval()
         try:
             topics = topic_entities or [()] * len(questions)
             masked = [self.mask(q, t) for q, t in zip(questions, topics)]
-            pooled = self.encode_unique(masked, batch_size)
+            cache = self._predict_cache if use_cache else None
+            pooled = self.encode_unique(masked, batch_size, cache)
             hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
             first_logits = self.path_head(pooled)
             queries = []  # (question index, hop, hop probability)
@@ -299,7 +316,7 @@ class Retriever(L.LightningModule):
                 for rank in range(2 if try_second_hop and self.hparams.max_hops > 1 else 1):
                     queries.append((i, int(hop_rank[i, rank]), float(hop_prob[i, rank])))
             beams = self._search(masked, first_logits, [h for _, h, _ in queries], topk,
-                                 [i for i, _, _ in queries], batch_size)
+                                 [i for i, _, _ in queries], batch_size, cache)
             results: list[list[PathPrediction]] = [[] for _ in masked]
             for (i, hop, p), found in zip(queries, beams):
                 results[i] += [

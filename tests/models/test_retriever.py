@@ -184,3 +184,17 @@ def test_packaged_minilm_checkpoint_reloads_without_the_pretrained_weights(tmp_p
     a, b = model.predict(questions, topk=2), loaded.predict(questions, topk=2)
     assert [[p.path for p in q] for q in a] == [[p.path for p in q] for q in b]
     assert [q[0].score for q in a] == pytest.approx([q[0].score for q in b], abs=1e-5)
+
+
+def test_encoding_cache_reuses_templates_and_is_dropped_after_training(trained):
+    model, batch = trained
+    model.eval()
+    model._predict_cache.clear()
+    first = model.predict(batch["question"][:4], topk=2)
+    passes = model.encoded_texts
+    again = model.predict(batch["question"][:4], topk=2)  # same masked texts: nothing to encode
+    assert model.encoded_texts == passes
+    assert [[p.path for p in q] for q in again] == [[p.path for p in q] for q in first]
+    model.train()  # a caller that trained in between must not get stale encodings
+    model.predict(batch["question"][:1], topk=2)
+    assert model.encoded_texts > passes
