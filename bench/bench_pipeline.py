@@ -97,6 +97,9 @@ def bench_metaqa(args) -> None:
         examples = load_metaqa(root, hops=[hop], split="test", limit=args.limit)
         m = run(pipe, examples, f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}",
                 args.batch_size)
+        m["run_config"] = {"topk": args.topk, "candidates": args.candidates, "limit": args.limit,
+                           "max_triples": args.max_triples, "aggregate": args.aggregate,
+                           "command": "python " + " ".join(sys.argv)}
         m["target_hits@1"] = TARGETS[f"{hop}hop"]
         m["published_hits@1"] = {k: v[hop - 1] for k, v in ANCHORS.items()}
         figures[f"{hop}hop"] = m
