@@ -7,7 +7,7 @@ install:
 	bash scripts/install.sh
 
 install-test:
-	bash scripts/install.sh test
+	bash scripts/install.sh test,optuna
 
 # Main job: train the retriever on the built-in KG, then answer its test questions.
 run: install

@@ -89,6 +89,8 @@ def test_ddp_two_cpu_processes(tmp_path):
 
 @pytest.mark.slow
 def test_optuna_sweep_two_trials(tmp_path):
+    # Optuna is an optional extra (`pip install -e .[optuna]`); `make test` installs it.
+    pytest.importorskip("hydra_plugins.hydra_optuna_sweeper")
     proc = run_train(["-m", "hparams_search=optuna", "hydra.sweeper.n_trials=2",
                       "hydra.sweeper.sampler.n_startup_trials=2", "debug=limit", "name=sweep"], tmp_path)
     runs = sorted((tmp_path / "outputs" / "sweep" / "multiruns").glob("*/*/.hydra"))
