@@ -153,7 +153,9 @@ def main() -> None:
     with open(out / "bench_rewriter_examples.jsonl", "w") as fh:
         for name, rows_ in examples.items():
             for ex in rows_:
-                fh.write(json.dumps({"system": name, **ex}, ensure_ascii=False) + "\n")
+                # dataset text (inputs, references) stays out of the repository: outputs + entry ids only
+                kept = {k: v for k, v in ex.items() if k not in ("source", "references")}
+                fh.write(json.dumps({"system": name, **kept}, ensure_ascii=False) + "\n")
     print((out / "bench_rewriter.md").read_text())
 
 
