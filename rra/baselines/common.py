@@ -134,6 +134,21 @@ def start_prediction(example: QAExample) -> Prediction:
     )
 
 
+def run_method(method, example: QAExample, max_new_tokens: int) -> Prediction:
+    """The shared `answer()` of every baseline: run `method._run(example, pred, trace)`, turn any
+    failure on the way (graph backend down, ...) into status `graph_error` while keeping what was
+    already found, and fill in the LLM usage of this question."""
+    pred = start_prediction(example)
+    trace = Trace(method.llm, max_new_tokens)
+    try:
+        method._run(example, pred, trace)
+    except Exception as e:  # keep what we have, report, go on
+        pred.status = "graph_error"
+        pred.errors.append(f"{type(e).__name__}: {e}")
+    pred.extra["mode"] = method.mode
+    return trace.fill(pred)
+
+
 def question_text(example: QAExample) -> str:
     """The question as shown to the LLM/encoder: MetaQA's `[entity]` brackets removed."""
     return example.question.replace("[", "").replace("]", "")

@@ -14,9 +14,10 @@
 from __future__ import annotations
 
 from rra.baselines.common import (
+    run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, question_text, read_answers,
     relation_phrase,
-    set_answers, start_prediction, triple_text,
+    set_answers, triple_text,
 )
 from rra.baselines.replies import parse_answers
 from rra.data.records import QAExample
@@ -100,15 +101,7 @@ class KGQP:
         self.seed, self.max_new_tokens, self.answer_max_new_tokens = seed, max_new_tokens, answer_max_new_tokens
 
     def answer(self, example: QAExample) -> Prediction:
-        pred = start_prediction(example)
-        trace = Trace(self.llm, self.max_new_tokens)
-        try:
-            self._run(example, pred, trace)
-        except Exception as e:
-            pred.status = "graph_error"
-            pred.errors.append(f"{type(e).__name__}: {e}")
-        pred.extra["mode"] = self.mode
-        return trace.fill(pred)
+        return run_method(self, example, self.max_new_tokens)
 
     # -- steps ---------------------------------------------------------------------------
     def identify_entities(self, example: QAExample, trace: Trace) -> tuple[list[str], list[str], str]:

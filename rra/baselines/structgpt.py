@@ -18,9 +18,10 @@ reaches `stop_similarity`; the answer is the reached entities ranked by that sim
 from __future__ import annotations
 
 from rra.baselines.common import (
+    run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
     missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
-    start_prediction, topic_entities, triple_text,
+    topic_entities, triple_text,
 )
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.data.records import QAExample
@@ -94,15 +95,7 @@ class StructGPT:
         self.max_new_tokens, self.answer_max_new_tokens = max_new_tokens, answer_max_new_tokens
 
     def answer(self, example: QAExample) -> Prediction:
-        pred = start_prediction(example)
-        trace = Trace(self.llm, self.max_new_tokens)
-        try:
-            self._run(example, pred, trace)
-        except Exception as e:
-            pred.status = "graph_error"
-            pred.errors.append(f"{type(e).__name__}: {e}")
-        pred.extra["mode"] = self.mode
-        return trace.fill(pred)
+        return run_method(self, example, self.max_new_tokens)
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = question_text(example)

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
+    run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
-    missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for, start_prediction,
+    missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
     topic_entities,
 )
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
@@ -127,15 +128,7 @@ class ToG:
 
     # -- public -------------------------------------------------------------------------
     def answer(self, example: QAExample) -> Prediction:
-        pred = start_prediction(example)
-        trace = Trace(self.llm, self.max_new_tokens)
-        try:
-            self._run(example, pred, trace)
-        except Exception as e:  # graph backend down etc.: keep what we have, report, go on
-            pred.status = "graph_error"
-            pred.errors.append(f"{type(e).__name__}: {e}")
-        pred.extra["mode"] = self.mode
-        return trace.fill(pred)
+        return run_method(self, example, self.max_new_tokens)
 
     # -- the walk -----------------------------------------------------------------------
     def _candidate_relations(self, beam: Beam) -> list[str]:

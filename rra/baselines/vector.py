@@ -25,8 +25,9 @@ from pathlib import Path
 import torch
 
 from rra.baselines.common import (
+    run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, question_text, read_answers, relation_phrase,
-    set_answers, start_prediction,
+    set_answers,
 )
 from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
@@ -164,15 +165,7 @@ class VectorRAG:
 
     # -- answering -------------------------------------------------------------------------
     def answer(self, example: QAExample) -> Prediction:
-        pred = start_prediction(example)
-        trace = Trace(self.llm, self.answer_max_new_tokens)
-        try:
-            self._run(example, pred, trace)
-        except Exception as e:
-            pred.status = "graph_error"
-            pred.errors.append(f"{type(e).__name__}: {e}")
-        pred.extra["mode"] = self.mode
-        return trace.fill(pred)
+        return run_method(self, example, self.answer_max_new_tokens)
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = question_text(example)
