@@ -134,6 +134,20 @@ def start_prediction(example: QAExample) -> Prediction:
     )
 
 
+def resolve_mode(name: str, mode: str, llm, encoder) -> str:
+    """`auto` -> `llm` when an LLM is configured, else `heuristic` (llm=none); then check that the
+    chosen mode has what it needs."""
+    if mode == "auto":
+        mode = "llm" if llm is not None else "heuristic"
+    if mode not in ("llm", "heuristic"):
+        raise ValueError(f"{name} mode must be 'llm' or 'heuristic', got {mode!r}")
+    if mode == "llm" and llm is None:
+        raise ValueError(f"{name} in llm mode needs an `llm`; use mode=heuristic to run without one")
+    if mode == "heuristic" and encoder is None:
+        raise ValueError(f"{name} in heuristic mode needs a sentence `encoder` (rra.embed.SentenceEncoder)")
+    return mode
+
+
 def run_method(method, example: QAExample, max_new_tokens: int) -> Prediction:
     """The shared `answer()` of every baseline: run `method._run(example, pred, trace)`, turn any
     failure on the way (graph backend down, ...) into status `graph_error` while keeping what was

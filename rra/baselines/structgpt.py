@@ -18,6 +18,7 @@ reaches `stop_similarity`; the answer is the reached entities ranked by that sim
 from __future__ import annotations
 
 from rra.baselines.common import (
+    resolve_mode,
     run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
     missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
@@ -78,14 +79,7 @@ class StructGPT:
         max_new_tokens: int = 96,
         answer_max_new_tokens: int = 64,
     ):
-        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
-            mode = "llm" if llm is not None else "heuristic"
-        if mode not in ("llm", "heuristic"):
-            raise ValueError(f"StructGPT mode must be 'llm' or 'heuristic', got {mode!r}")
-        if mode == "llm" and llm is None:
-            raise ValueError("StructGPT in llm mode needs an `llm`; use mode=heuristic to run without one")
-        if mode == "heuristic" and encoder is None:
-            raise ValueError("StructGPT in heuristic mode needs a sentence `encoder`")
+        mode = resolve_mode("StructGPT", mode, llm, encoder)
         self.kg, self.llm, self.encoder, self.mode = kg, llm, encoder, mode
         self.max_iterations, self.max_relations = max_iterations, max_relations
         self.max_candidates, self.max_triples = max_candidates, max_triples

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
+    resolve_mode,
     run_method,
     ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
     missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
@@ -111,14 +112,7 @@ class ToG:
         max_new_tokens: int = 96,
         answer_max_new_tokens: int = 64,
     ):
-        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
-            mode = "llm" if llm is not None else "heuristic"
-        if mode not in ("llm", "heuristic"):
-            raise ValueError(f"ToG mode must be 'llm' or 'heuristic', got {mode!r}")
-        if mode == "llm" and llm is None:
-            raise ValueError("ToG in llm mode needs an `llm`; use mode=heuristic to run without one")
-        if mode == "heuristic" and encoder is None:
-            raise ValueError("ToG in heuristic mode needs a sentence `encoder` (rra.embed.SentenceEncoder)")
+        mode = resolve_mode("ToG", mode, llm, encoder)
         self.kg, self.llm, self.encoder, self.mode = kg, llm, encoder, mode
         self.width, self.depth, self.max_candidates = width, depth, max_candidates
         self.max_relations = max_relations
