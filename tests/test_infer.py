@@ -136,3 +136,18 @@ def test_checkpoint_of_another_kg_is_refused(trained_root, tmp_path):
     cfg = compose_cfg("infer", trained_root, ["llm=none", f"+data.kb_path={kb}"])
     with pytest.raises(Exception, match="different relation set"):  # Hydra wraps it, message intact
         build(cfg)
+
+
+def test_baseline_with_concurrency_pools_llm_calls(trained_root, tmp_path):
+    """`concurrency=3`: a baseline answers three questions at a time; the LLM is wrapped in
+    BatchingLLM and every question still gets its prediction, once, with its own call count."""
+    from rra.eval.run import build, run_split
+    from rra.llm import BatchingLLM
+
+    overrides = ["limit=6", "llm=fake", "method=tog", "method.mode=llm", "concurrency=3"]
+    _, llm, _ = build(compose_cfg("infer", trained_root, overrides))
+    assert isinstance(llm, BatchingLLM)
+    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert metrics["n"] == 6 and len({d["qid"] for d in lines}) == 6
+    assert all(d["llm_calls"] >= 1 for d in lines) and metrics["llm_usage"]["calls"] == sum(d["llm_calls"] for d in lines)

@@ -30,6 +30,10 @@ def build(cfg: DictConfig):
 
     kg = build_graph(cfg)
     llm = build_llm(cfg.get("llm"), cache_path=cfg.get("llm_cache"))
+    if llm is not None and int(cfg.get("concurrency", 1) or 1) > 1:
+        from rra.llm.batching import BatchingLLM
+
+        llm = BatchingLLM(llm, max_batch=int(cfg.get("llm_max_batch", 32)))  # pool the threads' calls
     log.info("method <%s>, llm %s", cfg.method.get("_target_"), getattr(llm, "name", None))
     method = instantiate(cfg.method, kg=kg, llm=llm)
     return kg, llm, method
@@ -120,20 +124,15 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     if len(todo) < len(examples):
         log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
                  len(examples), writer.path)
-    answer_batch = getattr(method, "answer_batch", None)
-    size = max(1, int(cfg.get("batch_size", 32))) if answer_batch else 1
     wanted = {ex.qid for ex in examples}
     start = time.perf_counter()
     with writer, tqdm(total=len(todo), desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
                       unit="q", dynamic_ncols=True) as bar:
-        for b in range(0, len(todo), size):
-            batch = todo[b:b + size]
-            preds = answer_batch(batch) if answer_batch else [safe_answer(method, batch[0])]
-            for ex, pred in zip(batch, preds):
-                if ex.extra.get("answer_labels"):  # every method is scored on labels the same way
-                    pred.extra.setdefault("gold_labels", list(ex.extra["answer_labels"]))
-                writer.write(pred)
-            bar.update(len(batch))
+        for ex, pred in answer_all(method, todo, int(cfg.get("batch_size", 32)), int(cfg.get("concurrency", 1) or 1)):
+            if ex.extra.get("answer_labels"):  # every method is scored on labels the same way
+                pred.extra.setdefault("gold_labels", list(ex.extra["answer_labels"]))
+            writer.write(pred)
+            bar.update(1)
     wall = time.perf_counter() - start
     preds = [d for d in report.read_predictions(writer.path) if d.get("qid") in wanted]
     metrics = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
@@ -158,6 +157,29 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     if cfg.get("show_summary", True):
         print(text)
     return metrics
+
+
+def answer_all(method, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
+    """Yield (example, prediction) in order. Methods with `answer_batch` (RRA) get batches; the
+    others go one question at a time, or `concurrency` questions at once in threads (their LLM
+    calls are then pooled into batches by `BatchingLLM`, see `build`)."""
+    answer_batch = getattr(method, "answer_batch", None)
+    if answer_batch:
+        size = max(1, batch_size)
+        for b in range(0, len(examples), size):
+            batch = examples[b:b + size]
+            yield from zip(batch, answer_batch(batch))
+    elif concurrency <= 1:
+        for ex in examples:
+            yield ex, safe_answer(method, ex)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=concurrency)
+        try:
+            yield from zip(examples, pool.map(lambda ex: safe_answer(method, ex), examples))
+        finally:  # interrupted: drop the questions not started yet instead of waiting for all
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def choices() -> dict:

@@ -2,10 +2,12 @@
 
 Backends: `ScriptedLLM` (tests), `TransformersLLM` (local HF / packaged SmolLM2 GGUF),
 `OpenAICompatibleLLM` (vLLM, llama.cpp server, Ollama, hosted APIs); `CachedLLM` wraps any of them.
+`BatchingLLM` pools concurrent calls from several threads into batches.
 `build_llm(cfg)` instantiates a Hydra `llm` config (None / `llm=none` -> no LLM).
 """
 from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
 from rra.llm.build import build_llm
+from rra.llm.batching import BatchingLLM
 from rra.llm.cache import CachedLLM
 from rra.llm.fake import ScriptedLLM
 from rra.llm.openai_http import OpenAICompatibleLLM
@@ -29,7 +31,7 @@ from rra.llm.parse import (
 
 __all__ = [
     "LLM", "LLMError", "LLMReply", "LLMUsage", "Prompt", "as_messages", "prompt_to_text",
-    "ScriptedLLM", "CachedLLM", "build_llm", "OpenAICompatibleLLM", "TransformersLLM",
+    "ScriptedLLM", "BatchingLLM", "CachedLLM", "build_llm", "OpenAICompatibleLLM", "TransformersLLM",
     "ParseError", "clean_item", "clean_reply", "find_candidates_in_text", "match_candidate",
     "match_candidates", "normalize", "parse_answer", "parse_choice", "parse_json", "parse_list",
     "parse_scored_items", "parse_yes_no", "try_parse",
