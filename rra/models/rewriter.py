@@ -122,6 +122,7 @@ class RewriterModule(L.LightningModule):
         val_generate: int = 0,  # generate for the first N validation examples -> val/bleu, val/chrf
         test_generate: int | None = None,  # None: every test example
         tokenizer_state: dict | None = None,
+        init_from: str | None = None,  # start from a trained rewriter's weights (e.g. adapt to your KG)
     ):
         super().__init__()
         if model_config is not None:  # a Hydra DictConfig would not survive weights_only loading
@@ -143,6 +144,16 @@ class RewriterModule(L.LightningModule):
                 raise ValueError("train_last_layers: cannot find the transformer blocks of this model")
             for block in list(layers)[: max(0, len(layers) - train_last_layers)]:
                 block.requires_grad_(False)
+        if init_from:
+            ckpt = _read_checkpoint(init_from)
+            try:
+                self.load_state_dict(ckpt["state_dict"], strict=False)
+            except RuntimeError as e:  # shape mismatch: another base model
+                raise CheckpointError(f"{init_from}: its weights do not fit {model_name!r}: {e}") from e
+            missing = [k for k in self.state_dict() if k.startswith("model.") and k not in ckpt["state_dict"]]
+            if missing:
+                raise CheckpointError(f"{init_from}: not a checkpoint of {model_name!r}: "
+                                      f"{len(missing)} weights missing, e.g. {missing[0]}")
         self.metrics = nn.ModuleDict({s: MeanMetric() for s in ("train_loss", "val_loss", "test_loss")})
         self.val_loss_best = MinMetric()
         self._generated: dict[str, tuple[list[str], list[list[str]]]] = {}
@@ -321,22 +332,11 @@ class RewriterModule(L.LightningModule):
     def load(cls, path: str | Path, map_location: str | torch.device = "cpu") -> "RewriterModule":
         """Rebuild a fine-tuned rewriter from its checkpoint alone (no pretrained weights read)."""
         path = Path(path)
-        if not path.is_file():
-            raise CheckpointError(f"{path}: no such checkpoint file")
-        try:
-            ckpt = torch.load(path, map_location="cpu", weights_only=False)
-        except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as e:
-            raise CheckpointError(f"{path}: not a readable checkpoint (corrupt or truncated?): {e}") from e
-        info = ckpt.get("rra") if isinstance(ckpt, dict) else None
-        if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError(
-                f"{path}: not an rra rewriter checkpoint (no 'rra' block with format {CHECKPOINT_FORMAT!r}); "
-                "train one with `python train.py task=rewriter`"
-            )
-        if info.get("version", 0) > CHECKPOINT_VERSION:
-            raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
+        ckpt = _read_checkpoint(path)
+        info = ckpt["rra"]
         hp = dict(ckpt.get("hyper_parameters", {}))
-        hp.update(model_config=info["model_config"], pretrained=False, tokenizer_state=info["tokenizer"])
+        hp.update(model_config=info["model_config"], pretrained=False, tokenizer_state=info["tokenizer"],
+                  init_from=None)  # the stored weights already include what it started from
         try:
             model = cls(**hp)
         except (TypeError, ValueError) as e:
@@ -347,6 +347,28 @@ class RewriterModule(L.LightningModule):
             raise CheckpointError(f"{path}: weights do not match the stored model config: {e}") from e
         model.checkpoint_path = str(path)
         return model.to(map_location).eval()
+
+
+def _read_checkpoint(path: str | Path) -> dict:
+    """A rewriter checkpoint's dict, or a CheckpointError naming the file and what is wrong with it."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no such checkpoint file")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as e:
+        raise CheckpointError(f"{path}: not a readable checkpoint (corrupt or truncated?): {e}") from e
+    info = ckpt.get("rra") if isinstance(ckpt, dict) else None
+    if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            f"{path}: not an rra rewriter checkpoint (no 'rra' block with format {CHECKPOINT_FORMAT!r}); "
+            "train one with `python train.py task=rewriter`"
+        )
+    if info.get("version", 0) > CHECKPOINT_VERSION:
+        raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
+    if "state_dict" not in ckpt:
+        raise CheckpointError(f"{path}: checkpoint has no state_dict")
+    return ckpt
 
 
 class TrainedRewriter:

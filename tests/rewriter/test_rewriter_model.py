@@ -133,3 +133,33 @@ def test_conf_rewriter_trained_instantiates_the_pipeline_rewriter(tokenizer_stat
     cfg.ckpt = str(ckpt)
     rw = instantiate(cfg)
     assert isinstance(rw, TrainedRewriter) and isinstance(rw, Rewriter) and rw.chunk_size == cfg.chunk_size
+
+
+def test_init_from_starts_from_trained_weights_and_refuses_other_models(tokenizer_state, tmp_path: Path):
+    """model.init_from: adapt a trained rewriter (e.g. to your KG's silver pairs) instead of the base LM."""
+    trained = tiny(tokenizer_state)
+    overfit(trained, steps=5)
+    ckpt = {"state_dict": trained.state_dict(), "hyper_parameters": dict(trained.hparams)}
+    trained.on_save_checkpoint(ckpt)
+    torch.save(ckpt, tmp_path / "trained.ckpt")
+
+    torch.manual_seed(123)  # another random init: init_from must overwrite it
+    adapted = RewriterModule(model_config=TINY_CONFIG, pretrained=False, tokenizer_state=tokenizer_state,
+                             freeze_embeddings=False, init_from=str(tmp_path / "trained.ckpt"))
+    for k, v in trained.state_dict().items():
+        assert torch.equal(v, adapted.state_dict()[k]), k
+    assert adapted.hparams.init_from == str(tmp_path / "trained.ckpt")
+
+    # a checkpoint saved from the adapted model loads without needing the file it started from
+    ckpt2 = {"state_dict": adapted.state_dict(), "hyper_parameters": dict(adapted.hparams)}
+    adapted.on_save_checkpoint(ckpt2)
+    torch.save(ckpt2, tmp_path / "adapted.ckpt")
+    (tmp_path / "trained.ckpt").rename(tmp_path / "moved.ckpt")
+    assert RewriterModule.load(tmp_path / "adapted.ckpt").generate([PAIRS[0][0]]) == adapted.generate([PAIRS[0][0]])
+
+    bigger = dict(TINY_CONFIG, hidden_size=TINY_CONFIG["hidden_size"] * 2)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        RewriterModule(model_config=bigger, pretrained=False, tokenizer_state=tokenizer_state,
+                       init_from=str(tmp_path / "moved.ckpt"))
+    with pytest.raises(CheckpointError, match="no such checkpoint"):
+        tiny(tokenizer_state, init_from=str(tmp_path / "trained.ckpt"))
