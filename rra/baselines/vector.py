@@ -124,11 +124,7 @@ class VectorRAG:
         if self.vectors is not None:
             return
         start = time.perf_counter()
-        all_triples = getattr(self.kg, "all_triples", None)
-        if all_triples is None:  # not in the KnowledgeGraph protocol (yet); see the module doc
-            raise TypeError(f"{type(self.kg).__name__} cannot list all its triples (no all_triples()); "
-                            "the vector baseline needs the whole KG")
-        facts = sorted(t for t in all_triples() if not excluded(t.relation, self.excluded))
+        facts = sorted(t for t in self.kg.all_triples() if not excluded(t.relation, self.excluded))
         facts = sample(facts, self.max_facts, self.seed)
         labels = self.kg.labels({x for t in facts for x in (t.head, t.tail)})
         sentences = [verbalise(t, labels) for t in facts]

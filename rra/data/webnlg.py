@@ -179,12 +179,9 @@ def kg_silver_pairs(
     """`n` (triples -> template text) pairs from the project's KG: each groups 1..max_triples
     triples around one seeded-random entity (labels, not ids, in both input and text).
 
-    `entities` picks the centres; by default the heads of `kg.all_triples()` (backends without it
-    must pass `entities`)."""
+    `entities` picks the centres; by default every head of `kg.all_triples()`."""
     rng = random.Random(seed)
     if entities is None:
-        if not hasattr(kg, "all_triples"):
-            raise TypeError(f"{type(kg).__name__} has no all_triples(); pass entities=[...]")
         entities = sorted({t.head for t in kg.all_triples()})
     if not entities:
         raise ValueError("kg_silver_pairs: the knowledge graph has no entities")

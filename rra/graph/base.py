@@ -129,6 +129,11 @@ class KnowledgeGraph(Protocol):
         """All (forward) relations of the KG, sorted."""
         ...
 
+    def all_triples(self) -> Iterable[Triple]:
+        """Every fact of the KG (label triples excluded), in no set order: for whole-graph work such
+        as the vector baseline's index or silver rewriter pairs."""
+        ...
+
 
 def sample(items: list, limit: int | None, seed: int | None) -> list:
     """Deterministic cap: keep all when under `limit`, else a seeded sample kept in input order."""

@@ -89,6 +89,10 @@ def relation_counts(m: RdfMapping) -> str:
     return f"SELECT ?p (COUNT(*) AS ?c) WHERE {{ ?s ?p ?o {_not_label('p', m)} }} GROUP BY ?p"
 
 
+def all_triples(m: RdfMapping) -> str:
+    return f"SELECT ?s ?p ?o WHERE {{ ?s ?p ?o {_not_label('p', m)} }}"
+
+
 def triple_count(m: RdfMapping) -> str:
     """All triples, labels included: what an injection test checks stays unchanged."""
     return "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }"

@@ -177,6 +177,12 @@ class SparqlBackedGraph:
     def relation_types(self) -> list[str]:
         return sorted(self._relation(p) for p, _ in self._select(q.relation_counts(self.mapping), ("p", "c")))
 
+    def all_triples(self) -> Iterable[Triple]:
+        # One SELECT: a whole MetaQA-sized KG (134k facts) is a few MB of results, and paging with
+        # ORDER BY would make the store sort everything once per page.
+        for s, p, o in self._select(q.all_triples(self.mapping), ("s", "p", "o")):
+            yield Triple(self._entity(s), self._relation(p), self._entity(o))
+
     def triple_count(self) -> int:
         """Every triple in the store, label triples included."""
         return int(self._select(q.triple_count(self.mapping), ("c",))[0][0][1])

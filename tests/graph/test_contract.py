@@ -139,6 +139,13 @@ def test_stats_and_relation_types(kg):
     assert kg.relation_types() == sorted({t.relation for t in TRIPLES})
 
 
+def test_all_triples_lists_every_fact_once(kg, reference):
+    """The whole KG, label triples excluded, the same set on every backend (adversarial names included)."""
+    got = list(kg.all_triples())
+    assert len(got) == len(set(got)) == len(set(TRIPLES))
+    assert set(got) == set(TRIPLES) == set(reference.all_triples())
+
+
 def test_every_entity_matches_reference(kg, reference):
     """The whole protocol, entity by entity, against NetworkX."""
     for x in ENTITIES:
