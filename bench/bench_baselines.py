@@ -83,6 +83,11 @@ def run_one(method, examples, out_dir: Path, max_seconds: float | None, concurre
     with PredictionWriter(out_dir / "predictions.jsonl") as writer:
         old = [d for d in writer.previous if d.get("qid") in wanted]
         todo = [ex for ex in examples if ex.qid not in writer.done]
+        saved = out_dir / "metrics.json"
+        if not todo and saved.exists():  # nothing new: keep the metrics (and timing) of the run that did it
+            m = json.loads(saved.read_text())
+            if m.get("n") == len(old):
+                return m
         answers = answer_all(method, todo, concurrency=concurrency)
         for ex, p in tqdm(answers, total=len(todo), desc=f"{out_dir.parent.parent.name}/{out_dir.name}", leave=False):
             new.append(p.to_dict())
