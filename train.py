@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 from pathlib import Path
 
@@ -39,13 +38,20 @@ def instantiate_all(group: DictConfig | None) -> list:
 
 
 def publish(best: str, target: str | None) -> None:
-    """Copy the best checkpoint to a stable path (atomic rename, so a reader never sees half a file)."""
+    """Copy the best checkpoint to a stable path for inference (atomic rename, so a reader never sees
+    half a file). The copy drops optimizer and scheduler state (two thirds of a retriever checkpoint);
+    resuming uses the run directory's last.ckpt, which keeps them."""
     if not best or not target:
         return
+    import torch
+
     target_path = Path(target)
     target_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = target_path.with_suffix(".tmp")
-    shutil.copyfile(best, tmp)
+    ckpt = torch.load(best, map_location="cpu", weights_only=False)
+    for key in ("optimizer_states", "lr_schedulers"):
+        ckpt.pop(key, None)
+    torch.save(ckpt, tmp)
     tmp.replace(target_path)
     log.info("best checkpoint %s -> %s", best, target_path)
 

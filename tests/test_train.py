@@ -62,6 +62,9 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
     best = Path(cfg.paths.best_ckpt)
     assert best == tmp_path / "checkpoints" / "retriever" / "best.ckpt" and best.is_file()
     assert Retriever.load(best).relations == Retriever.load(ckpt_dir / "last.ckpt").relations
+    import torch
+    published = torch.load(best, weights_only=False)
+    assert "optimizer_states" not in published and "state_dict" in published  # inference copy: weights only
     assert metrics["val/path_acc_best"] >= metrics["val/path_acc"] - 1e-9
 
     import torch
