@@ -54,21 +54,21 @@ class RRAPipeline:
                 model_error = f"retriever: {type(err).__name__}: {err}"
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
-        # Retrieve + rewrite per question; questions that reach the answer step wait for one
-        # batched answer call (a local LLM generates a batch much faster than one by one).
-        preds, waiting = [], []
+        # Retrieve per question; rewrite the ready ones together (a trained rewriter generates all
+        # their chunks in one batched call), then answer them with one batched answer call (a
+        # local LLM generates a batch much faster than one by one).
+        preds, ready = [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            before = self.llm.usage.snapshot() if self.llm is not None else None
-            pred, ready = self._prepare(ex, link, candidates.get(i, []), model_error)
-            self._count(pred, before)
+            pred, item = self._prepare(ex, link, candidates.get(i, []), model_error)
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
-            if ready is not None:
-                waiting.append((pred, ready))
+            if item is not None:
+                ready.append((pred, item))
+        waiting = self._rewrite_all(ready)
         if waiting:
             t0 = time.perf_counter()
-            answers = self._answer_all([ready for _, ready in waiting])
+            answers = self._answer_all([item for _, item in waiting])
             each = (time.perf_counter() - t0) / len(waiting)
             for (pred, (_, _, _, labels)), ans in zip(waiting, answers):
                 self._apply(pred, ans, labels)
@@ -79,8 +79,8 @@ class RRAPipeline:
 
     # --- one question ----------------------------------------------------------------------------
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str):
-        """Link, retrieve and rewrite. Returns the prediction so far and, if the question can be
-        answered, the answerer's input (question, knowledge, retrieval, labels)."""
+        """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
+        rewrite, (question, retrieval, labels)."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
         if ex.extra.get("answer_labels"):  # KGs whose ids are not names: score replies on labels too
             pred.extra["gold_labels"] = list(ex.extra["answer_labels"])
@@ -115,10 +115,7 @@ class RRAPipeline:
             pred.status = r.status
             return pred, None
 
-        labels = self._labels(r)
-        knowledge = self._rewrite(ex.question, r, labels, pred)
-        pred.knowledge = knowledge
-        return pred, (ex.question, knowledge, r, labels)
+        return pred, (ex.question, r, self._labels(r))
 
     def _answer_all(self, items: list[tuple]) -> list[Answer]:
         many = getattr(self.answerer, "answer_many", None)
@@ -149,18 +146,48 @@ class RRAPipeline:
             labels = {}
         return {e: labels.get(e, e) for e in ents}
 
-    def _rewrite(self, question: str, r: Retrieval, labels: dict[str, str], pred: Prediction) -> str:
-        labelled = [Triple(labels.get(t.head, t.head), t.relation, labels.get(t.tail, t.tail))
-                    for t in r.triples]
-        try:
-            text = self.rewriter.rewrite(question, labelled)
-        except Exception as err:
-            pred.errors.append(f"rewriter {getattr(self.rewriter, 'name', '?')}: {type(err).__name__}: {err}")
-            from rra.rewrite import TripleRewriter
+    def _rewrite_all(self, ready: list[tuple]) -> list[tuple]:
+        """Knowledge text for each (pred, (question, retrieval, labels)); returns (pred, answerer
+        input). One `rewrite_many` call when the rewriter has it, else question by question with
+        its LLM use counted per question. A failed rewrite falls back to the triple form."""
+        from rra.rewrite import TripleRewriter
 
-            text = TripleRewriter().rewrite(question, labelled)
-        pred.errors += list(getattr(self.rewriter, "last_errors", []) or [])
-        return text
+        if not ready:
+            return []
+        items = [(q, [Triple(labels.get(t.head, t.head), t.relation, labels.get(t.tail, t.tail)) for t in r.triples])
+                 for _, (q, r, labels) in ready]
+        name = getattr(self.rewriter, "name", "?")
+        texts: list[str | None] = [None] * len(items)
+        errors: list[list[str]] = [[] for _ in items]
+        many = getattr(self.rewriter, "rewrite_many", None)
+        start = time.perf_counter()
+        if many is not None:
+            try:
+                texts = list(many(items))
+            except Exception as err:
+                errors = [[f"rewriter {name}: {type(err).__name__}: {err}"] for _ in items]
+            share = (time.perf_counter() - start) / len(items)
+            for pred, _ in ready:
+                pred.latency_s += share
+        else:
+            for k, ((pred, _), (q, triples)) in enumerate(zip(ready, items)):
+                t0 = time.perf_counter()
+                before = self.llm.usage.snapshot() if self.llm is not None else None
+                try:
+                    texts[k] = self.rewriter.rewrite(q, triples)
+                    errors[k] = list(getattr(self.rewriter, "last_errors", []) or [])
+                except Exception as err:
+                    errors[k] = [f"rewriter {name}: {type(err).__name__}: {err}"]
+                self._count(pred, before)
+                pred.latency_s += time.perf_counter() - t0
+        out = []
+        for (pred, (q, r, labels)), (_, triples), text, errs in zip(ready, items, texts, errors):
+            pred.errors += errs
+            if text is None:
+                text = TripleRewriter().rewrite(q, triples)
+            pred.knowledge = text
+            out.append((pred, (q, text, r, labels)))
+        return out
 
     @staticmethod
     def _apply(pred: Prediction, ans: Answer, labels: dict[str, str]) -> None:

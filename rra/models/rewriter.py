@@ -289,14 +289,18 @@ class RewriterModule(L.LightningModule):
     @torch.no_grad()
     def generate(self, sources: Sequence[str], num_beams: int | None = None,
                  max_new_tokens: int | None = None, batch_size: int = 8) -> list[str]:
-        """Text for each linearised-facts string (greedy with num_beams=1, else beam search)."""
+        """Text for each linearised-facts string (greedy with num_beams=1, else beam search).
+        Sources are batched in order of length (less padding, similar output lengths per batch)."""
         was_training = self.training
         self.eval()
         pad = self.tokenizer.pad_token_id
-        out: list[str] = []
+        encoded = [self.prompt_ids(s) for s in sources]
+        order = sorted(range(len(sources)), key=lambda i: len(encoded[i]))
+        out: list[str] = [""] * len(sources)
         try:
-            for i in range(0, len(sources), batch_size):
-                prompts = [self.prompt_ids(s) for s in sources[i:i + batch_size]]
+            for i in range(0, len(order), batch_size):
+                rows = order[i:i + batch_size]
+                prompts = [encoded[j] for j in rows]
                 # causal LMs continue the prompt, so padding goes on the left
                 inputs = self._pad(prompts, pad, left=not self.hparams.seq2seq)
                 mask = self._pad([[1] * len(p) for p in prompts], 0, left=not self.hparams.seq2seq)
@@ -307,7 +311,8 @@ class RewriterModule(L.LightningModule):
                     eos_token_id=self.eos_id, pad_token_id=pad,
                 )
                 new = gen if self.hparams.seq2seq else gen[:, inputs.shape[1]:]
-                out += [" ".join(t.split()) for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+                for j, t in zip(rows, self.tokenizer.batch_decode(new, skip_special_tokens=True)):
+                    out[j] = " ".join(t.split())
         finally:
             self.train(was_training)
         return out
@@ -403,9 +408,20 @@ class TrainedRewriter:
         return [g[i:i + self.chunk_size] for g in by_head.values() for i in range(0, len(g), self.chunk_size)]
 
     def rewrite(self, question: str, triples: Sequence) -> str:
+        return self.rewrite_many([(question, triples)])[0]
+
+    def rewrite_many(self, items: Sequence[tuple[str, Sequence]]) -> list[str]:
+        """Texts for many (question, triples) at once: every chunk of every item in one batched
+        generate call (the pipeline rewrites a whole batch of questions this way)."""
         self.last_errors = []
-        if not triples:
-            return ""
-        sources = [linearise(c) for c in self.chunks(triples)]
-        texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size)
-        return " ".join(t for t in texts if t)
+        owner, sources = [], []
+        for k, (_, triples) in enumerate(items):
+            for c in self.chunks(triples):
+                owner.append(k)
+                sources.append(linearise(c))
+        texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size) if sources else []
+        parts: list[list[str]] = [[] for _ in items]
+        for k, t in zip(owner, texts):
+            if t:
+                parts[k].append(t)
+        return [" ".join(p) for p in parts]

@@ -107,3 +107,40 @@ def test_answers_of_a_batch_go_in_one_llm_call_and_usage_is_per_question(movie_k
     assert CountingLLM.batches == 1
     assert [p.llm_calls for p in out] == [1, 1, 0]
     assert out[0].llm_prompt_tokens > 0 and out[0].status == "ok" and out[2].status == "unknown_entity"
+
+
+class BatchRewriter:
+    """A rewriter with rewrite_many (as TrainedRewriter has): records how it was called."""
+
+    name = "batch"
+
+    def __init__(self, fail: bool = False):
+        self.calls, self.fail = [], fail
+
+    def rewrite(self, question, triples):
+        raise AssertionError("the pipeline must use rewrite_many when it exists")
+
+    def rewrite_many(self, items):
+        self.calls.append(len(items))
+        if self.fail:
+            raise RuntimeError("model exploded")
+        return [f"{len(triples)} facts about {q}" for q, triples in items]
+
+
+def test_rewriter_with_rewrite_many_gets_the_whole_batch_once(movie_kg, retrieval, example):
+    exs = [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+           example("when was [Witness] released", ["1985"], qid="2"),
+           example("who directed [Nobody Knows]", ["x"], qid="3")]  # unknown entity: not rewritten
+    rw = BatchRewriter()
+    preds = make(movie_kg, retrieval, rewriter=rw).answer_batch(exs)
+    assert rw.calls == [2]
+    assert preds[0].knowledge == f"{len(preds[0].triples)} facts about who directed [Alien]"
+    assert preds[0].answers[0] == "Ridley Scott" and preds[2].status != "ok"
+
+
+def test_failed_rewrite_many_falls_back_to_triples_and_records_the_error(movie_kg, retrieval, example):
+    preds = make(movie_kg, retrieval, rewriter=BatchRewriter(fail=True)).answer_batch(
+        [example("who directed [Alien]", ["Ridley Scott"], qid="1")])
+    assert "(Alien, directed by, Ridley Scott)" in preds[0].knowledge
+    assert any("rewriter batch: RuntimeError: model exploded" in e for e in preds[0].errors)
+    assert preds[0].answers[0] == "Ridley Scott"
