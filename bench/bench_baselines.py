@@ -1,11 +1,17 @@
 """Baselines on MetaQA 2-hop and 3-hop test questions: heuristic mode (MiniLM, no LLM) and LLM
 mode with the packaged SmolLM2-135M-Instruct on CPU; RRA too when its MetaQA checkpoint exists.
 
-    python bench/bench_baselines.py                      # defaults below (~25 min on 2 busy cores)
+    python bench/bench_baselines.py --modes heuristic --out bench/results/bench_baselines_heuristic.json
+    python bench/bench_baselines.py --modes llm --llm-n 100 50 --threads 1 --max-seconds-per-run 0 \
+        --runs-dir bench/cache/bench_baselines_llm --out bench/results/bench_baselines_llm.json
     python bench/bench_baselines.py --n 50 --llm-n 5     # quick look
 
 Questions: a seeded sample (`--seed`) of `--n` questions per hop set from the **test** split; the
-LLM runs use the first `--llm-n` of that same sample (SmolLM2 on CPU costs seconds per call).
+LLM runs use the first `--llm-n` of that same sample (one value, or one per hop set): SmolLM2 on
+CPU costs seconds per call. LLM-mode runs answer `--concurrency` questions at once in threads and
+`BatchingLLM` pools their calls into batches; a run resumes from its predictions.jsonl, so a larger
+`--llm-n` later only asks the new questions. Latency per question under concurrency includes the
+wait for the shared batches; questions/s is the throughput.
 Every run writes predictions.jsonl + metrics.json under `--runs-dir` (so `python -m
 rra.eval.compare <runs-dir>/<h>hop --out ...` redraws the tables), and the whole benchmark goes to
 bench/results/bench_baselines.json, .md and one PNG per hop set.
@@ -110,7 +116,8 @@ def main(argv=None) -> int:
     ap.add_argument("--metaqa", default=str(REPO.parent / "shared" / "data" / "metaqa"))
     ap.add_argument("--hops", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--n", type=int, default=300, help="questions per hop set (heuristic mode)")
-    ap.add_argument("--llm-n", type=int, default=3, help="questions per hop set with SmolLM2 (first of the sample)")
+    ap.add_argument("--llm-n", type=int, nargs="+", default=[100],
+                    help="questions per hop set with SmolLM2 (the first of the sample): one value, or one per --hops")
     ap.add_argument("--methods", nargs="+", default=["tog", "structgpt", "kgqp", "vector", "llm_only"])
     ap.add_argument("--modes", nargs="+", default=["heuristic", "llm"])
     ap.add_argument("--seed", type=int, default=0)
@@ -185,6 +192,9 @@ def main(argv=None) -> int:
         if rra_llm is None:
             result["notes"].append(f"RRA ({args.rra_llm_answer} answerer) not included: {why}")
 
+    if len(args.llm_n) not in (1, len(args.hops)):
+        ap.error(f"--llm-n takes one value or one per hop set ({len(args.hops)}), got {args.llm_n}")
+    llm_n = dict(zip(args.hops, args.llm_n * len(args.hops) if len(args.llm_n) == 1 else args.llm_n))
     for hop in args.hops:
         examples = load_metaqa(args.metaqa, hops=[hop], split="test")
         sample = random.Random(args.seed).sample(examples, min(args.n, len(examples)))
@@ -197,14 +207,14 @@ def main(argv=None) -> int:
         for name, mode in todo:
             if name == "rra":
                 method = rra if mode == "graph" else rra_llm
-                qs = sample if mode == "graph" else sample[: args.llm_n]
+                qs = sample if mode == "graph" else sample[: llm_n[hop]]
             else:
                 method = shared_vector if (name == "vector" and mode == "heuristic") else build_method(name, mode, kg, llm, encoder, args)
                 if method is None:
                     continue
                 if name == "vector":  # share the one index between modes
                     method.chunks, method.vectors, method.facts = shared_vector.chunks, shared_vector.vectors, shared_vector.facts
-                qs = sample if mode == "heuristic" else sample[: args.llm_n]
+                qs = sample if mode == "heuristic" else sample[: llm_n[hop]]
             out = runs_dir / f"{mode}" / name
             print(f"[{hop}-hop] {name} ({mode}) on {len(qs)} questions", flush=True)
             # only the SmolLM2 runs are time-capped: the heuristic runs always finish their sample
