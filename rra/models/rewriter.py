@@ -83,6 +83,11 @@ def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: boo
     if pretrained and not config:
         # GGUF weights are quantised; from_pretrained dequantises them to float32 for training.
         model = auto.from_pretrained(src, dtype=torch.float32, **kw)
+        # The GGUF loader leaves a quantizer marker (an enum in the config) although the weights
+        # are plain float32 now: it would make checkpoints unloadable with weights_only=True.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
     else:
         config = dict(config or {})
         if "model_type" in config:
@@ -326,7 +331,7 @@ class RewriterModule(L.LightningModule):
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
             "model_name": self.hparams.model_name,
-            "model_config": self.model.config.to_dict(),
+            "model_config": {k: v for k, v in self.model.config.to_dict().items() if k != "quantization_config"},
             "seq2seq": self.hparams.seq2seq,
             "prompt": self.hparams.prompt,
             "chat": self.hparams.chat,

@@ -163,3 +163,16 @@ def test_init_from_starts_from_trained_weights_and_refuses_other_models(tokenize
                        init_from=str(tmp_path / "moved.ckpt"))
     with pytest.raises(CheckpointError, match="no such checkpoint"):
         tiny(tokenizer_state, init_from=str(tmp_path / "trained.ckpt"))
+
+
+@pytest.mark.integration
+def test_packaged_smollm2_rewriter_checkpoint_loads_with_weights_only(tmp_path: Path):
+    """The GGUF loader marks the config as quantised (an enum); a rewriter checkpoint must not carry it,
+    or Lightning's weights_only loading (trainer.test(ckpt_path=...)) refuses the file."""
+    model = RewriterModule(train_last_layers=1)
+    assert not hasattr(model.model.config, "quantization_config")
+    ckpt = {"state_dict": {}, "hyper_parameters": dict(model.hparams)}
+    model.on_save_checkpoint(ckpt)
+    torch.save(ckpt, tmp_path / "meta.ckpt")
+    loaded = torch.load(tmp_path / "meta.ckpt", weights_only=True)
+    assert loaded["rra"]["model_config"]["model_type"] == "llama"
