@@ -2,6 +2,7 @@
 
     python bench/bench_rewriter.py                      # fine-tune (CPU budget), then evaluate both
     python bench/bench_rewriter.py --ckpt checkpoints/rewriter/bench_final.ckpt   # evaluate only
+    python bench/bench_rewriter.py --ckpt checkpoints/rewriter/metaqa_silver.ckpt --skip-zero-shot --out-name bench_rewriter_silver
 
 Test sample: `fixed_sample(load_webnlg(root, "test"), 200, seed=0)` (seeded, file order), scored by
 sacrebleu against all references. Fine-tuning: the same RewriterModule / WebNLGDataModule that
@@ -47,6 +48,8 @@ def main() -> None:
     ap.add_argument("--ckpt-dir", default=str(REPO / "checkpoints" / "rewriter"))
     ap.add_argument("--skip-zero-shot", action="store_true")
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
+    ap.add_argument("--out-name", default="bench_rewriter",
+                    help="results file stem (e.g. bench_rewriter_silver for a checkpoint trained elsewhere)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -136,27 +139,27 @@ def main() -> None:
     ckpt_load_s = time.perf_counter() - t0
     r = evaluate_rewriter(lambda s: ft.generate(s, batch_size=args.batch_size), test, args.batch_size)
     r["scores"]["checkpoint_load_seconds"] = ckpt_load_s
-    rows["SmolLM2-135M fine-tuned on WebNLG"] = r["scores"]
+    rows[f"SmolLM2-135M fine-tuned ({Path(ckpt).name})"] = r["scores"]
     examples["fine_tuned"] = r["examples"]
     result["fine_tuned"] = r["scores"]
 
     result["loadavg_end"] = os.getloadavg()
-    (out / "bench_rewriter.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    md = ["# bench_rewriter", "", f"`{result['command']}`", "", result["test_sample"], "", markdown_table(rows)]
+    (out / f"{args.out_name}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    md = [f"# {args.out_name}", "", f"`{result['command']}`", "", result["test_sample"], "", markdown_table(rows)]
     if "fine_tuning" in result:
         f = result["fine_tuning"]
         md.append(f"Fine-tuning: {f['steps']} steps x {f['batch_size']} in {f['train_seconds']:.0f} s "
                   f"({f['samples_per_s']:.2f} samples/s, stopped by {f['stopped_by']}), "
                   f"val loss {f['val_loss_before']:.3f} -> {f['val_loss_after']:.3f}.")
     md.append(f"\nLoad average start {result['loadavg_start']}, end {result['loadavg_end']} (shared 2-core box).")
-    (out / "bench_rewriter.md").write_text("\n".join(md) + "\n")
-    with open(out / "bench_rewriter_examples.jsonl", "w") as fh:
+    (out / f"{args.out_name}.md").write_text("\n".join(md) + "\n")
+    with open(out / f"{args.out_name}_examples.jsonl", "w") as fh:
         for name, rows_ in examples.items():
             for ex in rows_:
                 # dataset text (inputs, references) stays out of the repository: outputs + entry ids only
                 kept = {k: v for k, v in ex.items() if k not in ("source", "references")}
                 fh.write(json.dumps({"system": name, **kept}, ensure_ascii=False) + "\n")
-    print((out / "bench_rewriter.md").read_text())
+    print((out / f"{args.out_name}.md").read_text())
 
 
 if __name__ == "__main__":
