@@ -67,6 +67,12 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--max-input-tokens", type=int, default=1024)
     ap.add_argument("--chunk-size", type=int, default=3)
+    ap.add_argument("--rewrite-batch-size", type=int, default=32,
+                    help="chunks per generate call of the trained rewriter (a batch's chunks go together)")
+    ap.add_argument("--rewrite-max-new-tokens", type=int, default=64, help="per chunk of <= chunk-size triples")
+    ap.add_argument("--first", type=int, default=None,
+                    help="only the first K questions of the n-question sample (CPU budget); every "
+                         "configuration is scored on the same K, from the shared prediction files")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -84,15 +90,18 @@ def main() -> None:
     load0 = os.getloadavg()
     root = Path(args.data) / "metaqa"
     kg = load_graph(root / "kb.txt")
-    examples = sample_2hop(root, args.n, args.seed)
+    examples = sample_2hop(root, args.n, args.seed)[: args.first]
     retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
                                               max_triples=args.max_triples, seed=0)
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
     makers = {
         "triple": TripleRewriter,
         "template": TemplateRewriter,
-        "trained": lambda: TrainedRewriter(args.rewriter_ckpt, chunk_size=args.chunk_size),
-        "trained_silver": lambda: TrainedRewriter(args.silver_ckpt, chunk_size=args.chunk_size),
+        "trained": lambda: TrainedRewriter(args.rewriter_ckpt, chunk_size=args.chunk_size,
+                                           batch_size=args.rewrite_batch_size, max_new_tokens=args.rewrite_max_new_tokens),
+        "trained_silver": lambda: TrainedRewriter(args.silver_ckpt, chunk_size=args.chunk_size,
+                                                  batch_size=args.rewrite_batch_size,
+                                                  max_new_tokens=args.rewrite_max_new_tokens),
     }
     out_path = REPO / "bench" / "results" / "bench_rewriter_qa.json"
     result = json.loads(out_path.read_text()) if out_path.exists() else {}
@@ -107,7 +116,7 @@ def main() -> None:
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
         result.update({
-            "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})), RRA retriever + "
+            "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})){', first ' + str(args.first) if args.first else ''}, RRA retriever + "
                     f"rewriter + free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply",
             "train_split": "dev", "command": "python " + " ".join(sys.argv), "config": vars(args),
             "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
