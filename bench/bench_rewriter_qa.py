@@ -12,6 +12,8 @@ and are not recomputed. `trained` = the WebNLG-fine-tuned rewriter (--rewriter-c
 Retriever: checkpoints/metaqa/best.ckpt, trained on the MetaQA **dev** split (official train split
 absent). Hits@1 = a gold answer appears in the reply (case-insensitive), as the RRA paper scores it.
 Reports generation (rewrite) seconds per question for the runs made in this invocation.
+Results: bench/results/bench_rewriter_qa.json (whole sample) or bench_rewriter_qa_first<K>.json
+(`--first K`: the first K questions of the sample, every configuration scored on the same K).
 """
 from __future__ import annotations
 
@@ -103,7 +105,7 @@ def main() -> None:
                                                   batch_size=args.rewrite_batch_size,
                                                   max_new_tokens=args.rewrite_max_new_tokens),
     }
-    out_path = REPO / "bench" / "results" / "bench_rewriter_qa.json"
+    out_path = REPO / "bench" / "results" / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
     result = json.loads(out_path.read_text()) if out_path.exists() else {}
     figures = result.setdefault("figures", {})
     for name in args.configs:
