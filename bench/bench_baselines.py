@@ -163,9 +163,7 @@ def main(argv=None) -> int:
     encoder = SentenceEncoder(batch_size=128)
     llm = None
     if "llm" in args.modes:
-        from rra.llm import TransformersLLM
-
-        from rra.llm import BatchingLLM
+        from rra.llm import BatchingLLM, TransformersLLM
 
         llm = TransformersLLM(batch_size=args.llm_batch_size)
         t = time.perf_counter()

@@ -42,3 +42,12 @@ def resolve_model(name_or_path: str) -> str:
     if name_or_path == DEFAULT_LLM:
         return str(packaged_llm_gguf())
     return name_or_path
+
+
+def drop_gguf_quantizer(model) -> None:
+    """Remove the "gguf quantizer" marker transformers' GGUF loader leaves on a model whose weights
+    are plain de-quantised floats by then. It changes no computation, but save_pretrained refuses
+    such a model and the enum it puts in the config makes checkpoints unloadable with weights_only."""
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Sequence
 
 from rra.llm.base import LLMReply, LLMUsage, Prompt, as_messages
-from rra.resources import resolve_model
+from rra.resources import drop_gguf_quantizer, resolve_model
 
 
 class TransformersLLM:
@@ -304,11 +304,7 @@ def _save_converted(lm, tok, target: Path) -> None:
     import warnings
 
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-    # The GGUF loader leaves a "gguf quantizer" marker although the weights are plain float32 by now;
-    # save_pretrained refuses such a model, so drop the marker (it changes no computation).
-    lm.hf_quantizer = None
-    if hasattr(lm.config, "quantization_config"):
-        del lm.config.quantization_config
+    drop_gguf_quantizer(lm)  # else save_pretrained refuses the (already de-quantised) model
     try:
         lm.save_pretrained(tmp)
         tok.save_pretrained(tmp)

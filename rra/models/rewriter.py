@@ -31,7 +31,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from rra.data.webnlg import linearise
 from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
-from rra.resources import DEFAULT_LLM, resolve_model
+from rra.resources import DEFAULT_LLM, drop_gguf_quantizer, resolve_model
 
 CHECKPOINT_FORMAT = "rra-rewriter"
 CHECKPOINT_VERSION = 1
@@ -83,11 +83,7 @@ def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: boo
     if pretrained and not config:
         # GGUF weights are quantised; from_pretrained dequantises them to float32 for training.
         model = auto.from_pretrained(src, dtype=torch.float32, **kw)
-        # The GGUF loader leaves a quantizer marker (an enum in the config) although the weights
-        # are plain float32 now: it would make checkpoints unloadable with weights_only=True.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
+        drop_gguf_quantizer(model)  # else checkpoints are unloadable with weights_only=True
     else:
         config = dict(config or {})
         if "model_type" in config:
