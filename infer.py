@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
+
+from rra.config import register_resolvers
 
 REPO = Path(__file__).resolve().parent
-# `${repo_root:}` in configs: paths relative to this checkout, wherever the command runs from
-if not OmegaConf.has_resolver("repo_root"):
-    OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
+register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...}
 
 
 def quote_question(argv: list[str]) -> list[str]:

@@ -22,10 +22,10 @@ import hydra
 import lightning as L
 from omegaconf import DictConfig, OmegaConf
 
+from rra.config import build_graph, register_resolvers
+
 REPO = Path(__file__).resolve().parent
-# `${repo_root:}` in configs: paths relative to this checkout, wherever the command runs from
-if not OmegaConf.has_resolver("repo_root"):
-    OmegaConf.register_new_resolver("repo_root", lambda: str(REPO))
+register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...}
 
 log = logging.getLogger("train")
 
@@ -56,10 +56,38 @@ def publish(best: str, target: str | None) -> None:
     log.info("best checkpoint %s -> %s", best, target_path)
 
 
+def build_datamodule(cfg: DictConfig):
+    """cfg.data, handed the graph of the `graph` group (built on first use) when it takes one: the
+    retriever's data always, the rewriter's only for silver pairs from data.kb_path."""
+    import inspect
+
+    params = inspect.signature(hydra.utils.get_object(cfg.data._target_)).parameters
+    kwargs = {}
+    if "kg" in params and cfg.get("graph") is not None:
+        reads_file = "path" in cfg.graph and cfg.graph.get("store_path") is None
+        if not reads_file or OmegaConf.select(cfg, "data.kb_path") is not None:
+            kwargs["kg"] = lambda: build_graph(cfg)  # called once, by the datamodule's setup
+    return hydra.utils.instantiate(cfg.data, **kwargs)
+
+
+def log_data_summary(loggers: list, summary: dict) -> None:
+    """The data's supervision coverage as metrics (a dashboard shows them per run), the rest as config."""
+    figures = {}
+    for split, c in (summary.get("coverage") or {}).items():
+        if c.get("coverage") is not None:
+            figures[f"data/{split}_coverage"] = c["coverage"]
+        for hop, b in c.get("per_hop", {}).items():
+            figures[f"data/{split}_coverage_{hop}hop"] = b["coverage"]
+    for logger in loggers:
+        logger.log_hyperparams({"data_summary": summary})
+        if figures:
+            logger.log_metrics(figures)
+
+
 def train(cfg: DictConfig) -> dict[str, float]:
     L.seed_everything(cfg.seed, workers=True)
     log.info("data <%s>", cfg.data._target_)
-    datamodule = hydra.utils.instantiate(cfg.data)
+    datamodule = build_datamodule(cfg)
     data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}
     log.info("model <%s>", cfg.model._target_)
     model = hydra.utils.instantiate(cfg.model, **data_kwargs)
@@ -70,8 +98,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     trainer: L.Trainer = hydra.utils.instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False)
     for logger in loggers:
         logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
-        if getattr(datamodule, "summary", None):
-            logger.log_hyperparams({"data_summary": datamodule.summary})
+    if getattr(datamodule, "summary", None):
+        log_data_summary(loggers, datamodule.summary)
 
     metrics: dict[str, float] = {}
     start = time.perf_counter()

@@ -233,11 +233,16 @@ def build(cfg, **available):
 
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
-              use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True) -> RRAPipeline:
+              use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
+              semantics=None) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
-    on a KG with other relations is refused at once (instead of every question ending in no_path)."""
+    on a KG with other relations is refused at once (instead of every question ending in no_path).
+    `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths."""
+    from rra.data.records import AnswerSemantics
+
     retrieval = build(retriever, kg=kg, llm=llm)
+    retrieval.semantics = AnswerSemantics.of(semantics)
     check = getattr(retrieval.model, "check_relations", None)
     if check_relations and check is not None:
         check(kg.relation_types())

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
+from rra.data.records import AnswerSemantics
 from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError
 
 
@@ -32,7 +33,7 @@ class ScoredPath:
     hop: int
     hop_prob: float = 1.0
     instances: int = 0  # instantiations from the topic entity (0 -> dropped)
-    ends: list[str] = field(default_factory=list)  # distinct end entities, topic entity excluded
+    ends: list[str] = field(default_factory=list)  # distinct end entities (of the instances kept)
 
     def to_dict(self) -> dict:
         return {"path": list(self.path), "score": self.score, "hop": self.hop,
@@ -85,12 +86,14 @@ def sample_triples(
     max_triples: int = 50,
     seed: int = 0,
     max_instances: int = 10_000,
+    semantics: AnswerSemantics | None = None,
 ) -> Retrieval:
     """Instantiate candidate paths (best first) from `topic_entity` until `topk` have instances,
     then fill the triple budget with whole instances, in a seeded shuffle of each path's
     instances: each kept path first gets an equal share (`max_triples // kept`), and whatever budget
-    is left goes to the paths in score order. Instances that pass back through the topic entity are
-    ignored (a 2-hop movie -> director -> movie walk returns to the start; that is not an answer)."""
+    is left goes to the paths in score order. Which instances are answer paths is the dataset's
+    `semantics` (the general rule keeps all; MetaQA's drops walks that return to the topic)."""
+    semantics = semantics or AnswerSemantics()
     out = Retrieval(topic_entity)
     kept: list[tuple[ScoredPath, list[PathInstance]]] = []
     for c in candidates:
@@ -106,10 +109,7 @@ def sample_triples(
         except Exception as err:  # backend down / time-out: report, keep the question alive
             out.errors.append(f"graph_error: following {sp.path}: {type(err).__name__}: {err}")
             continue
-        # A walk that passes back through the topic entity is not an answer path: "films by the
-        # director of X" means other films, and MetaQA's multi-hop answers are built that way
-        # (its 3-hop gold paths reach F1 = 1 on 100% of questions only with this rule).
-        instances = [i for i in instances if topic_entity not in i.entities[1:]]
+        instances = [i for i in instances if semantics.keeps(i.entities, topic_entity)]
         sp.instances = len(instances)
         sp.ends = sorted({i.end for i in instances})
         (kept.append((sp, instances)) if instances else out.dropped.append(sp))
@@ -183,11 +183,12 @@ class PathRetrieval:
     seed: int = 0
     try_second_hop: bool = False
     max_instances: int = 10_000
+    semantics: AnswerSemantics = field(default_factory=AnswerSemantics)  # the dataset's answer rule
 
     @classmethod
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
                         seed: int = 0, try_second_hop: bool = False,
-                        max_instances: int = 10_000) -> "PathRetrieval":
+                        max_instances: int = 10_000, semantics=None) -> "PathRetrieval":
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -196,7 +197,7 @@ class PathRetrieval:
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
         return cls(Retriever.load(ckpt), topk, candidates, max_triples, seed, try_second_hop,
-                   max_instances)
+                   max_instances, AnswerSemantics.of(semantics))
 
     def predict(self, questions: Sequence[str]) -> list[list]:
         n = max(self.candidates, self.topk)
@@ -206,4 +207,4 @@ class PathRetrieval:
         # keep the model's order: with try_second_hop the second length's paths come after the
         # first length's whatever their scores, so they only fill in for paths with no instance
         return sample_triples(kg, topic_entity, candidates, self.topk, self.max_triples, self.seed,
-                              self.max_instances)
+                              self.max_instances, self.semantics)

@@ -3,15 +3,26 @@
 Batches are plain text: {"question": [masked question, ...], "path": [[rel, ...], ...]}; the model
 tokenises (so the tokenizer lives in one place, the checkpoint).
 
-Supervision: with `train_paths="kg"` (default) every training/validation example is labelled from
-the KG (`rra.data.supervision`: best answer-F1 path of length <= max_hops; the dataset's own path,
-if any, stays in `extra["gold_path"]`). With `train_paths="given"` the loaded `relation_path`s are
-used and only missing ones are labelled from the KG. Test examples keep their given (gold) paths.
+Supervision (`train_paths`), for training and validation examples:
+- "auto" (default): a question's own `relation_path` is its label; the KG labels the others
+  (`rra.data.supervision`: best answer-F1 path, exactly `hops` long when the question says so).
+  Every question is also labelled from the KG, so the agreement between the given and the
+  KG-derived paths is reported.
+- "kg": every label from the KG (the dataset's own path stays in `extra["gold_path"]`).
+- "given": only the questions' own paths; the KG labels just the questions without one.
+Test examples keep their given (gold) paths. The dataset's `semantics` (rra.data.records.AnswerSemantics)
+decide what a path's answers are, in supervision as in retrieval.
+
+Coverage is reported per split and dataset hop set (`summary["coverage"]`): how many questions got a
+path, and why the others did not (topic not in KG, no answer in KG, no path within max_hops or of the
+stated length). Below `min_coverage` a warning says so loudly; when most topics are missing from the
+KG the run stops, since the questions and the KG do not belong together.
 
 Every source is injected (Hydra `_target_`, `_partial_: true` for lazy loading):
-    kg:     a KnowledgeGraph, or a zero-argument callable returning one
-    train / val / test: a list of QAExample, or a callable returning one; a callable with a `kg`
-            parameter receives the loaded graph (question generators need it)
+    kg:     a KnowledgeGraph, or a zero-argument callable returning one (train.py passes the backend
+            of the `graph` config group); without one the KG file `kb_path` is read into NetworkX
+    train / val / test: a list of QAExample, or a callable returning one (or None: no such split);
+            a callable with a `kg` parameter receives the loaded graph (question generators need it)
 The validation set, when not given, is a seeded `val_fraction` of the training examples.
 """
 from __future__ import annotations
@@ -26,7 +37,7 @@ from typing import Any, Callable, Sequence
 import lightning as L
 from torch.utils.data import DataLoader
 
-from rra.data.records import QAExample
+from rra.data.records import AnswerSemantics, QAExample
 from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
 from rra.models.path_predictor import mask_topic
 
@@ -48,11 +59,15 @@ def collate(items: list[dict]) -> dict[str, list]:
 class RetrieverDataModule(L.LightningDataModule):
     def __init__(
         self,
-        kg: KnowledgeGraph | Callable[[], KnowledgeGraph],
-        train: Source,
+        kg: KnowledgeGraph | Callable[[], KnowledgeGraph] | None = None,
+        train: Source = None,
         test: Source = None,
         val: Source = None,
-        train_paths: str = "kg",
+        kb_path: str | None = None,
+        labels_path: str | None = None,
+        kb_format: str | None = None,
+        semantics: AnswerSemantics | dict | None = None,
+        train_paths: str = "auto",
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
         root: str | None = None,
@@ -64,6 +79,7 @@ class RetrieverDataModule(L.LightningDataModule):
         max_train_per_hop: int | None = None,
         max_val: int | None = None,
         max_test: int | None = None,
+        min_coverage: float = 0.95,
         batch_size: int = 32,
         eval_batch_size: int = 64,
         num_workers: int = 0,
@@ -71,21 +87,26 @@ class RetrieverDataModule(L.LightningDataModule):
     ):
         super().__init__()
         self.kg_source, self.sources = kg, {"train": train, "val": val, "test": test}
-        if train_paths not in ("kg", "given"):
-            raise ValueError(f"train_paths must be 'kg' or 'given', not {train_paths!r}")
+        self.kb_path, self.labels_path, self.kb_format = kb_path, labels_path, kb_format
+        if kg is None and kb_path is None:
+            raise ValueError("RetrieverDataModule needs a knowledge graph: kg=... or kb_path=FILE")
+        self.semantics = AnswerSemantics.of(semantics)
+        if train_paths not in ("auto", "kg", "given"):
+            raise ValueError(f"train_paths must be 'auto', 'kg' or 'given', not {train_paths!r}")
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
         self.root = root  # the dataset folder that the loaders' configs read (${data.root})
         # keep only questions of these dataset hop sets (QAExample.hops), e.g. data.hop=2
         self.hop = None if hop is None else {int(hop)} if isinstance(hop, (int, str)) else {int(h) for h in hop}
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
-        self.dedupe, self.seed = dedupe, seed
+        self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
         self.summary: dict[str, Any] = {}
+        self._last_report: dict | None = None
 
     # -- what the model needs from the data (train.py passes it to the model's constructor) --
     def model_kwargs(self) -> dict:
@@ -99,7 +120,16 @@ class RetrieverDataModule(L.LightningDataModule):
         if callable(source):
             takes_kg = "kg" in inspect.signature(source).parameters
             source = source(kg=self.kg) if takes_kg else source()
+        if source is None:  # e.g. data=files with no file for this split
+            return None
         return [e for e in source if self.hop is None or e.hops in self.hop]
+
+    def _graph(self) -> KnowledgeGraph:
+        if self.kg_source is None:
+            from rra.graph.loaders import load_graph
+
+            return load_graph(self.kb_path, labels_path=self.labels_path, format=self.kb_format)
+        return self.kg_source() if callable(self.kg_source) else self.kg_source
 
     def kg_labels(self, kg: KnowledgeGraph, examples: list[QAExample], max_hops: int) -> None:
         """Default labeller: relation paths from the KG (rra.data.supervision), cached on disk."""
@@ -107,33 +137,76 @@ class RetrieverDataModule(L.LightningDataModule):
 
         cache = self.supervision_cache
         kwargs = {} if cache is True else {"cache_dir": cache or None}
-        report = label_examples(kg, examples, SupervisionConfig(max_hops=max_hops), **kwargs)
-        self.summary.setdefault("supervision", []).append(report.to_dict())
+        config = SupervisionConfig(max_hops=max_hops, semantics=self.semantics)
+        report = label_examples(kg, examples, config, **kwargs)
+        self._last_report = report.to_dict()
         log.info("KG supervision: %d of %d questions covered (%.1f s)", report.covered, report.n, report.seconds)
 
-    def _supervise(self, examples: list[QAExample], split: str, relabel: bool = False) -> list[QAExample]:
-        """Label paths from the KG (all when `relabel`, else the missing ones); drop (and count)
-        examples without a usable path."""
-        todo = list(examples) if relabel else [e for e in examples if e.relation_path is None]
+    def _supervise(self, examples: list[QAExample], split: str, mode: str = "given") -> list[QAExample]:
+        """Label paths as `mode` says (see the module doc); drop, and count by reason, the examples
+        left without a usable path."""
+        given = {id(e): list(e.relation_path) for e in examples if e.relation_path}
+        todo = [e for e in examples if mode != "given" or id(e) not in given]
+        self._last_report = None
         if todo:
             self.label_paths(self.kg, todo, self.max_hops)
+        if self._last_report is not None:
+            self.summary.setdefault("supervision", {})[split] = self._last_report
+        for e in examples:  # the question's own path wins unless mode="kg"
+            if mode in ("auto", "given") and id(e) in given:
+                e.relation_path = given[id(e)]
+                e.extra["label_source"] = "given"
+            elif e.relation_path:
+                e.extra["label_source"] = "kg"
         known = set(self.relations)
-        kept, dropped = [], Counter()
+        kept, per_hop = [], {}
         for e in examples:
-            path = e.relation_path
+            path, reason = e.relation_path, None
             if not path:
-                dropped["no path"] += 1
+                reason = e.extra.get("no_path_reason") or "no path"
             elif len(path) > self.max_hops:
-                dropped[f"longer than {self.max_hops}"] += 1
+                reason = f"path longer than max_hops={self.max_hops}"
             elif not set(path) <= known:
                 bad = sorted(set(path) - known)
                 raise ValueError(f"{split}: {e.source or e.question!r}: relations {bad} are not in the KG")
             else:
                 kept.append(e)
-        if dropped:
-            log.warning("%s: dropped %d of %d examples: %s", split, sum(dropped.values()), len(examples), dict(dropped))
-        self.summary[f"{split}_dropped"] = dict(dropped)
+            b = per_hop.setdefault("unknown" if e.hops is None else str(e.hops),
+                                   {"n": 0, "covered": 0, "reasons": Counter(), "hop_labels": Counter()})
+            b["n"] += 1
+            if reason:
+                b["reasons"][reason] += 1
+            else:
+                b["covered"] += 1
+                b["hop_labels"][str(len(path))] += 1
+        self.summary.setdefault("coverage", {})[split] = self._coverage(split, per_hop)
         return kept
+
+    def _coverage(self, split: str, per_hop: dict) -> dict:
+        """Coverage figures of one split; warns below `min_coverage`, stops when most topics are missing."""
+        n = sum(b["n"] for b in per_hop.values())
+        covered = sum(b["covered"] for b in per_hop.values())
+        reasons = sum((b["reasons"] for b in per_hop.values()), Counter())
+        out = {"n": n, "covered": covered, "coverage": covered / n if n else None,
+               "reasons": dict(reasons.most_common()),
+               "per_hop": {h: {"n": b["n"], "covered": b["covered"], "coverage": b["covered"] / b["n"],
+                               "reasons": dict(b["reasons"].most_common()),
+                               "hop_labels": dict(sorted(b["hop_labels"].items()))}
+                           for h, b in sorted(per_hop.items())}}
+        from rra.data.supervision import TOPIC_MISSING
+
+        if n and reasons.get(TOPIC_MISSING, 0) > n / 2:
+            raise ValueError(
+                f"{split}: the topic entities of {reasons[TOPIC_MISSING]} of {n} questions are not in the "
+                f"knowledge graph ({self.kb_path or 'the configured KG'}): the questions and the KG do not "
+                "belong together (check data.kb_path, and that topic_entities are the KG's entity ids)")
+        if n and covered / n < self.min_coverage:
+            lines = [f"  {h}-hop: {b['covered']}/{b['n']} ({100 * b['covered'] / b['n']:.1f}%) "
+                     f"{dict(b['reasons'].most_common()) or ''}" for h, b in sorted(per_hop.items())]
+            log.warning("\n%s\nLOW SUPERVISION COVERAGE: %s: only %d of %d questions (%.1f%%) have a usable "
+                        "relation path; the others are dropped.\n%s\n%s", "!" * 72, split, covered, n,
+                        100 * covered / n, "\n".join(lines), "!" * 72)
+        return out
 
     def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
         items = [
@@ -150,6 +223,9 @@ class RetrieverDataModule(L.LightningDataModule):
             votes: dict[str, Counter] = {}
             for e, x in zip(examples, items):
                 v = votes.setdefault(x["question"], Counter())
+                if e.extra.get("label_source") == "given":  # the dataset's own path: one full vote
+                    v[tuple(x["path"])] += 1.0
+                    continue
                 v[tuple(x["path"])] += 1e-6  # tie-break: the most frequent label
                 for cand in e.extra.get("path_candidates") or ():
                     if len(cand["path"]) <= self.max_hops:
@@ -179,10 +255,12 @@ class RetrieverDataModule(L.LightningDataModule):
         rng = random.Random(self.seed)
         if self.root is not None and not Path(self.root).exists():
             raise FileNotFoundError(f"dataset folder data.root={self.root} does not exist")
-        self.kg = self.kg_source() if callable(self.kg_source) else self.kg_source
+        self.kg = self._graph()
         self.relations = relation_vocabulary(self.kg)
-        relabel = self.train_paths == "kg"
-        train = self._supervise(self._load(self.sources["train"]), "train", relabel)
+        train = self._load(self.sources["train"])
+        if train is None:
+            raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
+        train = self._supervise(train, "train", self.train_paths)
         val = self._load(self.sources["val"])
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))
@@ -191,7 +269,7 @@ class RetrieverDataModule(L.LightningDataModule):
             val = [train[i] for i in sorted(order[:n_val])]
             train = [train[i] for i in sorted(order[n_val:])]
         else:
-            val = self._supervise(val, "val", relabel)
+            val = self._supervise(val, "val", self.train_paths)
         train = self._cap_per_hop(train, self.max_train_per_hop, rng)
         test = self._load(self.sources["test"])
         test = self._supervise(test, "test") if test is not None else []
@@ -204,11 +282,13 @@ class RetrieverDataModule(L.LightningDataModule):
         }
         self.summary.update(
             relations=len(self.relations),
+            semantics=vars(self.semantics).copy(),
+            train_paths=self.train_paths,
             train_questions=len(train),
             **{f"{k}_items": len(v) for k, v in self.splits.items()},
             train_hops=dict(sorted(Counter(len(x["path"]) for x in self.splits["train"]).items())),
         )
-        log.info("retriever data: %s", self.summary)
+        log.info("retriever data: %s", {k: v for k, v in self.summary.items() if k not in ("supervision", "coverage")})
         if not self.splits["train"]:
             raise ValueError("no training examples with a usable relation path")
 

@@ -167,3 +167,11 @@ def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | 
                 f.write("\t".join(cells) + "\n")
     return path
 
+
+
+def load_questions(path: str | Path | None, **kwargs) -> list[QAExample] | None:
+    """`load_qa_file` for a data config's optional question file (conf/data/files.yaml): None when
+    the config names no file for that split, so the caller can say which key to set."""
+    if path is None or str(path).strip() == "":
+        return None
+    return load_qa_file(path, **kwargs)

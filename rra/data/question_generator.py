@@ -3,8 +3,9 @@ that has none, and the built-in data set.
 
 A question is a random walk: a topic entity, then a relation path found by walking the KG from
 it, so every path has at least one instance. Its answers are the path's end entities computed from
-the KG with the same semantics as supervision and MetaQA (the topic entity is never an answer and
-is not walked through again), and the question is kept only if there are 1..max_answers of them.
+the KG under the given `AnswerSemantics`, as supervision and retrieval compute them (the general
+rule by default; MetaQA's never answers with the topic entity nor walks through it again), and the
+question is kept only if there are 1..max_answers of them.
 The text nests one template per hop: the last relation gives the question, every earlier one a noun
 phrase for the entities reached so far, innermost first, with the topic entity marked `[label]`:
     [born_in, ^set_in] from Ilse Varga -> "which books are set in the birthplace of [Ilse Varga]"
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from rra.data.records import DataFormatError, QAExample
+from rra.data.records import AnswerSemantics, DataFormatError, QAExample
 from rra.data.supervision import Adjacency, build_adjacency
 from rra.graph.base import base_relation, is_inverse
 
@@ -104,15 +105,19 @@ class Templates:
         return rng.choice(self.get(path[-1]).question).format(e=text)
 
 
-def path_answers(adj: Adjacency, topic: str, path: Sequence[str]) -> set[str]:
-    """End entities of `path` from `topic`, never walking through the topic again (the semantics
-    of rra.data.supervision and MetaQA). Same ends as kg.follow_path minus instances via the topic."""
+def path_answers(adj: Adjacency, topic: str, path: Sequence[str],
+                 semantics: AnswerSemantics | None = None) -> set[str]:
+    """End entities of `path` from `topic` under `semantics` (the general rule by default): the
+    same ends as the instances of kg.follow_path that `semantics.keeps`."""
+    semantics = semantics or AnswerSemantics()
     frontier = {topic}
-    for relation in path:
+    for i, relation in enumerate(path):
         step = adj.by_relation.get(relation, {})
         reached: set[str] = set()
         reached.update(*filter(None, map(step.get, frontier)))
-        reached.discard(topic)
+        last = i == len(path) - 1
+        if (not last and not semantics.revisit_topic) or (last and not semantics.topic_can_be_answer):
+            reached.discard(topic)
         frontier = reached
         if not frontier:
             break
@@ -130,6 +135,7 @@ def generate_questions(
     id_prefix: str = "gen",
     max_tries: int = 200,
     adjacency: Adjacency | None = None,
+    semantics: AnswerSemantics | None = None,
 ) -> list[QAExample]:
     """`n` questions, hop counts taken in turn from `hops`; `relations` limits the (forward) KG
     relations used. Fewer than `n` come back only if the KG has no more distinct (topic, path)
@@ -158,7 +164,7 @@ def generate_questions(
         hop = open_hops[slot % len(open_hops)]
         made = None
         for _ in range(max_tries):
-            made = _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers)
+            made = _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers, semantics)
             if made:
                 break
         if not made:  # this hop count is exhausted on this KG
@@ -185,7 +191,7 @@ def generate_questions(
     return examples
 
 
-def _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers):
+def _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers, semantics):
     topic = rng.choice(entities)
     path, here = [], topic
     for _ in range(hop):
@@ -197,7 +203,7 @@ def _try_question(adj, rels_by_entity, entities, hop, rng, seen, max_answers):
         here = rng.choice(adj.by_relation[relation][here])
     if (topic, tuple(path)) in seen:
         return None
-    answers = path_answers(adj, topic, path)
+    answers = path_answers(adj, topic, path, semantics)
     if not answers or len(answers) > max_answers:
         return None
     return topic, path, answers

@@ -3,12 +3,14 @@
 For each question we enumerate the relation paths of length <= H from its (first) topic entity,
 in both directions (`^r` walks r backwards), and score each path by the answer-F1 of its end-entity
 set against the gold answers. The best path is the training target, its length the hop label.
+A question that states its hop count (`QAExample.hops`) only gets paths of exactly that length:
+on KGs with inverse shortcuts a shorter path often reaches the same answers, and the question set
+knows better.
 
-What a path's end set is (MetaQA's semantics, checked on its 2/3-hop files): the topic entity is
-removed from every entity set after the start, so "films by the director of [X]" are the *other*
-films, and the years of "films sharing an actor with [X]" do not include X's own year unless
-another film has it. `revisit_topic=True` keeps the topic in intermediate sets (it is still never
-an answer).
+What a path's end set is follows the dataset's `AnswerSemantics` (rra.data.records). The general
+rule: every entity a walk ends at, the topic included ("the spouse of X's spouse" is X). MetaQA's
+rule (`topic_can_be_answer=False, revisit_topic=False`): the topic is removed from every entity set
+after the start, so "films by the director of [X]" are the *other* films.
 
 Ties are broken deterministically: higher F1, then shorter path, then the relation names in
 lexicographic order. On each question `label_examples` sets:
@@ -17,6 +19,8 @@ lexicographic order. On each question `label_examples` sets:
     ex.extra["path_candidates"]   the top-k paths as {"path", "f1", "precision", "recall", "n_end"}
     ex.extra["gold_path"]         the dataset's own path, kept as it was; if the example came with a
                                   relation_path but no gold_path, that path is moved here first.
+    ex.extra["no_path_reason"]    why there is none: topic not in KG / no answer in KG / no path
+The report counts the same per dataset hop set, reasons included.
 
 Speed. Questions are grouped by topic entity so each topic's paths are enumerated once. Sets are
 expanded relation-wise over a relation-major adjacency (one C-level set.update per relation and
@@ -41,18 +45,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rra.data.records import QAExample
+from rra.data.records import AnswerSemantics, QAExample
 from rra.graph.base import KnowledgeGraph, inverse
 
 # Bump when the labelling semantics change, so old cache files stop matching.
-SUPERVISION_VERSION = 1
+SUPERVISION_VERSION = 2
+
+# Why a question got no path (SupervisionReport.reasons, ex.extra["no_path_reason"]).
+TOPIC_MISSING = "topic not in KG"
+ANSWER_MISSING = "no answer in KG"
+NO_PATH = "no path within max_hops"
+NO_PATH_OF_LENGTH = "no path of the stated hop count"
 
 @dataclass
 class SupervisionConfig:
     max_hops: int = 3
     max_frontier: int = 500  # sets larger than this are scored but not extended (hub nodes)
     top_k: int = 10  # ranked candidate paths kept per question
-    revisit_topic: bool = False  # keep the topic entity in intermediate sets (never in the end set)
+    semantics: AnswerSemantics = field(default_factory=AnswerSemantics)
+    exact_hops: bool = True  # a question with `hops` set only gets paths of that length
 
 
 @dataclass
@@ -61,6 +72,7 @@ class SupervisionReport:
     covered: int = 0  # questions with at least one path reaching a gold answer
     exact: int = 0  # questions whose best path has F1 = 1
     topic_missing: int = 0  # no topic entity, or not in the KG
+    reasons: dict = field(default_factory=dict)  # why uncovered questions got no path -> count
     hop_label_counts: dict = field(default_factory=dict)  # hop label -> count ("none" for uncovered)
     per_hop: dict = field(default_factory=dict)  # dataset hop count -> same figures for that subset
     gold_known: int = 0  # questions with a dataset gold path
@@ -192,6 +204,7 @@ def enumerate_paths(
     With `answers`, only paths that can end in one of them are returned (the others are walked
     only as prefixes of longer paths); None returns every path."""
     answers = set(answers) if answers is not None else None
+    sem = config.semantics
     end_relations = _end_relations(adj, answers) if answers is not None else None
     out: dict[tuple[str, ...], set[str]] = {}
     follows = adj.follows()
@@ -208,17 +221,13 @@ def enumerate_paths(
             if last and into_answers is not None:  # skip last hops that cannot reach an answer
                 rels = {r for r in rels if into_answers.may_reach(frontier, r)}
             for r, ends in _expand(adj, frontier, rels).items():
-                if not config.revisit_topic:
-                    ends.discard(topic)
-                if not ends:
-                    continue
                 path = prefix + (r,)
-                if end_relations is None or r in end_relations:
-                    scored = ends - {topic} if config.revisit_topic else ends  # never an answer
-                    if scored:
-                        out[path] = scored
-                if not last:
-                    grown.append((path, ends))
+                scored = ends if sem.topic_can_be_answer else ends - {topic}
+                if scored and (end_relations is None or r in end_relations):
+                    out[path] = scored
+                onward = ends if sem.revisit_topic else ends - {topic}
+                if onward and not last:
+                    grown.append((path, onward))
         level = grown
     return out
 
@@ -311,8 +320,13 @@ def compute_candidates(
     for topic, idx in tqdm(groups.items(), desc="supervision", unit="topic", disable=not progress):
         union = {a for i in idx for a in examples[i].answers}
         paths = enumerate_paths(adj, topic, config, union)
+        by_length: dict[int, dict] = defaultdict(dict)
+        for path, ends in paths.items():
+            by_length[len(path)][path] = ends
         for i in idx:
-            result[i] = score_paths(paths, examples[i].answers, config.top_k)
+            hops = examples[i].hops if config.exact_hops else None
+            result[i] = score_paths(paths if hops is None else by_length.get(hops, {}),
+                                    examples[i].answers, config.top_k)
     return result
 
 
@@ -331,8 +345,8 @@ def cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig) -> s
         "config": asdict(config),
     }
     h.update(json.dumps(header, sort_keys=True).encode())
-    for ex in examples:  # the question set: ids, topics and answers, in order
-        h.update(json.dumps([ex.qid, ex.topic_entities[:1], ex.answers]).encode())
+    for ex in examples:  # the question set: ids, topics, answers and stated hops, in order
+        h.update(json.dumps([ex.qid, ex.topic_entities[:1], ex.answers, ex.hops]).encode())
     return h.hexdigest()[:24]
 
 
@@ -379,27 +393,44 @@ def label_examples(
         if candidates is not None and len(candidates) != len(examples):
             candidates = None
         report.cache_hit = candidates is not None
+    has = None
     if candidates is None:
         adj = adjacency if adjacency is not None else build_adjacency(kg)
+        has = adj.has
         candidates = compute_candidates(adj, examples, config, progress)
-        for ex in examples:
-            if not ex.topic_entities or not adj.has(ex.topic_entities[0]):
-                report.topic_missing += 1
         if cache_file is not None:
             _write_cache(cache_file, candidates)
-    else:
-        report.topic_missing = sum(
-            1 for ex in examples if not ex.topic_entities or not kg.has_entity(ex.topic_entities[0])
-        )
-    _apply(examples, candidates, report)
+    reasons = no_path_reasons(has or kg.has_entity, examples, candidates, config)
+    report.topic_missing = sum(r == TOPIC_MISSING for r in reasons)
+    _apply(examples, candidates, report, reasons)
     report.seconds = time.perf_counter() - start
     return report
 
 
-def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: SupervisionReport) -> None:
-    per_hop: dict = defaultdict(lambda: {"n": 0, "covered": 0, "exact": 0, "hop_label_counts": Counter()})
-    labels = Counter()
+def no_path_reasons(has_entity, examples: Sequence[QAExample], candidates: list[list[dict]],
+                    config: SupervisionConfig) -> list[str | None]:
+    """Per example, None when it has a path, else why not (checked only for those without one)."""
+    out: list[str | None] = []
     for ex, cands in zip(examples, candidates):
+        if cands:
+            out.append(None)
+        elif not ex.topic_entities or not has_entity(ex.topic_entities[0]):
+            out.append(TOPIC_MISSING)
+        elif not any(has_entity(a) for a in ex.answers):
+            out.append(ANSWER_MISSING)
+        elif config.exact_hops and ex.hops is not None:
+            out.append(NO_PATH_OF_LENGTH)
+        else:
+            out.append(NO_PATH)
+    return out
+
+
+def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: SupervisionReport,
+           reasons: list[str | None]) -> None:
+    per_hop: dict = defaultdict(lambda: {"n": 0, "covered": 0, "exact": 0, "hop_label_counts": Counter(),
+                                         "reasons": Counter()})
+    labels = Counter()
+    for ex, cands, reason in zip(examples, candidates, reasons):
         if ex.relation_path is not None and "gold_path" not in ex.extra:
             ex.extra["gold_path"] = list(ex.relation_path)
         best = cands[0]["path"] if cands else None
@@ -412,6 +443,11 @@ def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: 
         bucket["n"] += 1
         bucket["hop_label_counts"][label] += 1
         report.n += 1
+        ex.extra.pop("no_path_reason", None)
+        if reason:
+            ex.extra["no_path_reason"] = reason
+            bucket["reasons"][reason] += 1
+            report.reasons[reason] = report.reasons.get(reason, 0) + 1
         if best:
             report.covered += 1
             bucket["covered"] += 1
@@ -434,6 +470,7 @@ def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: 
             "coverage": b["covered"] / b["n"],
             "exact": b["exact"],
             "hop_label_counts": {str(k): v for k, v in sorted(b["hop_label_counts"].items(), key=str)},
+            "reasons": dict(b["reasons"].most_common()),
         }
         for h, b in sorted(per_hop.items(), key=lambda kv: str(kv[0]))
     }

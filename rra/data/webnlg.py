@@ -234,12 +234,15 @@ class WebNLGDataModule(L.LightningDataModule):
 
     def __init__(self, root: str, batch_size: int = 8, num_workers: int = 0, seed: int = 0,
                  max_train_entries: int | None = None, val_size: int | None = 200, test_size: int | None = 200,
-                 test_seed: int = 0, kg=None, silver_pairs: int = 0, silver_max_triples: int = 3):
+                 test_seed: int = 0, kg=None, silver_pairs: int = 0, silver_max_triples: int = 3,
+                 kb_path: str | None = None, labels_path: str | None = None, kb_format: str | None = None):
+        # kg: a KnowledgeGraph or a zero-argument callable (train.py passes the `graph` group's
+        # backend, built from data.kb_path only when silver pairs need it)
         super().__init__()
         self.save_hyperparameters(ignore=["kg"])
         self.kg = kg
         if silver_pairs and kg is None:
-            raise ValueError("silver_pairs > 0 needs a knowledge graph (data.kg)")
+            raise ValueError("silver_pairs > 0 needs a knowledge graph: set data.kb_path=YOUR_KB_FILE")
         self.train_set: list[dict] = []
         self.val_set: list[dict] = []
         self.test_set: list[dict] = []
@@ -249,6 +252,8 @@ class WebNLGDataModule(L.LightningDataModule):
         if stage in (None, "fit") and not self.train_set:
             train = fixed_sample(load_webnlg(hp.root, "train"), hp.max_train_entries, hp.seed)
             if hp.silver_pairs:
+                if callable(self.kg):
+                    self.kg = self.kg()
                 train = train + kg_silver_pairs(self.kg, hp.silver_pairs, hp.seed, hp.silver_max_triples)
             self.train_set = training_pairs(train)
         if stage in (None, "fit", "validate") and not self.val_set:

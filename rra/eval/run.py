@@ -17,6 +17,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
+from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
 from rra.eval import report
 from rra.eval.metrics import compute_metrics
@@ -39,24 +40,6 @@ def build(cfg: DictConfig):
     return kg, llm, method
 
 
-def build_graph(cfg: DictConfig):
-    """The graph backend of `cfg.graph`. File backends read `data.kb_path`; a data config without
-    one (but with its own `kg` loader, as the retriever's DataModule configs have) uses that loader."""
-    from omegaconf.errors import InterpolationKeyError
-
-    log.info("graph <%s>", cfg.graph.get("_target_"))
-    try:
-        return instantiate(cfg.graph)
-    except InterpolationKeyError as err:
-        kg_node = cfg.data.get("kg") if "kg" in cfg.data else None
-        if kg_node is None:
-            raise ValueError(f"the graph config needs a value the data config lacks: {err}") from err
-        log.info("data config has no kb_path; loading the KG with its own loader <%s>",
-                    kg_node.get("_target_"))
-        kg = instantiate(kg_node)
-        return kg() if callable(kg) else kg
-
-
 def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
     """Questions of `split` from the data config's source of that name (a list, or a callable,
     given the graph when it takes `kg`): the same sources train.py reads."""
@@ -72,6 +55,9 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
     source = instantiate(node)
     if callable(source):
         source = source(kg=kg) if "kg" in inspect.signature(source).parameters else source()
+    if source is None:  # e.g. data=files without a file for this split
+        raise ValueError(f"the data config has no questions for split={split!r}: "
+                         f"set data.{split}_file=FILE (JSONL or TSV, see conf/data/files.yaml)")
     examples = list(source)
     for i, ex in enumerate(examples):  # every prediction needs a stable id for resuming
         ex.qid = ex.qid or f"{split}-{i}"
@@ -144,7 +130,7 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     picked = choices()
     setup = {"method": metrics["method"], "split": cfg.split,
              "data": picked.get("data") or cfg.data.get("_target_"),
-             "graph": picked.get("graph") or cfg.graph.get("_target_"),
+             "graph": f"{picked.get('graph') or cfg.graph.get('_target_')}: {graph_description(kg)}",
              "llm": getattr(llm, "name", None) if llm else None, "output": str(out)}
     if metrics["method"] == "rra":
         setup.update(retriever=cfg.retriever.get("ckpt"),

@@ -4,7 +4,7 @@ import pytest
 
 from rra.data.qa_files import load_qa_file
 from rra.data.question_generator import Templates, generate_questions, main, relation_words
-from rra.data.records import DataFormatError
+from rra.data.records import AnswerSemantics, DataFormatError
 from rra.graph import NetworkXGraph, Triple
 
 TEMPLATES = {
@@ -29,13 +29,14 @@ def test_deterministic_and_seed_dependent(tiny_kg, templates):
     assert [x.to_dict() for x in a] != [x.to_dict() for x in c]
 
 
-def test_answers_match_follow_path_without_the_topic(tiny_kg, templates):
-    qs = generate_questions(tiny_kg, n=20, templates=templates, seed=0, max_answers=3)
+@pytest.mark.parametrize("semantics", [AnswerSemantics(), AnswerSemantics(False, False), AnswerSemantics(True, False)])
+def test_answers_match_the_walks_the_semantics_keep(tiny_kg, templates, semantics):
+    qs = generate_questions(tiny_kg, n=20, templates=templates, seed=0, max_answers=3, semantics=semantics)
     assert {q.hops for q in qs} == {1, 2, 3}
     for q in qs:
         topic = q.topic_entities[0]
         walked = tiny_kg.follow_path(topic, q.relation_path)
-        expect = {p.end for p in walked if topic not in p.entities[1:]}
+        expect = {p.end for p in walked if semantics.keeps(p.entities, topic)}
         assert set(q.answers) == expect and 1 <= len(q.answers) <= 3
         assert f"[{tiny_kg.label(topic)}]" in q.question
         assert len(q.relation_path) == q.hops and q.extra["gold_path"] == q.relation_path
@@ -65,10 +66,14 @@ def test_bad_templates_name_the_file_and_relation(tmp_path, bad):
 
 def test_small_kg_runs_out_and_warns(capsys):
     kg = NetworkXGraph([Triple("a", "r", "b")])
-    qs = generate_questions(kg, n=10, seed=0)
+    qs = generate_questions(kg, n=10, seed=0, semantics=AnswerSemantics(False, False))
     assert [(q.topic_entities, q.relation_path) for q in qs] in (
         [(["a"], ["r"]), (["b"], ["^r"])], [(["b"], ["^r"]), (["a"], ["r"])])
     assert "only yielded 2 of 10" in capsys.readouterr().err
+    # the general rule also asks "what is r of the thing r'd by [a]": a itself
+    general = generate_questions(kg, n=10, seed=0)
+    assert len(general) == 6 and {tuple(q.answers) for q in general} == {("a",), ("b",)}
+    assert "only yielded 6 of 10" in capsys.readouterr().err
 
 
 def test_relation_filter_and_labels():

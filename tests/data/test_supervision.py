@@ -1,6 +1,6 @@
 import pytest
 
-from rra.data.records import QAExample
+from rra.data.records import AnswerSemantics, QAExample
 from rra.data.supervision import (
     SupervisionConfig,
     build_adjacency,
@@ -36,14 +36,30 @@ def test_shorter_path_wins_a_tie(tiny_kg):
     assert longer and c.index(longer[0]) > 0
 
 
-def test_topic_entity_is_never_an_answer_nor_walked_through(tiny_kg):
+METAQA_RULE = AnswerSemantics(topic_can_be_answer=False, revisit_topic=False)
+
+
+def test_metaqa_rule_topic_is_never_an_answer_nor_walked_through(tiny_kg):
     adj = build_adjacency(tiny_kg)
-    paths = enumerate_paths(adj, "m1", SupervisionConfig())
+    paths = enumerate_paths(adj, "m1", SupervisionConfig(semantics=METAQA_RULE))
     assert paths[("directed_by", "^directed_by")] == {"m2"}  # not m1 itself
     assert paths[("directed_by", "^directed_by", "release_year")] == {"y2001"}  # m1's year not via m1
-    revisit = enumerate_paths(adj, "m1", SupervisionConfig(revisit_topic=True))
+    rule = AnswerSemantics(topic_can_be_answer=False, revisit_topic=True)
+    revisit = enumerate_paths(adj, "m1", SupervisionConfig(semantics=rule))
     assert revisit[("directed_by", "^directed_by", "release_year")] == {"y2000", "y2001"}
     assert all("m1" not in ends for ends in revisit.values())
+
+
+def test_general_rule_lets_the_topic_be_an_answer_and_be_walked_through(tiny_kg):
+    adj = build_adjacency(tiny_kg)
+    paths = enumerate_paths(adj, "m1", SupervisionConfig())  # the default: the general rule
+    assert paths[("directed_by", "^directed_by")] == {"m1", "m2"}
+    assert paths[("directed_by", "^directed_by", "release_year")] == {"y2000", "y2001"}
+    # topic may be an answer but not a waypoint
+    rule = AnswerSemantics(topic_can_be_answer=True, revisit_topic=False)
+    strict = enumerate_paths(adj, "m1", SupervisionConfig(semantics=rule))
+    assert strict[("directed_by", "^directed_by")] == {"m1", "m2"}
+    assert strict[("directed_by", "^directed_by", "release_year")] == {"y2001"}
 
 
 def test_f1_scoring_and_answers_outside_the_kg(tiny_kg):
@@ -70,6 +86,23 @@ def test_label_examples_sets_paths_and_report(tiny_kg, tmp_path):
     assert rep.topic_missing == 2 and rep.gold_known == 1 and rep.gold_agree == 1
     assert rep.per_hop["1"]["n"] == 2 and rep.per_hop["1"]["covered"] == 1
     assert rep.hop_label_counts == {"1": 1, "2": 1, "none": 3}
+    assert exs[2].extra["no_path_reason"] == "no answer in KG"
+    assert exs[3].extra["no_path_reason"] == exs[4].extra["no_path_reason"] == "topic not in KG"
+    assert rep.reasons == {"no answer in KG": 1, "topic not in KG": 2}
+    assert rep.per_hop["1"]["reasons"] == {"no answer in KG": 1}
+
+
+def test_stated_hop_count_fixes_the_path_length(tiny_kg):
+    # "who directed m1": 1 hop reaches {d1}; a question that says it is 3-hop gets a 3-hop path
+    free, three, none = q("m1", ["d1"]), q("m1", ["d1"], hops=3), q("m4", ["d1"], hops=1)
+    rep = label_examples(tiny_kg, [free, three, none], cache_dir=None)
+    assert free.relation_path == ["directed_by"]
+    assert len(three.relation_path) == 3 and all(len(c["path"]) == 3 for c in three.extra["path_candidates"])
+    assert none.relation_path is None and none.extra["no_path_reason"] == "no path of the stated hop count"
+    loose = q("m1", ["d1"], hops=3)
+    label_examples(tiny_kg, [loose], SupervisionConfig(exact_hops=False), cache_dir=None)
+    assert loose.relation_path == ["directed_by"]
+    assert rep.per_hop["3"]["hop_label_counts"] == {"3": 1}
 
 
 def test_gold_path_kept_when_kg_prefers_another(tiny_kg):

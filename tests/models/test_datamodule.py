@@ -40,10 +40,14 @@ def test_dedupe_prefers_the_path_with_the_highest_summed_f1():
         q = QAExample(f"who wrote [{m}]", [m], [], [label])
         q.extra["path_candidates"] = [{"path": ["directed_by"], "f1": 1.0 if m == "Movie 0" else 0.5},
                                       {"path": ["release_year"], "f1": 1.0}]
+        q.extra["label_source"] = "kg"  # KG-derived labels: the candidates' F1 decides
         qs.append(q)
     dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given")
-    dm.setup()
-    assert dm.splits["train"] == [{"question": "who wrote [E]", "path": ["release_year"]}]
+    assert dm._items(qs, dedupe=True) == [{"question": "who wrote [E]", "path": ["release_year"]}]
+    # labels the dataset gave are votes of their own: the majority of given labels wins
+    for q in qs:
+        q.extra["label_source"] = "given"
+    assert dm._items(qs, dedupe=True) == [{"question": "who wrote [E]", "path": ["directed_by"]}]
 
 
 def test_kg_supervision_labels_training_paths_and_keeps_gold(tmp_path):
@@ -55,7 +59,8 @@ def test_kg_supervision_labels_training_paths_and_keeps_gold(tmp_path):
                              supervision_cache=str(tmp_path))
     dm.setup()
     assert [x["path"] for x in dm.splits["train"]] == gold
-    assert dm.summary["supervision"][0]["covered"] == 8
+    assert dm.summary["supervision"]["train"]["covered"] == 8
+    assert dm.summary["coverage"]["train"]["coverage"] == 1.0
 
 
 def test_given_paths_label_only_missing_ones():

@@ -2,6 +2,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from rra.data.records import AnswerSemantics
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer, mentioned
 from rra.llm import ScriptedLLM
 from rra.retrieve import sample_triples
@@ -17,8 +18,10 @@ class Cand:
 @pytest.fixture
 def retrieval(movie_kg):
     # "which movies have the same director as [Alien]" with a weaker wrong path beside the right one
+    # (read as "the *other* movies": the MetaQA answer rule, not the general default)
+    metaqa = AnswerSemantics(topic_can_be_answer=False, revisit_topic=False)
     return sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.8, 2),
-                                              Cand(["release_year"], 0.1)], topk=2)
+                                              Cand(["release_year"], 0.1)], topk=2, semantics=metaqa)
 
 
 def labels_of(r):

@@ -39,13 +39,19 @@ def test_triple_cap_is_deterministic_and_evidence_names_its_path(movie_kg):
     assert len(full.evidence) == 9  # 3 movies x (director + actor + year), director triples shared
 
 
-def test_topic_entity_is_not_an_end_entity(movie_kg):
-    r = sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.9, 2)])
+def test_metaqa_rule_topic_entity_is_not_an_end_entity(movie_kg):
+    from rra.data.records import AnswerSemantics
+
+    metaqa = AnswerSemantics(topic_can_be_answer=False, revisit_topic=False)
+    r = sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.9, 2)], semantics=metaqa)
     assert "Alien" not in r.paths[0].ends
     assert r.paths[0].ends == ["Blade Runner", "Gladiator"]
     # Witness shares no director with anything: its only instance returns to itself -> no path
-    r2 = sample_triples(movie_kg, "Witness", [Cand(["directed_by", "^directed_by"], 0.9, 2)])
+    r2 = sample_triples(movie_kg, "Witness", [Cand(["directed_by", "^directed_by"], 0.9, 2)], semantics=metaqa)
     assert r2.status == "no_path" and r2.paths == [] and r2.errors
+    # the general rule (the default) keeps the walk back: "films by Alien's director" include Alien
+    general = sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.9, 2)])
+    assert general.paths[0].ends == ["Alien", "Blade Runner", "Gladiator"]
 
 
 def test_end_scores_sum_and_max(movie_kg):
@@ -83,3 +89,30 @@ def test_empty_graph_reply_and_graph_error():
     assert r.status == "empty_graph_reply"
     r = sample_triples(BrokenGraph(triples), "a", [Cand(["r"], 1.0)])
     assert r.status == "graph_error" and "endpoint down" in r.errors[0]
+
+
+FAMILY = [("Ann", "spouse", "Bob"), ("Bob", "spouse", "Ann"), ("Ann", "child", "Cid"), ("Bob", "child", "Cid"),
+          ("Dee", "likes", "Dee")]  # Dee likes herself: a self-loop
+
+
+def test_general_rule_answers_with_the_topic_when_the_path_leads_back():
+    from rra.data.records import AnswerSemantics
+
+    kg = NetworkXGraph([Triple(*t) for t in FAMILY])
+    spouse_of_spouse = sample_triples(kg, "Ann", [Cand(["spouse", "spouse"], 0.9, 2)])
+    assert spouse_of_spouse.status == "ok" and spouse_of_spouse.paths[0].ends == ["Ann"]
+    mother_of_son = sample_triples(kg, "Ann", [Cand(["child", "^child"], 0.9, 2)])  # a parent of Ann's child
+    assert mother_of_son.paths[0].ends == ["Ann", "Bob"]
+    assert sample_triples(kg, "Dee", [Cand(["likes"], 0.9)]).paths[0].ends == ["Dee"]
+    assert sample_triples(kg, "Dee", [Cand(["^likes"], 0.9)]).paths[0].ends == ["Dee"]
+    # MetaQA's rule: the topic is never an answer, and no walk may pass back through it
+    metaqa = AnswerSemantics(topic_can_be_answer=False, revisit_topic=False)
+    r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse"], 0.9, 2)], semantics=metaqa)
+    assert r.status == "no_path" and not r.paths
+    assert sample_triples(kg, "Ann", [Cand(["child", "^child"], 0.9, 2)], semantics=metaqa).paths[0].ends == ["Bob"]
+    # a waypoint rule alone: Ann -> Bob -> Ann -> Cid is dropped, Ann -> Bob -> Cid kept
+    no_revisit = AnswerSemantics(topic_can_be_answer=True, revisit_topic=False)
+    r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse", "child"], 0.9, 3)], semantics=no_revisit)
+    assert r.status == "no_path"
+    r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse", "child"], 0.9, 3)])
+    assert r.paths[0].ends == ["Cid"] and r.paths[0].instances == 1

@@ -1,0 +1,53 @@
+"""Hydra glue shared by train.py and infer.py: the config resolvers and the one way a run gets its graph.
+
+The data contract: every data config names its KG file as `kb_path` (plus optional `labels_path`
+and `kb_format`) and its question sources; the `graph` group alone decides which backend holds the
+KG (NetworkX, embedded Oxigraph, a SPARQL endpoint). Both entry points build the graph here, so
+`graph=oxigraph` means Oxigraph for training and inference alike, and a config that cannot build
+the chosen backend is an error, never a silent fall-back to another one.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+log = logging.getLogger(__name__)
+
+
+def register_resolvers(repo_root: str | Path) -> None:
+    """`${repo_root:}` (the checkout the script runs from) and `${builtin_data:NAME}` (a file of
+    the built-in sample KG shipped inside the package). Registered once per process."""
+    from rra.data.builtin import BUILTIN_DIR
+
+    if not OmegaConf.has_resolver("repo_root"):
+        OmegaConf.register_new_resolver("repo_root", lambda: str(repo_root))
+    if not OmegaConf.has_resolver("builtin_data"):
+        OmegaConf.register_new_resolver("builtin_data", lambda name: str(BUILTIN_DIR / name))
+
+
+def build_graph(cfg: DictConfig):
+    """The backend of `cfg.graph`, filled from the data config's KG file where it reads one."""
+    from hydra.utils import instantiate
+    from omegaconf.errors import InterpolationKeyError, InterpolationResolutionError
+
+    target = cfg.graph.get("_target_")
+    if "path" in cfg.graph and cfg.graph.get("store_path") is None:
+        kb = OmegaConf.select(cfg, "data.kb_path", default=None)
+        if kb is None:
+            raise ValueError(
+                f"graph <{target}> reads the KG file named by data.kb_path, and the data config "
+                f"<{OmegaConf.select(cfg, 'data._target_')}> sets none: give data.kb_path=FILE "
+                "(or graph=sparql for a store that already holds the KG)")
+    log.info("graph <%s>", target)
+    try:
+        return instantiate(cfg.graph)
+    except (InterpolationKeyError, InterpolationResolutionError) as err:
+        raise ValueError(f"graph <{target}>: {err}") from err
+
+
+def graph_description(kg) -> str:
+    """What a report says about the backend that really answered: class and where it reads from."""
+    where = getattr(kg, "endpoint", None) or getattr(getattr(kg, "load_report", None), "path", None)
+    return f"{type(kg).__name__}" + (f" ({where})" if where else "")
