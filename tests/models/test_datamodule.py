@@ -85,3 +85,23 @@ def test_relation_outside_the_kg_is_an_error():
     qs[1].relation_path = ["written_by"]
     with pytest.raises(ValueError, match="written_by"):
         RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given").setup()
+
+
+def test_toy_kb_file_is_the_toy_kg():
+    from pathlib import Path
+
+    from rra.graph import load_graph
+    from toy_data import toy_triples
+
+    kg = load_graph(Path(__file__).parent / "toy_kb.txt")
+    assert sorted(kg.all_triples()) == sorted(toy_triples())
+
+
+def test_kb_path_alone_builds_the_graph(tmp_path):
+    kb = tmp_path / "kb.txt"
+    kb.write_text("".join(f"{t.head}|{t.relation}|{t.tail}\n" for t in toy_kg().all_triples()))
+    dm = RetrieverDataModule(kb_path=str(kb), train=toy_questions(12), val_fraction=0.0, dedupe=False)
+    dm.setup()
+    assert len(dm.splits["train"]) == 12 and dm.relations == relation_vocabulary(toy_kg())
+    with pytest.raises(ValueError, match="needs a knowledge graph"):
+        RetrieverDataModule(train=toy_questions(2))
