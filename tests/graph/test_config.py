@@ -32,3 +32,43 @@ def test_sparql_backend(repo_root, oxigraph_endpoint):
     kg = build(repo_root, "sparql", {}, endpoint=oxigraph_endpoint, trust_env=False)
     assert kg.neighbors("Ridley Scott", "^directed_by")[:2] == ["Alien", "Blade Runner"]
     assert kg.stats() == NetworkXGraph(TRIPLES).stats()
+
+
+def compose_entry(repo_root, name: str, overrides: list[str]):
+    """The full train/infer config, as the entry points compose it."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    from rra.config import register_resolvers
+
+    register_resolvers(repo_root)
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(repo_root / "conf"), version_base="1.3"):
+        return compose(config_name=name, overrides=["logger=none", *overrides])
+
+
+@pytest.mark.parametrize("entry", ["train", "infer"])
+@pytest.mark.parametrize("backend", ["networkx", "oxigraph", "sparql"])
+def test_the_graph_group_alone_picks_the_backend(repo_root, tmp_path, request, entry, backend):
+    """data=files names the KG file; graph=... builds exactly that backend for both entry points."""
+    from rra.config import build_graph, graph_description
+    from rra.graph import OxigraphGraph, SparqlGraph
+
+    kb = tmp_path / "kb.nt"  # the adversarial KG has tabs and newlines in ids: N-Triples holds them
+    write_ntriples(kb, TRIPLES)
+    overrides = ["data=files", f"data.kb_path={kb}", f"graph={backend}"]
+    if backend == "sparql":
+        url = request.getfixturevalue("oxigraph_endpoint")
+        overrides += [f"graph.endpoint={url}", "graph.trust_env=false"]
+    kg = build_graph(compose_entry(repo_root, entry, overrides))
+    expected = {"networkx": NetworkXGraph, "oxigraph": OxigraphGraph, "sparql": SparqlGraph}[backend]
+    assert type(kg) is expected
+    assert kg.stats() == NetworkXGraph(TRIPLES).stats()
+    assert graph_description(kg).startswith(expected.__name__)
+
+
+def test_a_file_backend_without_a_kb_path_is_an_error_not_a_fallback(repo_root):
+    from rra.config import build_graph
+
+    cfg = compose_entry(repo_root, "infer", ["data=webnlg", "graph=oxigraph"])  # names no KG file
+    with pytest.raises(ValueError, match="data.kb_path"):
+        build_graph(cfg)
