@@ -18,7 +18,7 @@ from typing import Sequence
 
 from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
-from rra.entity_linking import MARKED, LinkResult, link_entities
+from rra.entity_linking import MARKED, Candidate, LinkResult, distinct_entities, link_entities
 from rra.graph.base import KnowledgeGraph, Triple
 from rra.methods import Prediction
 from rra.retrieve import PathRetrieval, Retrieval
@@ -28,10 +28,10 @@ from rra.rewrite import Rewriter
 class RRAPipeline:
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
-                 max_ngram: int = 8):
+                 max_ngram: int = 8, link_candidates: int = 3):
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
         self.llm, self.name = llm, name
-        self.use_gold_topic, self.max_ngram = use_gold_topic, max_ngram
+        self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
 
     # --- QAMethod ------------------------------------------------------------------------------
     def answer(self, example: QAExample) -> Prediction:
@@ -48,8 +48,7 @@ class RRAPipeline:
         model_error = ""
         if todo:
             try:
-                out = self.retrieval.predict([marked(examples[i].question, links[i]) for i in todo])
-                candidates = dict(zip(todo, out))
+                candidates = self._predict(examples, links, todo)
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
@@ -77,6 +76,41 @@ class RRAPipeline:
             pred.latency_s = round(pred.latency_s, 6)
         return preds
 
+    def _predict(self, examples: Sequence[QAExample], links: list[LinkResult], todo: list[int]) -> dict[int, list]:
+        """Candidate paths per question, for its linked topic. A question linked lexically to several
+        candidate topics asks the retriever once per candidate (the first `link_candidates`
+        entities) and keeps the one whose best predicted path has an answer instance from it, by
+        path score halved per step down the lexical ranking; `links[i]` is reordered to match."""
+        queries: list[tuple[int, Candidate | None]] = []
+        for i in todo:
+            options = distinct_entities(links[i].candidates)[: self.link_candidates]
+            queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
+        texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
+        found: dict[int, list] = {}
+        for (i, c), paths in zip(queries, self.retrieval.predict(texts)):
+            found.setdefault(i, []).append((c, paths))
+        out = {}
+        for i, options in found.items():
+            if len(options) > 1:
+                score = [0.5 ** k * self._instantiated_score(c.entity, paths) for k, (c, paths) in enumerate(options)]
+                k = max(range(len(options)), key=lambda j: (score[j], -j))
+                links[i] = links[i].choose(options[k][0]) if k else links[i]
+            else:
+                k = 0
+            out[i] = options[k][1]
+        return out
+
+    def _instantiated_score(self, entity: str, paths: list) -> float:
+        """The score of the best predicted path with an answer instance from `entity` (0 if none)."""
+        for p in sorted(paths, key=lambda p: -float(p.score)):
+            try:
+                walks = self.kg.follow_path(entity, list(p.path), limit=100)
+            except Exception:  # a graph failure here only costs the linking choice
+                return 0.0
+            if any(self.retrieval.semantics.keeps(w.entities, entity) for w in walks):
+                return float(p.score)
+        return 0.0
+
     # --- one question ----------------------------------------------------------------------------
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str):
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
@@ -92,7 +126,7 @@ class RRAPipeline:
         })
         pred.topic_entities = link.entities
         pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
-                                 "ambiguous": link.ambiguous}
+                                 "ambiguous": link.ambiguous, "chosen_by": link.chosen_by}
         if link.status != "ok":
             pred.status, pred.errors = link.status, [link.error]
             return pred, None
@@ -211,11 +245,12 @@ class RRAPipeline:
             pred.llm_completion_tokens += used.completion_tokens
 
 
-def marked(question: str, link: LinkResult) -> str:
-    """The question with its topic mention in `[...]` (unchanged if already marked or not found)."""
-    if MARKED.search(question) or not link.mentions:
+def marked(question: str, link: LinkResult, mention: str | None = None) -> str:
+    """The question with its topic mention (default: the link's first) in `[...]` (unchanged if
+    already marked or not found)."""
+    if MARKED.search(question) or not (mention or link.mentions):
         return question
-    m = link.mentions[0]
+    m = mention or link.mentions[0]
     i = question.casefold().find(m.casefold())
     return question if i < 0 else f"{question[:i]}[{question[i:i + len(m)]}]{question[i + len(m):]}"
 
@@ -234,7 +269,7 @@ def build(cfg, **available):
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
               use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
-              semantics=None) -> RRAPipeline:
+              semantics=None, link_candidates: int = 3) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
     on a KG with other relations is refused at once (instead of every question ending in no_path).
@@ -251,5 +286,5 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
         retrieval=retrieval,
         rewriter=build(rewriter, llm=llm),
         answerer=build(answer, llm=llm),
-        llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram,
+        llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
     )

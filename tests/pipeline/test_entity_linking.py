@@ -45,3 +45,57 @@ def test_unknown_marked_and_given_entities_give_status_not_exception():
 
 def test_strip_marks():
     assert strip_marks("who directed [Alien] and [Heat]") == "who directed Alien and Heat"
+
+
+def test_ranked_lexical_linking_demotes_common_and_relation_words():
+    g = NetworkXGraph(
+        [Triple("writer", "profession_of", "person/julie_london"), Triple("Album", "type_of", "m9"),
+         Triple("person/julie_london", "recorded", "m9"), Triple("julie_london", "genre", "jazz")],
+        labels={"person/julie_london": "Julie London", "m9": "Calendar Girl", "writer": "Writer"},
+    )
+    r = link_entities(g, "which writer recorded the album Calendar Girl")
+    assert r.entities[0] == "m9" and r.mentions[0] == "Calendar Girl"
+    ranked = [(c.mention, c.common_word) for c in r.candidates]
+    assert ("writer", True) in ranked and ranked[0] == ("Calendar Girl", False)
+    # "genre" is one of the KG's relation words: the question's relation, not its topic
+    r = link_entities(g, "what genre does Julie London sing")
+    assert r.entities[0] == "person/julie_london"
+    # ids with underscores link from the words they spell, whatever the case
+    assert link_entities(g, "what genre is julie london in").entities[0] == "julie_london"
+    assert link_entities(g, "what genre is Julie_London in").entities[0] == "julie_london"
+    assert link_entities(g, "Who wrote Calendar Girl?").mentions[0] == "Calendar Girl"
+
+
+def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
+    from dataclasses import dataclass
+
+    from rra.answer import GraphScorer
+    from rra.data.records import QAExample
+    from rra.pipeline import RRAPipeline
+    from rra.retrieve import PathRetrieval
+    from rra.rewrite import TripleRewriter
+
+    @dataclass
+    class P:
+        path: list
+        score: float
+        hop: int = 1
+
+    class Fake:
+        """Predicts `directed_by` whatever is marked: only Heat has an instance of it."""
+
+        def __init__(self):
+            self.asked = []
+
+        def predict(self, questions, topk, hops=None, try_second_hop=False):
+            self.asked += questions
+            return [[P(["directed_by"], 0.9)] for _ in questions]
+
+    g = NetworkXGraph([Triple("Heat", "directed_by", "Michael Mann"), Triple("Director", "job_of", "Michael Mann")])
+    model = Fake()
+    pipe = RRAPipeline(g, PathRetrieval(model), TripleRewriter(), GraphScorer(), use_gold_topic=False)
+    (pred,) = pipe.answer_batch([QAExample("which Director made Heat", [], ["Michael Mann"])])
+    assert link_entities(g, "which Director made Heat").entities[0] == "Director"  # lexical rank alone
+    assert set(model.asked) == {"which [Director] made Heat", "which Director made [Heat]"}
+    assert pred.topic_entities[0] == "Heat" and pred.answers == ["Michael Mann"]
+    assert pred.extra["linking"]["chosen_by"] == "retriever"
