@@ -1,6 +1,5 @@
 """Datasets and supervision: QA records, MetaQA and generic question files, KG-derived relation-path
 labels, the built-in sample KG and the template question generator."""
-from rra.data.builtin import builtin_kb_path, builtin_questions, load_builtin_graph
 from rra.data.metaqa import load_metaqa, load_metaqa_graph, metaqa_kb_path, qtype_to_path
 from rra.data.qa_files import load_qa_file, save_qa_file
 from rra.data.records import DataFormatError, QAExample
@@ -14,6 +13,7 @@ __all__ = [
     "Templates",
     "builtin_kb_path",
     "builtin_questions",
+    "export_builtin",
     "generate_questions",
     "label_examples",
     "load_builtin_graph",
@@ -28,10 +28,14 @@ __all__ = [
 
 
 def __getattr__(name):
-    # Imported on first use, not here: `python -m rra.data.question_generator` must find the
-    # module unimported when it runs it as __main__.
+    # Imported on first use, not here: `python -m rra.data.question_generator` (and
+    # `python -m rra.data.builtin`) must find the module unimported when it runs it as __main__.
     if name in ("Templates", "generate_questions"):
         from rra.data import question_generator
 
         return getattr(question_generator, name)
+    if name in ("builtin_kb_path", "builtin_questions", "load_builtin_graph", "export_builtin"):
+        from rra.data import builtin
+
+        return getattr(builtin, name)
     raise AttributeError(f"module 'rra.data' has no attribute {name!r}")

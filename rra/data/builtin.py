@@ -69,3 +69,37 @@ def builtin_questions(split: str = "train") -> list[QAExample]:
         ex.relation_path = list(ex.relation_path) if ex.relation_path else None
         out.append(ex)
     return out
+
+
+def export_builtin(out_dir: str | Path) -> dict[str, Path]:
+    """Write the built-in KG and its questions as a user would bring their own: kb.tsv
+    (head<TAB>relation<TAB>tail), labels.tsv (id<TAB>label), train/dev/test.jsonl."""
+    from rra.data.qa_files import save_qa_file
+    from rra.graph.loaders import read_triples
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    triples, _, _ = read_triples(builtin_kb_path())
+    files = {"kb": out / "kb.tsv", "labels": out / "labels.tsv"}
+    files["kb"].write_text("".join(f"{t.head}\t{t.relation}\t{t.tail}\n" for t in triples), encoding="utf-8")
+    files["labels"].write_text(builtin_labels_path().read_text(encoding="utf-8"), encoding="utf-8")
+    for split in SPLIT_SIZES:
+        files[split] = save_qa_file(builtin_questions(split), out / f"{split}.jsonl")
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m rra.data.builtin",
+                                 description="Export the built-in KG and questions as files (kb.tsv, "
+                                             "labels.tsv, train/dev/test.jsonl): the shape of your own data.")
+    ap.add_argument("out_dir")
+    files = export_builtin(ap.parse_args(argv).out_dir)
+    for name, path in files.items():
+        print(f"{name:7s} {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -67,6 +67,9 @@ class RetrieverDataModule(L.LightningDataModule):
         labels_path: str | None = None,
         kb_format: str | None = None,
         semantics: AnswerSemantics | dict | None = None,
+        train_file: str | None = None,  # data=files: read by the train/val/test sources
+        val_file: str | None = None,
+        test_file: str | None = None,
         train_paths: str = "auto",
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,

@@ -1,7 +1,8 @@
 """Every evaluation figure of the project, defined once. Methods only produce `Prediction`s (or
 their JSONL dicts); everything reported is computed here.
 
-Definitions (per question, then averaged over all questions, failures included as misses):
+Definitions (per question, then averaged over all questions, failures included as misses; the
+answer metrics over the questions that have gold answers, `labelled` of them, n/a when none do):
 A gold answer matches a predicted string equal to its id or, when the dataset gives labels
 (`extra["gold_labels"]`), to its label; all comparisons casefold and collapse whitespace.
 
@@ -102,6 +103,8 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
         xs = list(xs)
         return sum(xs) / len(xs) if xs else 0.0
 
+    # Answer metrics over the questions that have gold answers; none labelled -> n/a, not 0.
+    labelled = [p for p in preds if p.get("gold_answers")]
     hop_known = [p for p in preds if p.get("extra", {}).get("gold_hop") is not None]
     path_known = [p for p in preds if p.get("extra", {}).get("gold_path")]
     lat = [float(p.get("latency_s", 0.0)) for p in preds]
@@ -109,9 +112,10 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
     modes = Counter(p.get("extra", {}).get("hits_mode", "top") for p in preds)
     return {
         "n": n,
-        "hits@1": 100 * mean(hit_at_1(p) for p in preds),
-        "f1": 100 * mean(answer_f1(p) for p in preds),
-        "answer_coverage": 100 * mean(answer_coverage(p) for p in preds),
+        "labelled": len(labelled),
+        "hits@1": 100 * mean(hit_at_1(p) for p in labelled) if labelled else None,
+        "f1": 100 * mean(answer_f1(p) for p in labelled) if labelled else None,
+        "answer_coverage": 100 * mean(answer_coverage(p) for p in labelled) if labelled else None,
         "hop_acc": 100 * mean(p["extra"].get("pred_hop") == p["extra"]["gold_hop"] for p in hop_known)
         if hop_known else None,
         "hop_acc_n": len(hop_known),

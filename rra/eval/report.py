@@ -71,7 +71,7 @@ def write_json(path: str | Path, data: dict) -> None:
 
 def fmt(v) -> str:
     if v is None:
-        return "-"
+        return "n/a"
     if isinstance(v, float):
         return f"{v:.2f}" if abs(v) >= 0.01 or v == 0 else f"{v:.4f}"
     return str(v)
