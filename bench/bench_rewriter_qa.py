@@ -87,6 +87,7 @@ def main() -> None:
     from rra.models.rewriter import TrainedRewriter
     from rra.pipeline import RRAPipeline
     from rra.retrieve import PathRetrieval
+    from common import data_semantics  # bench/common.py
     from rra.rewrite import TemplateRewriter, TripleRewriter
 
     load0 = os.getloadavg()
@@ -94,7 +95,8 @@ def main() -> None:
     kg = load_graph(root / "kb.txt")
     examples = sample_2hop(root, args.n, args.seed)[: args.first]
     retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
-                                              max_triples=args.max_triples, seed=0)
+                                              max_triples=args.max_triples, seed=0,
+                                              semantics=data_semantics("metaqa"))
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
     makers = {
         "triple": TripleRewriter,

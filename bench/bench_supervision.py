@@ -22,10 +22,12 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
+from common import data_semantics  # bench/common.py
 from rra.data.metaqa import load_metaqa, load_metaqa_graph
 from rra.data.supervision import SupervisionConfig, label_examples
 
@@ -70,7 +72,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_supervision.json"))
     args = ap.parse_args()
     load_start = os.getloadavg()
-    config = SupervisionConfig(max_hops=args.max_hops, max_frontier=args.max_frontier)
+    config = SupervisionConfig(max_hops=args.max_hops, max_frontier=args.max_frontier,
+                               semantics=data_semantics("metaqa"))
 
     with tempfile.TemporaryDirectory() as cache:
         t0 = time.perf_counter()
@@ -113,7 +116,7 @@ def main() -> None:
     result = {
         "benchmark": "bench_supervision",
         "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
-        "config": {**vars(config), "metaqa": args.metaqa, "splits": ["dev", "test"], "hops": [1, 2, 3],
+        "config": {**asdict(config), "metaqa": args.metaqa, "splits": ["dev", "test"], "hops": [1, 2, 3],
                    "variant": "vanilla", "backend": "networkx"},
         "train_split": "dev",
         "note": ("MetaQA's official train split is absent here: rra trains on dev and reports on test. "

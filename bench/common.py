@@ -19,3 +19,15 @@ def machine() -> dict:
     except ImportError:
         pass
     return info
+
+
+def data_semantics(name: str):
+    """The answer rule that conf/data/NAME.yaml sets, so a benchmark scores as infer.py would."""
+    from pathlib import Path
+
+    from omegaconf import OmegaConf
+
+    from rra.data.records import AnswerSemantics
+
+    conf = Path(__file__).resolve().parents[1] / "conf" / "data" / f"{name}.yaml"
+    return AnswerSemantics.of(OmegaConf.load(conf).get("semantics"))
