@@ -1,0 +1,125 @@
+"""Entity linking without `[brackets]`: how often the gold topic entity is found, and ranked first.
+
+Questions keep their words but lose their `[...]` marks (`strip_marks`), so the topic must be found
+from the text (`method.use_gold_topic=false`). Three rankings of the same lexical candidates:
+- longest_first: the longest matching n-gram (what rra did before candidates were ranked);
+- ranked: rra.entity_linking's rank (common and relation words demoted, case-exact, longer first);
+- retriever (with --ckpt): the RRA pipeline's choice among the first 3 candidates, by the best
+  predicted path with an instance from each (what infer.py does with use_gold_topic=false).
+Data: MetaQA test (1/2/3-hop; the retriever was trained on the **dev** split) and the built-in test split.
+
+    python bench/bench_linking.py metaqa --ckpt checkpoints/metaqa/best.ckpt [--limit 2000]
+    python bench/bench_linking.py builtin --ckpt checkpoints/retriever/best.ckpt
+Results are merged into bench/results/bench_linking.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from common import data_semantics, machine  # bench/common.py
+from rra.entity_linking import distinct_entities, link_entities, strip_marks
+
+REPO = Path(__file__).resolve().parents[1]
+RESULT = REPO / "bench" / "results" / "bench_linking.json"
+
+
+def lexical_figures(kg, examples) -> dict:
+    """found / first-ranked shares for the longest-first and ranked orders (percent)."""
+    n = found = ranked = longest = 0
+    start = time.perf_counter()
+    for ex in examples:
+        gold = ex.topic_entities[0]
+        link = link_entities(kg, strip_marks(ex.question))
+        n += 1
+        cands = distinct_entities(link.candidates)
+        found += any(c.entity == gold for c in cands)
+        ranked += bool(cands) and cands[0].entity == gold
+        by_length = sorted(link.candidates, key=lambda c: (-c.words, -len(c.mention), c.start))
+        longest += bool(by_length) and by_length[0].entity == gold
+    return {"n": n, "topic_found": 100 * found / n, "ranked_first": 100 * ranked / n,
+            "longest_first": 100 * longest / n, "seconds": round(time.perf_counter() - start, 2)}
+
+
+def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> dict:
+    """The pipeline's own choice (use_gold_topic=false): topic linked first = gold, and Hits@1."""
+    from rra.answer import GraphScorer
+    from rra.data.records import QAExample
+    from rra.eval.metrics import compute_metrics
+    from rra.pipeline import RRAPipeline
+    from rra.retrieve import PathRetrieval
+    from rra.rewrite import TripleRewriter
+
+    retrieval = PathRetrieval.from_checkpoint(ckpt, semantics=semantics)
+    pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(), use_gold_topic=False)
+    plain = [QAExample(strip_marks(ex.question), [], ex.answers, qid=ex.qid) for ex in examples]
+    preds, start = [], time.perf_counter()
+    for b in range(0, len(plain), batch_size):
+        preds += pipe.answer_batch(plain[b:b + batch_size])
+    first = sum(bool(p.topic_entities) and p.topic_entities[0] == ex.topic_entities[0] for p, ex in zip(preds, examples))
+    changed = sum(p.extra.get("linking", {}).get("chosen_by") == "retriever" for p in preds)
+    m = compute_metrics(preds)
+    return {"topic_first": 100 * first / len(examples), "chosen_by_retriever": changed,
+            "hits@1_unmarked": m["hits@1"], "seconds": round(time.perf_counter() - start, 2), "ckpt": ckpt}
+
+
+def sample(examples, limit: int | None, seed: int = 0):
+    if limit is None or len(examples) <= limit:
+        return examples
+    return random.Random(seed).sample(examples, limit)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", choices=["metaqa", "builtin"])
+    ap.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "metaqa"))
+    ap.add_argument("--ckpt", default=None, help="retriever checkpoint: also measure the pipeline's choice")
+    ap.add_argument("--limit", type=int, default=None, help="seeded sample of each hop set (retriever part)")
+    ap.add_argument("--batch-size", type=int, default=256)
+    args = ap.parse_args()
+
+    if args.data == "metaqa":
+        from rra.data.metaqa import load_metaqa
+        from rra.graph import load_graph
+
+        kg = load_graph(Path(args.root) / "kb.txt")
+        sets = {f"{h}hop": load_metaqa(args.root, hops=[h], split="test") for h in (1, 2, 3)}
+        semantics = data_semantics("metaqa")
+    else:
+        from rra.data.builtin import builtin_questions, load_builtin_graph
+
+        kg = load_builtin_graph()
+        sets = {"test": builtin_questions("test")}
+        semantics = data_semantics("builtin")
+    figures = {}
+    for name, examples in sets.items():
+        figures[name] = lexical_figures(kg, examples)
+        if args.ckpt:
+            figures[name]["retriever"] = retriever_figures(kg, sample(examples, args.limit), args.ckpt,
+                                                           semantics, args.batch_size)
+            figures[name]["retriever"]["n"] = min(len(examples), args.limit or len(examples))
+        print(name, json.dumps(figures[name]))
+    results = json.loads(RESULT.read_text()) if RESULT.exists() else {}
+    results[args.data] = {
+        "figures": figures,
+        "note": "questions with their [brackets] removed; topic_found = gold topic among the lexical "
+                "candidates, ranked_first / longest_first = first by rra's rank / by mention length; "
+                "retriever = the RRA pipeline's pick (use_gold_topic=false). MetaQA: test split, retriever "
+                "trained on the dev split.",
+        "command": "python " + " ".join(sys.argv),
+        "config": vars(args),
+        "machine": machine(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    RESULT.parent.mkdir(parents=True, exist_ok=True)
+    RESULT.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {RESULT}")
+
+
+if __name__ == "__main__":
+    main()
