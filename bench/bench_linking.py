@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from common import data_semantics, machine  # bench/common.py
-from rra.entity_linking import distinct_entities, link_entities, strip_marks
+from rra.entity_linking import distinct_entities, link_entities, relation_words, strip_marks
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench" / "results" / "bench_linking.json"
@@ -33,9 +33,10 @@ def lexical_figures(kg, examples) -> dict:
     """found / first-ranked shares for the longest-first and ranked orders (percent)."""
     n = found = ranked = longest = 0
     start = time.perf_counter()
+    words = relation_words(kg)
     for ex in examples:
         gold = ex.topic_entities[0]
-        link = link_entities(kg, strip_marks(ex.question))
+        link = link_entities(kg, strip_marks(ex.question), rel_words=words)
         n += 1
         cands = distinct_entities(link.candidates)
         found += any(c.entity == gold for c in cands)

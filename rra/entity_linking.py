@@ -101,7 +101,9 @@ def link_entities(
     given: list[str] | None = None,
     max_ngram: int = 8,
     max_entities: int = 3,
+    rel_words: frozenset[str] | None = None,
 ) -> LinkResult:
+    """`rel_words`: `relation_words(kg)`, computed once by a caller that links many questions."""
     if given:
         known = [e for e in given if kg.has_entity(e)]
         if known:
@@ -112,7 +114,8 @@ def link_entities(
     marked = MARKED.findall(question)
     if marked:
         return _link_mentions(kg, [m.strip() for m in marked], "marked", max_entities)
-    return _link_lexical(kg, question, max_ngram, max_entities)
+    return _link_lexical(kg, question, max_ngram, max_entities,
+                         relation_words(kg) if rel_words is None else rel_words)
 
 
 def _link_mentions(kg, mentions, source, max_entities) -> LinkResult:
@@ -140,25 +143,17 @@ def distinct_entities(candidates: list[Candidate]) -> list[Candidate]:
 
 def relation_words(kg: KnowledgeGraph) -> frozenset[str]:
     """The words of the KG's relation names (`directed_by` -> directed, by; `film.film.genre` ->
-    film, genre), casefolded: in a question they name the relation, not the topic. Cached per graph."""
-    cached = getattr(kg, "_relation_words", None)
-    if cached is None:
-        words = set()
-        for r in kg.relation_types():
-            local = re.split(r"[/#]", r.rstrip("/#"))[-1]
-            local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local)
-            words.update(w.casefold() for w in re.split(r"[\W_]+", local) if w)
-        cached = frozenset(words)
-        try:
-            kg._relation_words = cached
-        except AttributeError:  # a graph object that takes no new attributes: recompute next time
-            pass
-    return cached
+    film, genre), casefolded: in a question they name the relation, not the topic."""
+    words = set()
+    for r in kg.relation_types():
+        local = re.split(r"[/#]", r.rstrip("/#"))[-1]
+        local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local)
+        words.update(w.casefold() for w in re.split(r"[\W_]+", local) if w)
+    return frozenset(words)
 
 
-def _link_lexical(kg, question, max_ngram, max_entities) -> LinkResult:
+def _link_lexical(kg, question, max_ngram, max_entities, rel_words) -> LinkResult:
     words = WORD.findall(question)
-    rel_words = relation_words(kg)
     cands: list[Candidate] = []
     ambiguous: dict[str, list[str]] = {}
     for n in range(min(max_ngram, len(words)), 0, -1):

@@ -18,7 +18,8 @@ from typing import Sequence
 
 from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
-from rra.entity_linking import MARKED, Candidate, LinkResult, distinct_entities, link_entities
+from rra.entity_linking import (MARKED, Candidate, LinkResult, distinct_entities, link_entities,
+                                relation_words)
 from rra.graph.base import KnowledgeGraph, Triple
 from rra.methods import Prediction
 from rra.retrieve import PathRetrieval, Retrieval
@@ -32,6 +33,7 @@ class RRAPipeline:
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
         self.llm, self.name = llm, name
         self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
+        self._rel_words: frozenset[str] | None = None
 
     # --- QAMethod ------------------------------------------------------------------------------
     def answer(self, example: QAExample) -> Prediction:
@@ -40,7 +42,7 @@ class RRAPipeline:
     def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
         start = time.perf_counter()
         links = [link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
-                               self.max_ngram) for ex in examples]
+                               self.max_ngram, rel_words=self._relation_words()) for ex in examples]
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == "ok"]
@@ -75,6 +77,12 @@ class RRAPipeline:
         for pred in preds:
             pred.latency_s = round(pred.latency_s, 6)
         return preds
+
+    def _relation_words(self) -> frozenset[str]:
+        """The KG's relation words, for linking questions from their text (read once)."""
+        if self._rel_words is None:
+            self._rel_words = relation_words(self.kg)
+        return self._rel_words
 
     def _predict(self, examples: Sequence[QAExample], links: list[LinkResult], todo: list[int]) -> dict[int, list]:
         """Candidate paths per question, for its linked topic. A question linked lexically to several
