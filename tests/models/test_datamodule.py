@@ -105,3 +105,26 @@ def test_kb_path_alone_builds_the_graph(tmp_path):
     assert len(dm.splits["train"]) == 12 and dm.relations == relation_vocabulary(toy_kg())
     with pytest.raises(ValueError, match="needs a knowledge graph"):
         RetrieverDataModule(train=toy_questions(2))
+
+
+def test_coverage_per_hop_with_reasons_and_a_loud_warning(caplog):
+    qs = toy_questions(16, templates=4)
+    qs[0].answers, qs[0].relation_path = ["Nowhere"], None  # no answer in the KG
+    qs[1].topic_entities, qs[1].relation_path = ["Ghost"], None  # topic not in the KG
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, dedupe=False, supervision_cache=False)
+    with caplog.at_level("WARNING"):
+        dm.setup()
+    cov = dm.summary["coverage"]["train"]
+    assert (cov["n"], cov["covered"]) == (16, 14)
+    assert cov["reasons"] == {"no answer in KG": 1, "topic not in KG": 1}
+    assert cov["per_hop"]["1"]["hop_labels"] == {"1": 14}
+    assert "LOW SUPERVISION COVERAGE" in caplog.text and "train" in caplog.text
+
+
+def test_questions_whose_topics_are_mostly_missing_stop_the_run():
+    qs = toy_questions(6, templates=4)
+    for q in qs[:4]:
+        q.topic_entities, q.relation_path = [f"Ghost {q.qid}"], None
+    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, supervision_cache=False)
+    with pytest.raises(ValueError, match="4 of 6 questions are not in the knowledge graph"):
+        dm.setup()
