@@ -223,9 +223,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-answers", type=int, default=10)
     ap.add_argument("--relations", nargs="+", help="only use these KG relations")
+    ap.add_argument("--topic-never-answer", action="store_true",
+                    help="answer rule: the topic entity is never an answer (data.semantics.topic_can_be_answer=false)")
+    ap.add_argument("--no-revisit-topic", action="store_true",
+                    help="answer rule: no path passes back through the topic (data.semantics.revisit_topic=false)")
     args = ap.parse_args(argv)
     kg = load_graph(args.kb, labels_path=args.labels)
-    questions = generate_questions(kg, args.n, args.hops, args.templates, args.seed, args.max_answers, args.relations)
+    semantics = AnswerSemantics(not args.topic_never_answer, not args.no_revisit_topic)
+    questions = generate_questions(kg, args.n, args.hops, args.templates, args.seed, args.max_answers, args.relations,
+                                   semantics=semantics)
     save_qa_file(questions, args.out)
     by_hop = {h: sum(q.hops == h for q in questions) for h in args.hops}
     print(f"wrote {len(questions)} questions to {args.out} (by hop: {by_hop})")

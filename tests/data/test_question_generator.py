@@ -92,3 +92,14 @@ def test_cli_writes_questions(tmp_path, capsys):
     qs = load_qa_file(out)
     assert 1 <= len(qs) <= 6 and all(q.answers and q.relation_path for q in qs)
     assert "wrote" in capsys.readouterr().out
+
+
+def test_cli_answer_rule_flags(tmp_path):
+    kb = tmp_path / "kb.txt"
+    kb.write_text("m1|directed_by|d1\nm2|directed_by|d1\n")
+    general, strict = tmp_path / "general.jsonl", tmp_path / "strict.jsonl"
+    assert main([str(kb), "--out", str(general), "--n", "20", "--hops", "2"]) == 0
+    assert main([str(kb), "--out", str(strict), "--n", "20", "--hops", "2", "--topic-never-answer",
+                 "--no-revisit-topic"]) == 0
+    assert any(q.topic_entities[0] in q.answers for q in load_qa_file(general))
+    assert not any(q.topic_entities[0] in q.answers for q in load_qa_file(strict))
