@@ -4,9 +4,8 @@
   float32 by transformers' `gguf_file=` loader), a hub name, a local directory, or a `.gguf` file.
   For a hub repo holding GGUF files pass `gguf_file=`.
 - A local .gguf file is converted once (de-quantised float32 weights + tokenizer saved with
-  save_pretrained under `gguf_cache_dir`, keyed by file name, size and mtime); later loads read that
-  directory, which takes seconds instead of the GGUF conversion's tens of seconds. `gguf_cache_dir=null`
-  turns this off. A failed save only costs the speed-up.
+  `gguf_cache_dir` by rra.resources.load_pretrained, the loader the rewriter uses too); later loads
+  read that directory in seconds. `gguf_cache_dir=null` turns this off.
 - Loaded on first use (constructing it is free; `load()` forces it). A model that cannot be loaded
   raises at once with its name: that is a configuration error, not a failed call.
 - Prompts: chat messages go through the tokenizer's chat template (with the generation prompt);
@@ -32,11 +31,10 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from typing import Sequence
 
 from rra.llm.base import LLMReply, LLMUsage, Prompt, as_messages
-from rra.resources import drop_gguf_quantizer, resolve_model
+from rra.resources import GGUF_CACHE_DIR, load_pretrained
 
 
 class TransformersLLM:
@@ -51,7 +49,7 @@ class TransformersLLM:
         plain_as_chat: bool = True,
         system_prompt: str | None = None,
         stop: list[str] | None = None,
-        gguf_cache_dir: str | None = "~/.cache/rra/gguf-converted",
+        gguf_cache_dir: str | None = GGUF_CACHE_DIR,
         prefix_cache: bool = True,
         name: str = "transformers",
     ):
@@ -76,35 +74,14 @@ class TransformersLLM:
             if self._lm is not None:
                 return self
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
 
-            source, kwargs = resolve_model(self.model), {}
-            converted = None
-            if self.gguf_file:
-                kwargs["gguf_file"] = self.gguf_file
-            elif source.endswith(".gguf"):
-                gguf = Path(source)
-                if not gguf.is_file():
-                    raise FileNotFoundError(f"LLM GGUF file not found: {source} (model={self.model!r})")
-                source, kwargs["gguf_file"] = str(gguf.parent), gguf.name
-                converted = _converted_dir(gguf, self.gguf_cache_dir)
-                if converted is not None and (converted / "config.json").is_file():
-                    source, kwargs, converted = str(converted), {}, None  # fast path: already converted
             device = self.device_setting
             if device == "auto":
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             dtype = self.dtype_setting
             if dtype == "auto":
                 dtype = "bfloat16" if device.startswith("cuda") else "float32"
-            try:
-                tok = AutoTokenizer.from_pretrained(source, **kwargs)
-                lm = AutoModelForCausalLM.from_pretrained(source, **kwargs)
-            except (OSError, ValueError) as e:
-                raise OSError(f"cannot load LLM {self.model!r} (resolved to {source}, {kwargs}): {e}") from e
-            if converted is not None:
-                _save_converted(lm, tok, converted)
-            if tok.pad_token_id is None:
-                tok.pad_token = tok.eos_token
+            lm, tok = load_pretrained(self.model, gguf_file=self.gguf_file, cache_dir=self.gguf_cache_dir)
             self._tok, self.device = tok, torch.device(device)
             self._lm = lm.to(device=self.device, dtype=getattr(torch, dtype)).eval()
             return self
@@ -289,28 +266,3 @@ class TransformersLLM:
             for row, i in enumerate(chunk):
                 sums[i] = float(token_lp[row, -len(conts[i]):].sum())
         return sums
-
-def _converted_dir(gguf: Path, cache_dir: str | None) -> Path | None:
-    if not cache_dir:
-        return None
-    stat = gguf.stat()
-    return Path(cache_dir).expanduser() / f"{gguf.stem}-{stat.st_size}-{int(stat.st_mtime)}"
-
-
-def _save_converted(lm, tok, target: Path) -> None:
-    """Save to a private temporary directory, then rename: concurrent runs never see half a model."""
-    import os
-    import shutil
-    import warnings
-
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-    drop_gguf_quantizer(lm)  # else save_pretrained refuses the (already de-quantised) model
-    try:
-        lm.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        os.replace(tmp, target)
-    except (OSError, ValueError) as e:  # read-only home, disk full, ...: only the speed-up is lost
-        if not (target / "config.json").is_file():  # else another process converted it first: fine
-            warnings.warn(f"could not cache the converted GGUF model at {target}: {e}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

@@ -27,11 +27,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 from torchmetrics import MeanMetric, MinMetric
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from rra.data.webnlg import linearise
 from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
-from rra.resources import DEFAULT_LLM, drop_gguf_quantizer, resolve_model
+from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
 
 CHECKPOINT_FORMAT = "rra-rewriter"
 CHECKPOINT_VERSION = 1
@@ -61,38 +61,22 @@ class CheckpointError(ValueError):
     """A file that is not a loadable rra rewriter checkpoint."""
 
 
-def _source_kwargs(name: str) -> tuple[str, dict]:
-    """(directory or hub name, extra from_pretrained kwargs): a .gguf file loads via gguf_file=."""
-    path = resolve_model(name)
-    if path.endswith(".gguf"):
-        p = Path(path)
-        return str(p.parent), {"gguf_file": p.name}
-    return path, {}
-
-
 def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: bool = True,
             seq2seq: bool = False, tokenizer=None):
     """(model, tokenizer). `config` (or pretrained=False) builds random weights from a config:
     a full config with `model_type` (as saved in checkpoints) needs nothing from `name`."""
-    src, kw = _source_kwargs(name)
-    auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
-    if tokenizer is None:
-        tokenizer = AutoTokenizer.from_pretrained(src, **kw)
-    if tokenizer.pad_token is None:  # causal LMs often have none; padding is masked anyway
-        tokenizer.pad_token = tokenizer.eos_token
     if pretrained and not config:
-        # GGUF weights are quantised; from_pretrained dequantises them to float32 for training.
-        model = auto.from_pretrained(src, dtype=torch.float32, **kw)
-        drop_gguf_quantizer(model)  # else checkpoints are unloadable with weights_only=True
+        # GGUF weights are quantised; the loader de-quantises them to float32 for training.
+        return load_pretrained(name, seq2seq=seq2seq, tokenizer=tokenizer)
+    _, tokenizer = load_pretrained(name, tokenizer=tokenizer, load_model=False)
+    config = dict(config or {})
+    if "model_type" in config:
+        config.setdefault("vocab_size", len(tokenizer))
+        cfg = AutoConfig.for_model(**config)
     else:
-        config = dict(config or {})
-        if "model_type" in config:
-            config.setdefault("vocab_size", len(tokenizer))
-            cfg = AutoConfig.for_model(**config)
-        else:
-            cfg = AutoConfig.from_pretrained(src, **kw, **config)
-        model = auto.from_config(cfg)
-    return model, tokenizer
+        cfg = pretrained_config(name, **config)
+    auto = AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM
+    return auto.from_config(cfg), tokenizer
 
 
 def _decoder_layers(model: nn.Module) -> nn.ModuleList | None:

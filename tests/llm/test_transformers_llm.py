@@ -114,7 +114,7 @@ def test_missing_gguf_names_the_problem(tmp_path):
 def test_saved_model_directory_loads_back_with_same_outputs(tiny, tmp_path):
     # The GGUF conversion cache saves exactly like this; loading then goes through the HF-directory path.
     lm, tok = tiny
-    from rra.llm.transformers_llm import _save_converted
+    from rra.resources import _save_converted
 
     _save_converted(lm, tok, tmp_path / "converted")
     assert (tmp_path / "converted" / "config.json").is_file()

@@ -59,14 +59,10 @@ def webnlg_root(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def tokenizer_state():
     """The packaged SmolLM2 tokenizer as a JSON state (loading the GGUF once per session)."""
-    from transformers import AutoTokenizer
-
     from rra.models.encoder import tokenizer_to_state
-    from rra.models.rewriter import _source_kwargs
-    from rra.resources import DEFAULT_LLM
+    from rra.resources import DEFAULT_LLM, load_pretrained
 
-    src, kw = _source_kwargs(DEFAULT_LLM)
-    tok = AutoTokenizer.from_pretrained(src, **kw)
+    _, tok = load_pretrained(DEFAULT_LLM, load_model=False)
     state = tokenizer_to_state(tok)
     state["chat_template"] = tok.chat_template
     return state
