@@ -8,7 +8,7 @@ Every rewriter takes the question and the triples *with labels already in place 
   with a generic fallback (`has_genre` -> "X has genre Y.") for relations not in the table;
 - `LLMRewriter`: asks any LLM backend to verbalise the triples; a failed or empty call falls back
   to the template text and the error is kept in `last_errors` for the pipeline to record;
-- the trained rewriter (rra.models.rewriter, conf/rewriter/trained.yaml) follows the same protocol.
+- `TrainedRewriter`: a fine-tuned KG-to-text checkpoint (rra.models.rewriter, conf/rewriter/trained.yaml).
 
 `last_errors` (optional attribute, a list of strings for the latest call) is how a rewriter
 reports a failure that it recovered from; the pipeline copies it into Prediction.errors.
@@ -157,3 +157,55 @@ class NoKnowledge:
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
         return ""
+
+
+class TrainedRewriter:
+    """The pipeline's `Rewriter` (rra.rewrite): triples -> text with a fine-tuned checkpoint.
+
+    The question is not used: the rewriter was trained question-agnostic (WebNLG has no questions).
+    Triples are grouped by head entity and cut into chunks of `chunk_size` (the model was trained on
+    1-7 triples; small chunks keep it from dropping facts); chunks are generated in one batch."""
+
+    name = "trained"
+
+    def __init__(self, ckpt: str | Path | None = None, chunk_size: int = 3, num_beams: int | None = None,
+                 max_new_tokens: int | None = None, batch_size: int = 8, device: str = "cpu",
+                 module=None):
+        if module is None:
+            if ckpt is None:
+                raise ValueError("TrainedRewriter needs ckpt=<path to a rewriter checkpoint>")
+            from rra.models.rewriter import RewriterModule  # torch + transformers: only when used
+
+            module = RewriterModule.load(ckpt, map_location=device)
+        self.module = module.eval()
+        self.chunk_size = max(1, chunk_size)
+        self.num_beams, self.max_new_tokens, self.batch_size = num_beams, max_new_tokens, batch_size
+        self.last_errors: list[str] = []
+
+    def chunks(self, triples: Sequence) -> list[list[tuple[str, str, str]]]:
+        by_head: dict[str, list[tuple[str, str, str]]] = {}
+        for t in triples:
+            t = forward(t if isinstance(t, Triple) else Triple(*t))
+            by_head.setdefault(t.head, []).append(t.as_tuple())
+        return [g[i:i + self.chunk_size] for g in by_head.values() for i in range(0, len(g), self.chunk_size)]
+
+    def rewrite(self, question: str, triples: Sequence) -> str:
+        return self.rewrite_many([(question, triples)])[0]
+
+    def rewrite_many(self, items: Sequence[tuple[str, Sequence]]) -> list[str]:
+        """Texts for many (question, triples) at once: every chunk of every item in one batched
+        generate call (the pipeline rewrites a whole batch of questions this way)."""
+        from rra.data.webnlg import linearise  # the format the model was trained on
+
+        self.last_errors = []
+        owner, sources = [], []
+        for k, (_, triples) in enumerate(items):
+            for c in self.chunks(triples):
+                owner.append(k)
+                sources.append(linearise(c))
+        texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size) if sources else []
+        parts: list[list[str]] = [[] for _ in items]
+        for k, t in zip(owner, texts):
+            if t:
+                parts[k].append(t)
+        return [" ".join(p) for p in parts]

@@ -8,11 +8,10 @@
 - CPU budget knobs: `freeze_embeddings` (the tied 28M-parameter embedding of SmolLM2) and
   `train_last_layers` (train only the top k blocks: no backward pass through the frozen lower ones).
 - The checkpoint is self-describing (checkpoint["rra"]: model config, tokenizer, prompt format), so
-  `TrainedRewriter(ckpt)` rebuilds the model without reading the pretrained weights again.
+  `RewriterModule.load(ckpt)` rebuilds the model without reading the pretrained weights again.
 
-Use in the pipeline (`python infer.py rewriter=trained rewriter.ckpt=...`):
-    rw = TrainedRewriter("checkpoints/rewriter/best.ckpt")
-    rw.rewrite("who directed Alien", [Triple("Alien", "directed_by", "Ridley Scott")])
+The pipeline step that uses it is rra.rewrite.TrainedRewriter (`python infer.py rewriter=trained
+rewriter.ckpt=...`).
 """
 from __future__ import annotations
 
@@ -359,54 +358,3 @@ def _read_checkpoint(path: str | Path) -> dict:
     if "state_dict" not in ckpt:
         raise CheckpointError(f"{path}: checkpoint has no state_dict")
     return ckpt
-
-
-class TrainedRewriter:
-    """The pipeline's `Rewriter` (rra.rewrite): triples -> text with a fine-tuned checkpoint.
-
-    The question is not used: the rewriter was trained question-agnostic (WebNLG has no questions).
-    Triples are grouped by head entity and cut into chunks of `chunk_size` (the model was trained on
-    1-7 triples; small chunks keep it from dropping facts); chunks are generated in one batch."""
-
-    name = "trained"
-
-    def __init__(self, ckpt: str | Path | None = None, chunk_size: int = 3, num_beams: int | None = None,
-                 max_new_tokens: int | None = None, batch_size: int = 8, device: str = "cpu",
-                 module: RewriterModule | None = None):
-        if module is None:
-            if ckpt is None:
-                raise ValueError("TrainedRewriter needs ckpt=<path to a rewriter checkpoint>")
-            module = RewriterModule.load(ckpt, map_location=device)
-        self.module = module.eval()
-        self.chunk_size = max(1, chunk_size)
-        self.num_beams, self.max_new_tokens, self.batch_size = num_beams, max_new_tokens, batch_size
-        self.last_errors: list[str] = []
-
-    def chunks(self, triples: Sequence) -> list[list[tuple[str, str, str]]]:
-        from rra.rewrite import forward
-        from rra.graph.base import Triple
-
-        by_head: dict[str, list[tuple[str, str, str]]] = {}
-        for t in triples:
-            t = forward(t if isinstance(t, Triple) else Triple(*t))
-            by_head.setdefault(t.head, []).append(t.as_tuple())
-        return [g[i:i + self.chunk_size] for g in by_head.values() for i in range(0, len(g), self.chunk_size)]
-
-    def rewrite(self, question: str, triples: Sequence) -> str:
-        return self.rewrite_many([(question, triples)])[0]
-
-    def rewrite_many(self, items: Sequence[tuple[str, Sequence]]) -> list[str]:
-        """Texts for many (question, triples) at once: every chunk of every item in one batched
-        generate call (the pipeline rewrites a whole batch of questions this way)."""
-        self.last_errors = []
-        owner, sources = [], []
-        for k, (_, triples) in enumerate(items):
-            for c in self.chunks(triples):
-                owner.append(k)
-                sources.append(linearise(c))
-        texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size) if sources else []
-        parts: list[list[str]] = [[] for _ in items]
-        for k, t in zip(owner, texts):
-            if t:
-                parts[k].append(t)
-        return [" ".join(p) for p in parts]

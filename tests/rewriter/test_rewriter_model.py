@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from rra.graph.base import Triple
-from rra.models.rewriter import TINY_CONFIG, CheckpointError, RewriterModule, TrainedRewriter
+from rra.models.rewriter import TINY_CONFIG, CheckpointError, RewriterModule
+from rra.rewrite import TrainedRewriter
 
 PAIRS = [
     ("<S> Alien <P> directed by <O> Ridley Scott", "Alien was directed by Ridley Scott."),
