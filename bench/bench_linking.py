@@ -1,6 +1,6 @@
 """Entity linking without `[brackets]`: how often the gold topic entity is found, and ranked first.
 
-Questions keep their words but lose their `[...]` marks (`strip_marks`), so the topic must be found
+Questions keep their words but lose their `[...]` marks (`strip_brackets`), so the topic must be found
 from the text (`method.use_gold_topic=false`). Three rankings of the same lexical candidates:
 - longest_first: the longest matching n-gram (what rra did before candidates were ranked);
 - ranked: rra.entity_linking's rank (common and relation words demoted, case-exact, longer first);
@@ -23,7 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from common import data_semantics, machine  # bench/common.py
-from rra.entity_linking import distinct_entities, link_entities, relation_words, strip_marks
+from rra.entity_linking import distinct_entities, link_entities, relation_vocabulary
+from rra.text import strip_brackets
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench" / "results" / "bench_linking.json"
@@ -33,10 +34,10 @@ def lexical_figures(kg, examples) -> dict:
     """found / first-ranked shares for the longest-first and ranked orders (percent)."""
     n = found = ranked = longest = 0
     start = time.perf_counter()
-    words = relation_words(kg)
+    words = relation_vocabulary(kg)
     for ex in examples:
         gold = ex.topic_entities[0]
-        link = link_entities(kg, strip_marks(ex.question), rel_words=words)
+        link = link_entities(kg, strip_brackets(ex.question), rel_words=words)
         n += 1
         cands = distinct_entities(link.candidates)
         found += any(c.entity == gold for c in cands)
@@ -58,7 +59,7 @@ def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> di
 
     retrieval = PathRetrieval.from_checkpoint(ckpt, semantics=semantics)
     pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(), use_gold_topic=False)
-    plain = [QAExample(strip_marks(ex.question), [], ex.answers, qid=ex.qid) for ex in examples]
+    plain = [QAExample(strip_brackets(ex.question), [], ex.answers, qid=ex.qid) for ex in examples]
     preds, start = [], time.perf_counter()
     for b in range(0, len(plain), batch_size):
         preds += pipe.answer_batch(plain[b:b + batch_size])

@@ -16,26 +16,12 @@ recorded, the status says so (llm_error / unparseable) and the graph scorer's ra
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
-from rra.entity_linking import strip_marks
 from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.retrieve import Retrieval
-
-# The RRA paper's answering prompt (knowledge first, then the question).
-ANSWER_PROMPT = (
-    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
-    "Question: {question}\nAnswer:"
-)
-NO_KNOWLEDGE_PROMPT = "Question: {question}\nAnswer:"
-CHOICE_PROMPT = (
-    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
-    "Question: {question}\nChoose the correct answer from these options:\n{options}\n"
-    "Reply with the number of the correct option only.\nAnswer:"
-)
-
+from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
 
 @dataclass
 class Answer:
@@ -84,27 +70,6 @@ def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> 
     return a
 
 
-def mentioned(reply: str, labels: dict[str, str]) -> list[str]:
-    """Entity ids whose label occurs in the reply (case-insensitive, word-bounded), in order of
-    first occurrence; a longer label hides the shorter labels inside it."""
-    low = reply.casefold()
-    spans = []
-    for ent, lab in labels.items():
-        lab = lab.strip().casefold()
-        if not lab:
-            continue
-        m = re.search(r"(?<!\w)" + re.escape(lab) + r"(?!\w)", low)
-        if m:
-            spans.append((m.start(), -len(lab), m.end(), ent))
-    spans.sort()
-    out, covered_to = [], -1
-    for start, _, end, ent in spans:
-        if start >= covered_to or not out:
-            out.append(ent)
-            covered_to = max(covered_to, end)
-    return out
-
-
 def candidate_entities(retrieval: Retrieval, topics: set[str], source: str) -> list[str]:
     """Entities the knowledge offers as answers: `ends` (end entities of the kept paths, by path
     score) or `knowledge` (every entity in the sampled triples, in evidence order), topics excluded."""
@@ -131,7 +96,7 @@ class LLMAnswerer:
 
     name = "llm"
 
-    def __init__(self, llm, prompt: str = ANSWER_PROMPT, no_knowledge_prompt: str = NO_KNOWLEDGE_PROMPT,
+    def __init__(self, llm, prompt: str = RRA_ANSWER_PROMPT, no_knowledge_prompt: str = NO_KNOWLEDGE_PROMPT,
                  max_new_tokens: int = 48):
         if llm is None:
             raise ValueError("answer=llm needs an LLM backend (set llm=... in the config)")
@@ -144,7 +109,7 @@ class LLMAnswerer:
     def answer_many(self, items: Sequence[tuple]) -> list[Answer]:
         prompts = []
         for question, knowledge, _, _ in items:
-            q = strip_marks(question)
+            q = strip_brackets(question)
             prompts.append(self.prompt.format(knowledge=knowledge, question=q) if knowledge.strip()
                            else self.no_knowledge_prompt.format(question=q))
         replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
@@ -158,7 +123,7 @@ class LLMAnswerer:
         elif not text:
             a = fallback(retrieval, "unparseable", "answer llm: empty reply")
         else:
-            answers = mentioned(text, labels) or [text.splitlines()[0].strip()]
+            answers = mentioned_entities(text, labels) or [text.splitlines()[0].strip()]
             a = Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
         a.usage = usage_of(reply)
         return a
@@ -171,7 +136,7 @@ class ChoiceAnswerer:
     name = "choice"
 
     def __init__(self, llm, mode: str = "score", candidates: str = "knowledge",
-                 max_candidates: int = 20, prompt: str = ANSWER_PROMPT,
+                 max_candidates: int = 20, prompt: str = RRA_ANSWER_PROMPT,
                  choice_prompt: str = CHOICE_PROMPT, max_new_tokens: int = 8,
                  length_norm: bool = False):
         if llm is None:
@@ -195,7 +160,7 @@ class ChoiceAnswerer:
             elif len(cands) == 1:  # nothing to choose: no LLM call
                 out[i] = Answer(cands, answer_set=cands, extra={"candidates": cands})
             else:
-                asks.append((i, strip_marks(question), knowledge, r, cands, [labels.get(c, c) for c in cands]))
+                asks.append((i, strip_brackets(question), knowledge, r, cands, [labels.get(c, c) for c in cands]))
         if self.mode == "score":
             for i, *ask in asks:
                 out[i] = self._by_score(*ask)

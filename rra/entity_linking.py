@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 
 from rra.graph.base import KnowledgeGraph
+from rra.text import BRACKETED
 
-MARKED = re.compile(r"\[([^\[\]]+)\]")
 WORD = re.compile(r"\S+")
 # Edge punctuation that is part of the sentence, not of a label ("... Alien?").
 EDGE_PUNCT = "?!.,;:\"'()"
@@ -70,11 +70,6 @@ class Candidate:
         return (self.common_word, not self.same_case, -len(self.mention), self.start, self.entity)
 
 
-def strip_marks(question: str) -> str:
-    """`what movies did [Ridley Scott] direct` -> `what movies did Ridley Scott direct`."""
-    return MARKED.sub(lambda m: m.group(1), question)
-
-
 def lookup(kg: KnowledgeGraph, mention: str, limit: int = 10) -> list[str]:
     """Entity ids for a mention: the id itself, else exact label, else case-insensitive label;
     each also with `_` for spaces, so "Julie London" finds the unlabelled id `julie_london`."""
@@ -103,7 +98,7 @@ def link_entities(
     max_entities: int = 3,
     rel_words: frozenset[str] | None = None,
 ) -> LinkResult:
-    """`rel_words`: `relation_words(kg)`, computed once by a caller that links many questions."""
+    """`rel_words`: `relation_vocabulary(kg)`, computed once by a caller that links many questions."""
     if given:
         known = [e for e in given if kg.has_entity(e)]
         if known:
@@ -111,11 +106,11 @@ def link_entities(
         return LinkResult([], "unknown_entity", list(given), source="given",
                           error=f"topic entity {given[0]!r} is not in the knowledge graph")
 
-    marked = MARKED.findall(question)
+    marked = BRACKETED.findall(question)
     if marked:
         return _link_mentions(kg, [m.strip() for m in marked], "marked", max_entities)
     return _link_lexical(kg, question, max_ngram, max_entities,
-                         relation_words(kg) if rel_words is None else rel_words)
+                         relation_vocabulary(kg) if rel_words is None else rel_words)
 
 
 def _link_mentions(kg, mentions, source, max_entities) -> LinkResult:
@@ -141,7 +136,7 @@ def distinct_entities(candidates: list[Candidate]) -> list[Candidate]:
     return list(seen.values())
 
 
-def relation_words(kg: KnowledgeGraph) -> frozenset[str]:
+def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     """The words of the KG's relation names (`directed_by` -> directed, by; `film.film.genre` ->
     film, genre), casefolded: in a question they name the relation, not the topic."""
     words = set()

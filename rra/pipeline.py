@@ -18,12 +18,13 @@ from typing import Sequence
 
 from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
-from rra.entity_linking import (MARKED, Candidate, LinkResult, distinct_entities, link_entities,
-                                relation_words)
+from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
+                                relation_vocabulary)
 from rra.graph.base import KnowledgeGraph, Triple
 from rra.methods import Prediction
 from rra.retrieve import PathRetrieval, Retrieval
 from rra.rewrite import Rewriter
+from rra.text import BRACKETED
 
 
 class RRAPipeline:
@@ -81,7 +82,7 @@ class RRAPipeline:
     def _relation_words(self) -> frozenset[str]:
         """The KG's relation words, for linking questions from their text (read once)."""
         if self._rel_words is None:
-            self._rel_words = relation_words(self.kg)
+            self._rel_words = relation_vocabulary(self.kg)
         return self._rel_words
 
     def _predict(self, examples: Sequence[QAExample], links: list[LinkResult], todo: list[int]) -> dict[int, list]:
@@ -256,7 +257,7 @@ class RRAPipeline:
 def marked(question: str, link: LinkResult, mention: str | None = None) -> str:
     """The question with its topic mention (default: the link's first) in `[...]` (unchanged if
     already marked or not found)."""
-    if MARKED.search(question) or not (mention or link.mentions):
+    if BRACKETED.search(question) or not (mention or link.mentions):
         return question
     m = mention or link.mentions[0]
     i = question.casefold().find(m.casefold())

@@ -15,10 +15,10 @@ reports a failure that it recovered from; the pipeline copies it into Prediction
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 from rra.graph.base import Triple, base_relation, is_inverse
+from rra.text import relation_words
 
 
 @runtime_checkable
@@ -26,13 +26,6 @@ class Rewriter(Protocol):
     name: str
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str: ...
-
-
-def relation_words(relation: str) -> str:
-    """`film.film.directed_by` -> "directed by"; `hasGenre` -> "has genre"; `^r` -> words of r."""
-    r = base_relation(relation).rstrip("/").split("/")[-1].split(".")[-1].split("#")[-1]
-    r = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", r)
-    return re.sub(r"[_\-\s]+", " ", r).strip().lower()
 
 
 def forward(t: Triple) -> Triple:
@@ -168,7 +161,7 @@ class TrainedRewriter:
 
     name = "trained"
 
-    def __init__(self, ckpt: str | Path | None = None, chunk_size: int = 3, num_beams: int | None = None,
+    def __init__(self, ckpt: str | None = None, chunk_size: int = 3, num_beams: int | None = None,
                  max_new_tokens: int | None = None, batch_size: int = 8, device: str = "cpu",
                  module=None):
         if module is None:

@@ -1,5 +1,5 @@
-"""What the baselines share: per-question LLM accounting, relation filters, text for relations
-and triples, topic-entity resolution and the final `Prediction`."""
+"""What the baselines share: per-question LLM accounting, relation filters, triple text,
+topic-entity resolution and the final `Prediction` (relation text and prompts: rra.text)."""
 from __future__ import annotations
 
 import fnmatch
@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from rra.data.records import QAExample
-from rra.graph.base import KnowledgeGraph, Triple, base_relation, is_inverse
+from rra.graph.base import KnowledgeGraph, Triple, base_relation
 from rra.llm.base import LLMReply
 from rra.methods import Prediction
+from rra.text import mentioned_entities, normalize
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
 # type.object.name, RDF's rdf:type / rdfs:label, ...). Matched with fnmatch on the base relation.
@@ -24,16 +25,6 @@ DEFAULT_EXCLUDED = [
 def excluded(relation: str, patterns: Sequence[str]) -> bool:
     rel = base_relation(relation)
     return any(fnmatch.fnmatchcase(rel, p) for p in patterns)
-
-
-def relation_text(relation: str) -> str:
-    """How a relation is shown to an LLM or an encoder: `^directed_by` -> `directed_by (reverse)`."""
-    return f"{base_relation(relation)} (reverse)" if is_inverse(relation) else relation
-
-
-def relation_phrase(relation: str) -> str:
-    """Plain words for embedding: `^directed_by` -> `directed by (reverse)`."""
-    return relation_text(relation).replace("_", " ").replace(".", " ")
 
 
 def triple_text(t: Triple, labels: dict[str, str]) -> str:
@@ -163,28 +154,8 @@ def run_method(method, example: QAExample, max_new_tokens: int) -> Prediction:
     return trace.fill(pred)
 
 
-def question_text(example: QAExample) -> str:
-    """The question as shown to the LLM/encoder: MetaQA's `[entity]` brackets removed."""
-    return example.question.replace("[", "").replace("]", "")
-
-
 def knowledge_text(triples: Sequence[Triple], labels: dict[str, str]) -> str:
     return "\n".join(triple_text(t, labels) for t in triples)
-
-
-ANSWER_PROMPT = """Given a question and knowledge graph triplets (entity, relation, entity), answer the question using the triplets and your knowledge.
-Reply with only the answer entities, separated by " | ".
-
-Question: {question}
-Knowledge triplets:
-{knowledge}
-Answer:"""
-
-OWN_KNOWLEDGE_PROMPT = """Answer the question with your own knowledge.
-Reply with only the answer entities, separated by " | ".
-
-Question: {question}
-Answer:"""
 
 
 def set_answers(pred: Prediction, answers: list[str], free_form: bool, answer_set: list[str] | None = None) -> None:
@@ -199,14 +170,14 @@ def read_answers(reply: str, candidates: dict[str, str], topic: Sequence[str] = 
     """Ranked answers from an answer reply. KG entities the reply names (among `candidates`,
     id -> label, e.g. the explored ones) come first, by first mention, topic entities last;
     then any other answer strings the reply gives. None when the reply gives nothing."""
-    from rra.baselines.replies import mentioned, norm, parse_answers
+    from rra.baselines.replies import parse_answers
 
     parsed = parse_answers(reply) or []
     # a reply that parrots the knowledge names many entities; trust the parsed answer span first
     answer_span = " | ".join(parsed)
-    ents = mentioned(answer_span, candidates) or mentioned(reply, candidates)
+    ents = mentioned_entities(answer_span, candidates) or mentioned_entities(reply, candidates)
     ents = [e for e in ents if e not in topic] + [e for e in ents if e in topic]
-    covered = [norm(candidates[e]) for e in ents]
+    covered = [normalize(candidates[e]) for e in ents]
     # "Ridley Scott and James Cameron" is covered by the two entities it names
-    rest = [a for a in parsed if not any(c and c in norm(a) for c in covered)]
+    rest = [a for a in parsed if not any(c and c in normalize(a) for c in covered)]
     return (ents + rest) or None

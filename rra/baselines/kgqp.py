@@ -14,16 +14,14 @@
 from __future__ import annotations
 
 from rra.baselines.common import (
-    run_method,
-    ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, question_text, read_answers,
-    relation_phrase,
-    set_answers, triple_text,
+    run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, read_answers, set_answers, triple_text,
 )
 from rra.baselines.replies import parse_answers
 from rra.data.records import QAExample
 from rra.entity_linking import link_entities
 from rra.graph.base import KnowledgeGraph, Triple, sample
 from rra.methods import Prediction
+from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 IDENTIFY_PROMPT = """List the named entities (people, movies, places, years, ...) mentioned in the question. Reply with the names only, separated by " | ".
 Example:
@@ -106,7 +104,7 @@ class KGQP:
     # -- steps ---------------------------------------------------------------------------
     def identify_entities(self, example: QAExample, trace: Trace) -> tuple[list[str], list[str], str]:
         """(entity ids, the names that produced them, how): LLM names first, lexical fallback."""
-        question = question_text(example)
+        question = strip_brackets(example.question)
         if self.identify == "llm":
             reply = trace.ask([IDENTIFY_PROMPT.format(question=question)])[0]
             names = parse_answers(reply.text) if reply.ok else None
@@ -149,7 +147,7 @@ class KGQP:
         return facts
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
-        question = question_text(example)
+        question = strip_brackets(example.question)
         entities, names, how = self.identify_entities(example, trace)
         pred.topic_entities = entities
         pred.extra.update(identified=names, identified_by=how)
@@ -173,7 +171,7 @@ class KGQP:
             set_answers(pred, answers, False, answers[:1])
             pred.status = "ok"
             return
-        reply = trace.ask([ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)],
+        reply = trace.ask([TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)],
                           self.answer_max_new_tokens)[0]
         pred.reply = reply.text
         answers = read_answers(reply.text, labels, entities)

@@ -3,10 +3,11 @@ retrieval method should beat)."""
 from __future__ import annotations
 
 from rra.baselines.common import (
-    OWN_KNOWLEDGE_PROMPT, Trace, question_text, read_answers, set_answers, start_prediction,
+    Trace, read_answers, set_answers, start_prediction,
 )
 from rra.data.records import QAExample
 from rra.methods import Prediction
+from rra.text import OWN_KNOWLEDGE_PROMPT, strip_brackets
 
 
 class LLMOnly:
@@ -21,7 +22,7 @@ class LLMOnly:
     def answer(self, example: QAExample) -> Prediction:
         pred = start_prediction(example)
         trace = Trace(self.llm, self.max_new_tokens)
-        reply = trace.ask([OWN_KNOWLEDGE_PROMPT.format(question=question_text(example))])[0]
+        reply = trace.ask([OWN_KNOWLEDGE_PROMPT.format(question=strip_brackets(example.question))])[0]
         pred.reply = reply.text
         answers = read_answers(reply.text, {}, [])
         if answers is None:

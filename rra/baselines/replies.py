@@ -13,13 +13,9 @@ from __future__ import annotations
 import re
 
 from rra.llm import parse as P
+from rra.text import find_mentions
 
 _NUMBER = r"(?:0?\.\d+|1(?:\.0+)?|0)"
-
-
-def norm(text: str) -> str:
-    """Lower case, punctuation and `_` as spaces, collapsed (as `rra.llm.parse.normalize`)."""
-    return P.normalize(text)
 
 
 def parse_choices(reply: str, candidates: list[str], display: dict[str, str] | None = None
@@ -55,29 +51,12 @@ def parse_choices(reply: str, candidates: list[str], display: dict[str, str] | N
         hits = P.match_candidates(listed, names, cutoff=0.9)
         if hits:
             return {alias[h]: 1.0 for h in hits}
-    found = [alias[h] for h in _find_names(text, names)]
+    found = [alias[h] for h in find_mentions(text, names)]
     if found:
         return {c: 1.0 for c in dict.fromkeys(found)}
     nums = [int(n) for n in re.findall(r"(?<![\w.])(\d{1,3})(?![\w.])", text)]
     picked = [candidates[n - 1] for n in dict.fromkeys(nums) if 1 <= n <= len(candidates)]
     return {c: 1.0 for c in picked} or None
-
-
-def _find_names(text: str, names: list[str]) -> list[str]:
-    """Names occurring in the text (normalised, whole words), by first mention, longest first."""
-    low = norm(text)
-    claimed: list[tuple[int, int]] = []
-    first: dict[str, int] = {}
-    for name in sorted(names, key=lambda n: -len(norm(n))):
-        spelled = norm(name)
-        if not spelled:
-            continue
-        for m in re.finditer(r"(?<!\w)" + re.escape(spelled) + r"(?!\w)", low):
-            if any(m.start() < e and s < m.end() for s, e in claimed):
-                continue
-            claimed.append((m.start(), m.end()))
-            first[name] = min(first.get(name, m.start()), m.start())
-    return sorted(first, key=first.get)
 
 
 def parse_scores(reply: str, n: int) -> list[float] | None:
@@ -116,12 +95,3 @@ def parse_answers(reply: str, max_answers: int = 20) -> list[str] | None:
         items = items or []
     items = [s for s in items if s and s.lower() not in ("none", "unknown", "n/a", "yes", "no") and len(s) < 200]
     return list(dict.fromkeys(items))[:max_answers] or None
-
-
-def mentioned(reply: str, labels: dict[str, str]) -> list[str]:
-    """Entity ids (keys of `labels`) whose label the reply names, by first mention; a longer
-    label claims its span first ("Aliens" is not also "Alien")."""
-    by_label: dict[str, list[str]] = {}
-    for ent, lab in labels.items():
-        by_label.setdefault(lab, []).append(ent)
-    return [e for lab in _find_names(reply or "", list(by_label)) for e in by_label[lab]]

@@ -18,16 +18,13 @@ reaches `stop_similarity`; the answer is the reached entities ranked by that sim
 from __future__ import annotations
 
 from rra.baselines.common import (
-    resolve_mode,
-    run_method,
-    ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
-    missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
-    topic_entities, triple_text,
+    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
 )
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, inverse, sample, step_triple
 from rra.methods import Prediction
+from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
 
 SELECT_PROMPT = """You are reading a knowledge graph to answer a question. Choose the relations (at most {k}) worth following next from the current entities. Reply with the relation names separated by ";".
 Example:
@@ -92,7 +89,7 @@ class StructGPT:
         return run_method(self, example, self.max_new_tokens)
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
-        question = question_text(example)
+        question = strip_brackets(example.question)
         topics = topic_entities(self.kg, example)
         pred.topic_entities = topics or pred.topic_entities
         heuristic = self.mode == "heuristic"
@@ -196,7 +193,7 @@ class StructGPT:
             pred.status = missing or ("ok" if kept_all else "no_path")
             return
         if answers is None:
-            prompt = (ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge) if kept_all
+            prompt = (TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge) if kept_all
                       else OWN_KNOWLEDGE_PROMPT.format(question=question))
             reply = trace.ask([prompt], self.answer_max_new_tokens)[0]
             reply_text = reply.text
@@ -211,13 +208,13 @@ class StructGPT:
     def _select_llm(self, question, current, labels, history, cands, trace: Trace) -> list[str]:
         if len(cands) == 1:
             return cands
-        shown = "; ".join(f"{i}. {relation_text(r)}" for i, r in enumerate(cands, 1))
-        hist = "; ".join(", ".join(relation_text(r) for r in step) for step in history) or "none"
+        shown = "; ".join(f"{i}. {relation_display(r)}" for i, r in enumerate(cands, 1))
+        hist = "; ".join(", ".join(relation_display(r) for r in step) for step in history) or "none"
         ents = ", ".join(labels.get(e, e) for e in current[:10]) + (" ..." if len(current) > 10 else "")
         prompt = SELECT_PROMPT.format(k=self.max_relations, question=question, entities=ents,
                                       history=hist, relations=shown)
         reply = trace.ask([prompt])[0]
-        picked = parse_choices(reply.text, cands, {r: relation_text(r) for r in cands}) if reply.ok else None
+        picked = parse_choices(reply.text, cands, {r: relation_display(r) for r in cands}) if reply.ok else None
         if not picked:
             trace.bad_reply("relation choice", reply)
             return cands[: self.max_relations]

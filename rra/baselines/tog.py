@@ -22,16 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    resolve_mode,
-    run_method,
-    ANSWER_PROMPT, DEFAULT_EXCLUDED, OWN_KNOWLEDGE_PROMPT, Trace, excluded, knowledge_text,
-    missing_status, question_text, set_answers, read_answers, relation_phrase, relation_text, seed_for,
-    topic_entities,
+    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
 )
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, inverse, sample, step_triple
 from rra.methods import Prediction
+from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
 
 RELATION_PROMPT = """Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate their contribution on a scale from 0 to 1 (the sum of the scores of {width} relations is 1).
 Example:
@@ -137,7 +134,7 @@ class ToG:
         return sample(nbrs, self.max_candidates, seed_for(self.seed, qid, beam.end, relation))
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
-        question = question_text(example)
+        question = strip_brackets(example.question)
         topics = topic_entities(self.kg, example)
         pred.topic_entities = topics or pred.topic_entities
         beams = [Beam([t]) for t in topics]
@@ -195,7 +192,7 @@ class ToG:
             return
         if answers is None:
             if explored:
-                prompt = ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)
+                prompt = TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)
             else:
                 prompt = OWN_KNOWLEDGE_PROMPT.format(question=question)
             reply = trace.ask([prompt], self.answer_max_new_tokens)[0]
@@ -219,12 +216,12 @@ class ToG:
             if len(rels) == 1:  # nothing to choose
                 out.append((b, rels[0], 1.0))
             elif rels:
-                shown = [relation_text(r) for r in rels]
+                shown = [relation_display(r) for r in rels]
                 prompts.append(RELATION_PROMPT.format(
                     width=self.width, question=question, entity=labels.get(b.end, b.end), relations=_numbered(shown)))
                 asked.append((b, rels))
         for (b, rels), reply in zip(asked, trace.ask(prompts)):
-            picked = parse_choices(reply.text, rels, {r: relation_text(r) for r in rels}) if reply.ok else None
+            picked = parse_choices(reply.text, rels, {r: relation_display(r) for r in rels}) if reply.ok else None
             if not picked:
                 trace.bad_reply("relation choice", reply)
                 picked = {r: 1.0 / len(rels) for r in rels[: self.width]}  # keep going, uniformly
@@ -242,7 +239,7 @@ class ToG:
             elif cands:
                 labels = self.kg.labels(cands)
                 names = [labels.get(c, c) for c in cands]
-                prompts.append(ENTITY_PROMPT.format(question=question, relation=relation_text(rel), entities=_numbered(names)))
+                prompts.append(ENTITY_PROMPT.format(question=question, relation=relation_display(rel), entities=_numbered(names)))
                 asked.append((b, rel, rel_score, cands, labels))
         for (b, rel, rel_score, cands, labels), reply in zip(asked, trace.ask(prompts)):
             scores = None

@@ -25,14 +25,13 @@ from pathlib import Path
 import torch
 
 from rra.baselines.common import (
-    run_method,
-    ANSWER_PROMPT, DEFAULT_EXCLUDED, Trace, excluded, question_text, read_answers, relation_phrase,
-    set_answers,
+    run_method, DEFAULT_EXCLUDED, Trace, excluded, read_answers, set_answers,
 )
 from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, sample
 from rra.methods import Prediction
+from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ def chunk_sentences(sentences: list[str], tokenizer, chunk_tokens: int = 100, ov
     step = chunk_tokens - int(round(chunk_tokens * overlap))
     if step <= 0:
         raise ValueError(f"overlap {overlap} leaves no step for chunks of {chunk_tokens} tokens")
-    text_parts, starts, ends, owner = [], [], [], []  # per token: char span in the joined text, sentence
+    starts, ends, owner = [], [], []  # per token: char span in the joined text, sentence
     offset = 0
     for b in range(0, len(sentences), batch):
         enc = tokenizer(sentences[b : b + batch], add_special_tokens=False, return_offsets_mapping=True)
@@ -164,7 +163,7 @@ class VectorRAG:
         return run_method(self, example, self.answer_max_new_tokens)
 
     def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
-        question = question_text(example)
+        question = strip_brackets(example.question)
         hits = self.search(question)
         chunks = [self.chunks[i] for i, _ in hits]
         facts = list(dict.fromkeys(t for c in chunks for t in self.facts[c.first_fact : c.last_fact + 1]))
@@ -187,7 +186,7 @@ class VectorRAG:
             set_answers(pred, answers, False, answers[:1])
             pred.status = "ok"
             return
-        reply = trace.ask([ANSWER_PROMPT.replace("Knowledge triplets:", "Knowledge:").format(
+        reply = trace.ask([TRIPLES_ANSWER_PROMPT.replace("Knowledge triplets:", "Knowledge:").format(
             question=question, knowledge=pred.knowledge)], self.answer_max_new_tokens)[0]
         pred.reply = reply.text
         answers = read_answers(reply.text, labels, list(topics))

@@ -39,7 +39,7 @@ from torch.utils.data import DataLoader
 
 from rra.data.records import AnswerSemantics, QAExample
 from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
-from rra.models.path_predictor import mask_topic
+from rra.text import mask_topic
 
 log = logging.getLogger(__name__)
 

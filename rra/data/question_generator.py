@@ -30,20 +30,13 @@ from typing import Sequence
 from rra.data.records import AnswerSemantics, DataFormatError, QAExample
 from rra.data.supervision import Adjacency, build_adjacency
 from rra.graph.base import base_relation, is_inverse
+from rra.text import relation_words
 
 
 @dataclass
 class RelationTemplates:
     question: list[str]  # whole questions with {e}
     phrase: list[str]  # noun phrases for the entities reached, with {e}
-
-
-def relation_words(relation: str) -> str:
-    """`directed_by` -> "directed by", `http://x.org/birthPlace` -> "birth place"."""
-    name = base_relation(relation)
-    name = re.split(r"[/#:]", name)[-1] or name
-    name = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
-    return re.sub(r"[_\-.\s]+", " ", name).strip().lower() or name
 
 
 def generic_templates(relation: str) -> RelationTemplates:

@@ -30,10 +30,7 @@ from collections import Counter
 from typing import Iterable
 
 from rra.methods import Prediction
-
-
-def norm(s: str) -> str:
-    return " ".join(str(s).casefold().split())
+from rra.text import normalize_answer
 
 
 def as_dict(p: Prediction | dict) -> dict:
@@ -47,7 +44,7 @@ def gold_units(p: dict) -> list[set[str]]:
     labels = p.get("extra", {}).get("gold_labels") or []
     units = []
     for i, g in enumerate(p.get("gold_answers", [])):
-        names = {norm(g)} | ({norm(labels[i])} if i < len(labels) and labels[i] else set())
+        names = {normalize_answer(g)} | ({normalize_answer(labels[i])} if i < len(labels) and labels[i] else set())
         names.discard("")
         if names:
             units.append(names)
@@ -59,14 +56,14 @@ def hit_at_1(p: dict) -> bool:
     if not gold:
         return False
     if p.get("extra", {}).get("hits_mode") == "reply":
-        reply = norm(p.get("reply", ""))
+        reply = normalize_answer(p.get("reply", ""))
         return any(name in reply for unit in gold for name in unit)
     answers = p.get("answers") or []
-    return bool(answers) and any(norm(answers[0]) in unit for unit in gold)
+    return bool(answers) and any(normalize_answer(answers[0]) in unit for unit in gold)
 
 
 def answer_f1(p: dict) -> float:
-    pred = {norm(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
+    pred = {normalize_answer(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
     pred.discard("")
     gold = gold_units(p)
     if not pred or not gold:
@@ -80,7 +77,7 @@ def answer_f1(p: dict) -> float:
 
 
 def answer_coverage(p: dict) -> bool:
-    ents = {norm(e) for t in p.get("triples", []) for e in (t[0], t[2])}
+    ents = {normalize_answer(e) for t in p.get("triples", []) for e in (t[0], t[2])}
     return any(unit & ents for unit in gold_units(p))
 
 

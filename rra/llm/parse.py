@@ -26,6 +26,8 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
+from rra.text import find_mentions, normalize
+
 
 class ParseError(ValueError):
     """The reply does not contain what was asked for. Callers record status "unparseable"."""
@@ -383,11 +385,6 @@ def parse_scored_items(text: str | None) -> list[tuple[str, float]]:
 
 
 # --- matching back to candidates ---------------------------------------------------------------
-def normalize(s: str) -> str:
-    """Lowercase, punctuation/underscores/dots to spaces, collapsed: "film.directed_by" -> "film directed by"."""
-    return " ".join(re.sub(r"[\W_]+", " ", s.lower()).split())
-
-
 def match_candidate(item: str, candidates: Sequence[str], cutoff: float = 0.8) -> str | None:
     """The candidate `item` refers to, or None: exact, case-insensitive, normalised, containment
     (the item quotes a candidate with extra words, or abbreviates one uniquely), then fuzzy."""
@@ -430,20 +427,6 @@ def match_candidates(items: Sequence[str], candidates: Sequence[str], cutoff: fl
 
 
 def find_candidates_in_text(text: str | None, candidates: Sequence[str]) -> list[str]:
-    """Candidates mentioned in `text` (case-insensitive, whole words), ordered by first mention.
-    A candidate mentioned only inside a longer mentioned candidate ("Scott" in "Ridley Scott") is left out."""
-    text = clean_reply(text).lower()
-    if not text:
-        return []
-    claimed: list[tuple[int, int]] = []
-    first: dict[str, int] = {}
-    for c in sorted(set(candidates), key=len, reverse=True):
-        if not c.strip():
-            continue
-        for m in re.finditer(r"(?<!\w)" + re.escape(c.lower()) + r"(?!\w)", text):
-            s, e = m.span()
-            if any(s >= a and e <= b for a, b in claimed):
-                continue
-            claimed.append((s, e))
-            first[c] = min(first.get(c, s), s)
-    return sorted(first, key=first.get)
+    """Candidates mentioned in the cleaned reply, ordered by first mention (rra.text.find_mentions:
+    whole words, a name inside a longer mentioned one does not count)."""
+    return find_mentions(clean_reply(text), candidates)

@@ -4,51 +4,22 @@ Step t reads the text `question [SEP] r_1 [SEP] ... r_{t-1}` (relations verbalis
 entity masked) and a Linear(d -> |R|) head scores the next relation. A path's score is the product
 of its step probabilities; `beam_search` keeps the K best paths of a given length per question.
 
-Text helpers (`mask_topic`, `relation_text`, `step_text`) live here because training and inference
-must build exactly the same strings.
+`step_text` builds that text for training and inference alike (relations read by
+rra.text.relation_phrase).
 """
 from __future__ import annotations
 
-import re
 from typing import Callable, Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rra.graph.base import base_relation, is_inverse
-
-BRACKETED = re.compile(r"\[[^\[\]]+\]")
-
-
-def mask_topic(question: str, topic_entities: Sequence[str] = (), mask: str | None = "[E]") -> str:
-    """Replace the topic entity by `mask`, so the model learns the question's template, not the name.
-
-    MetaQA style `[Ridley Scott]` spans are masked; otherwise the first case-insensitive occurrence
-    of each given topic entity string. mask=None leaves the question unchanged. Idempotent.
-    """
-    if mask is None:
-        return question
-    if BRACKETED.search(question):
-        return BRACKETED.sub(mask, question)
-    for entity in topic_entities:
-        if entity:
-            question = re.sub(re.escape(entity), mask, question, count=1, flags=re.IGNORECASE)
-    return question
-
-
-def relation_text(relation: str) -> str:
-    """`directed_by` -> "directed by"; `^directed_by` -> "directed by (reverse)"; URIs -> local name."""
-    name = base_relation(relation)
-    name = re.split(r"[/#]", name.rstrip("/#"))[-1]  # http://x/ontology/birthPlace -> birthPlace
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)  # camelCase -> camel Case
-    name = re.sub(r"[_.\-]+", " ", name).strip().lower()
-    return f"{name} (reverse)" if is_inverse(relation) else name
-
+from rra.text import relation_phrase
 
 def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]") -> str:
     """The encoder input for choosing the relation after `prefix` (already walked relations)."""
-    return f" {sep} ".join([question, *(relation_text(r) for r in prefix)])
+    return f" {sep} ".join([question, *(relation_phrase(r) for r in prefix)])
 
 
 class RelationPathPredictor(nn.Module):

@@ -34,7 +34,8 @@ from torchmetrics import MaxMetric, MeanMetric
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
 from rra.models.hop_classifier import HopClassifier
-from rra.models.path_predictor import RelationPathPredictor, beam_search, mask_topic, step_text
+from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
+from rra.text import mask_topic
 from rra.resources import DEFAULT_ENCODER
 
 CHECKPOINT_FORMAT = "rra-retriever"

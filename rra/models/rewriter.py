@@ -28,7 +28,6 @@ from torch.nn import functional as F
 from torchmetrics import MeanMetric, MinMetric
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-from rra.data.webnlg import linearise
 from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
 

@@ -3,7 +3,8 @@ import json
 import pytest
 
 from rra.data.qa_files import load_qa_file
-from rra.data.question_generator import Templates, generate_questions, main, relation_words
+from rra.data.question_generator import Templates, generate_questions, main
+from rra.text import relation_words
 from rra.data.records import AnswerSemantics, DataFormatError
 from rra.graph import NetworkXGraph, Triple
 

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from rra.data.datamodule import RetrieverDataModule, collate
-from rra.models.path_predictor import beam_search, mask_topic, relation_text, step_text
+from rra.models.path_predictor import beam_search, step_text
+from rra.text import mask_topic, relation_phrase
 from rra.models.retriever import CheckpointError, RelationMismatchError, Retriever
 from toy_data import toy_kg, toy_questions
 
@@ -158,8 +159,8 @@ def test_text_helpers():
     assert mask_topic("what did [Ridley Scott] direct") == "what did [E] direct"
     assert mask_topic("what did ridley scott direct", ["Ridley Scott"], "[E]") == "what did [E] direct"
     assert mask_topic("what did [Ridley Scott] direct", mask=None) == "what did [Ridley Scott] direct"
-    assert relation_text("^directed_by") == "directed by (reverse)"
-    assert relation_text("http://dbpedia.org/ontology/birthPlace") == "birth place"
+    assert relation_phrase("^directed_by") == "directed by (reverse)"
+    assert relation_phrase("http://dbpedia.org/ontology/birthPlace") == "birth place"
     assert step_text("who [E]", ["^directed_by", "starred_actors"]) == \
         "who [E] [SEP] directed by (reverse) [SEP] starred actors"
 

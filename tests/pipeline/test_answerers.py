@@ -3,7 +3,8 @@ from dataclasses import dataclass
 import pytest
 
 from rra.data.records import AnswerSemantics
-from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer, mentioned
+from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.text import mentioned_entities as mentioned
 from rra.llm import ScriptedLLM
 from rra.retrieve import sample_triples
 

@@ -1,4 +1,5 @@
-from rra.entity_linking import link_entities, strip_marks
+from rra.entity_linking import link_entities
+from rra.text import strip_brackets
 from rra.graph import NetworkXGraph, Triple
 
 
@@ -43,8 +44,8 @@ def test_unknown_marked_and_given_entities_give_status_not_exception():
     assert ok.entities == ["m1"] and ok.mentions == ["Blade Runner"]
 
 
-def test_strip_marks():
-    assert strip_marks("who directed [Alien] and [Heat]") == "who directed Alien and Heat"
+def test_strip_brackets():
+    assert strip_brackets("who directed [Alien] and [Heat]") == "who directed Alien and Heat"
 
 
 def test_ranked_lexical_linking_demotes_common_and_relation_words():

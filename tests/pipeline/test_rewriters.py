@@ -2,7 +2,8 @@ import pytest
 
 from rra.graph import Triple
 from rra.llm import ScriptedLLM
-from rra.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter, relation_words
+from rra.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter
+from rra.text import relation_words
 
 T = [Triple("Heat", "starred_actors", "Al Pacino"), Triple("Heat", "starred_actors", "Robert De Niro"),
      Triple("Heat", "release_year", "1995")]

@@ -1,0 +1,130 @@
+"""Text helpers every part shares, each defined once: how a relation reads, how a question's
+`[topic]` marks are handled, how strings are normalised and how entity names are found in text.
+
+Relations are shown three ways, by purpose:
+- `relation_display`: the KG name, for prompts whose reply must name it back
+  (`^directed_by` -> "directed_by (reverse)");
+- `relation_phrase`: words for an encoder (the retriever's input, embedding baselines)
+  (`^film.directed_by` -> "film directed by (reverse)", camelCase and URIs split);
+- `relation_words`: words for prose, the last name part only (`film.film.directed_by` -> "directed by").
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from rra.graph.base import base_relation, is_inverse
+
+BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+# --- relations ---------------------------------------------------------------------------------
+def relation_display(relation: str) -> str:
+    """`^directed_by` -> "directed_by (reverse)"; a forward relation as it is."""
+    return f"{base_relation(relation)} (reverse)" if is_inverse(relation) else relation
+
+
+def relation_phrase(relation: str) -> str:
+    """`directed_by` -> "directed by"; `^directed_by` -> "directed by (reverse)"; URIs -> local name."""
+    name = base_relation(relation)
+    name = re.split(r"[/#]", name.rstrip("/#"))[-1]  # http://x/ontology/birthPlace -> birthPlace
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)  # camelCase -> camel Case
+    name = re.sub(r"[_.\-]+", " ", name).strip().lower()
+    return f"{name} (reverse)" if is_inverse(relation) else name
+
+
+def relation_words(relation: str) -> str:
+    """`film.film.directed_by` -> "directed by"; `hasGenre` -> "has genre"; `^r` -> words of r."""
+    name = base_relation(relation).rstrip("/")
+    r = re.split(r"[/#:.]", name)[-1] or name
+    r = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", r)
+    return re.sub(r"[_\-\s]+", " ", r).strip().lower() or name
+
+
+# --- questions ---------------------------------------------------------------------------------
+def strip_brackets(question: str) -> str:
+    """`what movies did [Ridley Scott] direct` -> `what movies did Ridley Scott direct`."""
+    return BRACKETED.sub(lambda m: m.group(1), question)
+
+
+def mask_topic(question: str, topic_entities: Sequence[str] = (), mask: str | None = "[E]") -> str:
+    """Replace the topic entity by `mask`, so a model learns the question's form, not the name.
+
+    `[Ridley Scott]` spans are masked; otherwise the first case-insensitive occurrence of each
+    given topic entity string. mask=None leaves the question unchanged. Idempotent.
+    """
+    if mask is None:
+        return question
+    if BRACKETED.search(question):
+        return BRACKETED.sub(mask, question)
+    for entity in topic_entities:
+        if entity:
+            question = re.sub(re.escape(entity), mask, question, count=1, flags=re.IGNORECASE)
+    return question
+
+
+# --- normalisation and mentions ----------------------------------------------------------------
+def normalize(s: str) -> str:
+    """Loose form for matching: lower case, punctuation/underscores/dots as spaces, collapsed
+    ("film.directed_by" -> "film directed by")."""
+    return " ".join(re.sub(r"[\W_]+", " ", s.lower()).split())
+
+
+def normalize_answer(s: str) -> str:
+    """The form answers are scored in (rra.eval.metrics): case-folded, whitespace collapsed.
+    Stricter than `normalize` on purpose: "AC/DC" and "AC DC" are different answers."""
+    return " ".join(str(s).casefold().split())
+
+
+def find_mentions(text: str, names: Sequence[str]) -> list[str]:
+    """The names occurring in `text` as whole words (compared `normalize`d), ordered by first
+    mention. Longer names claim their span first, so "Aliens" is not also "Alien" and "Scott"
+    inside "Ridley Scott" does not count."""
+    low = normalize(text or "")
+    claimed: list[tuple[int, int]] = []
+    first: dict[str, int] = {}
+    for name in sorted(dict.fromkeys(names), key=lambda n: -len(normalize(n))):
+        spelled = normalize(name)
+        if not spelled:
+            continue
+        for m in re.finditer(r"(?<!\w)" + re.escape(spelled) + r"(?!\w)", low):
+            if any(m.start() < e and s < m.end() for s, e in claimed):
+                continue
+            claimed.append((m.start(), m.end()))
+            first[name] = min(first.get(name, m.start()), m.start())
+    return sorted(first, key=first.get)
+
+
+def mentioned_entities(text: str, labels: dict[str, str]) -> list[str]:
+    """Entity ids (keys of `labels`, id -> label) whose label `text` names, by first mention."""
+    by_label: dict[str, list[str]] = {}
+    for ent, lab in labels.items():
+        by_label.setdefault(lab, []).append(ent)
+    return [e for lab in find_mentions(text, list(by_label)) for e in by_label[lab]]
+
+
+# --- answering prompts (method-specific prompts stay with their method) ------------------------
+# The RRA paper's answering prompt (knowledge first, then the question).
+RRA_ANSWER_PROMPT = (
+    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
+    "Question: {question}\nAnswer:"
+)
+NO_KNOWLEDGE_PROMPT = "Question: {question}\nAnswer:"
+CHOICE_PROMPT = (
+    "Below are the facts that might be relevant to answer the question:\n{knowledge}\n\n"
+    "Question: {question}\nChoose the correct answer from these options:\n{options}\n"
+    "Reply with the number of the correct option only.\nAnswer:"
+)
+# The baselines' answering prompts (ToG's wording): triplets in, " | "-separated entities out.
+TRIPLES_ANSWER_PROMPT = """Given a question and knowledge graph triplets (entity, relation, entity), answer the question using the triplets and your knowledge.
+Reply with only the answer entities, separated by " | ".
+
+Question: {question}
+Knowledge triplets:
+{knowledge}
+Answer:"""
+OWN_KNOWLEDGE_PROMPT = """Answer the question with your own knowledge.
+Reply with only the answer entities, separated by " | ".
+
+Question: {question}
+Answer:"""

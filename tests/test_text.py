@@ -1,0 +1,30 @@
+"""rra.text: the one place relations, questions and mentions are turned into text."""
+from rra.text import (find_mentions, mask_topic, normalize, normalize_answer, relation_display, relation_phrase,
+                      relation_words, strip_brackets)
+
+
+def test_relations_read_three_ways_by_purpose():
+    assert relation_display("^directed_by") == "directed_by (reverse)"  # prompts that name it back
+    assert relation_display("film.directed_by") == "film.directed_by"
+    assert relation_phrase("^film.directed_by") == "film directed by (reverse)"  # encoder input
+    assert relation_phrase("http://dbpedia.org/ontology/birthPlace") == "birth place"
+    assert relation_words("film.film.directed_by") == "directed by"  # prose: last name part
+    assert relation_words("dbo:birthPlace") == "birth place"
+    assert relation_words("^hasGenre") == "has genre"
+
+
+def test_brackets_and_masks():
+    assert strip_brackets("who directed [Alien] and [Heat]") == "who directed Alien and Heat"
+    assert mask_topic("who directed [Alien]") == "who directed [E]"
+    assert mask_topic("who directed alien", ["Alien"]) == "who directed [E]"
+
+
+def test_normalisation_loose_for_matching_strict_for_scoring():
+    assert normalize("AC/DC's  Back_in.Black") == "ac dc s back in black"
+    assert normalize_answer("  AC/DC ") == "ac/dc" != normalize_answer("AC DC")
+
+
+def test_find_mentions_longest_first_whole_words_by_first_mention():
+    names = ["Alien", "Aliens", "Ridley Scott", "Scott"]
+    assert find_mentions("Aliens, then Ridley Scott's Alien", names) == ["Aliens", "Ridley Scott", "Alien"]
+    assert find_mentions("Scottish films", names) == []
