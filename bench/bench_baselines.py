@@ -50,7 +50,7 @@ def build_method(name: str, mode: str, kg, llm, encoder, args):
     if name == "kgqp":
         return KGQP(kg, use_llm, encoder, mode=mode, seed=args.seed)
     if name == "vector":
-        return VectorRAG(kg, encoder, use_llm, mode=mode, seed=args.seed, cache_dir=args.cache_dir,
+        return VectorRAG(kg, use_llm, encoder, mode=mode, seed=args.seed, cache_dir=args.cache_dir,
                          max_facts=args.vector_max_facts)
     if name == "llm_only":
         return LLMOnly(llm) if mode == "llm" else None

@@ -6,7 +6,7 @@ import fnmatch
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
@@ -125,28 +125,38 @@ def start_prediction(example: QAExample) -> Prediction:
     )
 
 
-def resolve_mode(name: str, mode: str, llm, encoder) -> str:
+def resolve_mode(name: str, mode: str, llm, encoder, encoder_always: bool = False) -> str:
     """`auto` -> `llm` when an LLM is configured, else `heuristic` (llm=none); then check that the
-    chosen mode has what it needs."""
+    chosen mode has what it needs (`encoder_always`: the method embeds in both modes)."""
     if mode == "auto":
         mode = "llm" if llm is not None else "heuristic"
     if mode not in ("llm", "heuristic"):
         raise ValueError(f"{name} mode must be 'llm' or 'heuristic', got {mode!r}")
     if mode == "llm" and llm is None:
         raise ValueError(f"{name} in llm mode needs an `llm`; use mode=heuristic to run without one")
-    if mode == "heuristic" and encoder is None:
+    if (mode == "heuristic" or encoder_always) and encoder is None:
         raise ValueError(f"{name} in heuristic mode needs a sentence `encoder` (rra.embed.SentenceEncoder)")
     return mode
 
 
-def run_method(method, example: QAExample, max_new_tokens: int) -> Prediction:
-    """The shared `answer()` of every baseline: run `method._run(example, pred, trace)`, turn any
+class GraphExplorer(Protocol):
+    """What `run_method` needs of a baseline: its settings and one question's exploration, which
+    fills `pred` (answers, paths, knowledge, status) and asks the LLM through `trace`."""
+
+    llm: object
+    mode: str
+
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None: ...
+
+
+def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -> Prediction:
+    """The shared `answer()` of every baseline: run `method.explore(example, pred, trace)`, turn any
     failure on the way (graph backend down, ...) into status `graph_error` while keeping what was
     already found, and fill in the LLM usage of this question."""
     pred = start_prediction(example)
     trace = Trace(method.llm, max_new_tokens)
     try:
-        method._run(example, pred, trace)
+        method.explore(example, pred, trace)
     except Exception as e:  # keep what we have, report, go on
         pred.status = "graph_error"
         pred.errors.append(f"{type(e).__name__}: {e}")

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from rra.baselines.common import (
-    run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, read_answers, set_answers, triple_text,
+    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, read_answers, set_answers, triple_text,
 )
 from rra.baselines.replies import parse_answers
 from rra.data.records import QAExample
@@ -81,17 +81,12 @@ class KGQP:
         max_new_tokens: int = 32,
         answer_max_new_tokens: int = 64,
     ):
-        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
-            mode = "llm" if llm is not None else "heuristic"
-        if mode not in ("llm", "heuristic"):
-            raise ValueError(f"KGQP mode must be 'llm' or 'heuristic', got {mode!r}")
+        mode = resolve_mode("KGQP", mode, llm, encoder)
         identify = identify or ("llm" if mode == "llm" else "lexical")
         if identify not in ("llm", "lexical"):
             raise ValueError(f"KGQP identify must be 'llm' or 'lexical', got {identify!r}")
         if (mode == "llm" or identify == "llm") and llm is None:
             raise ValueError("KGQP with the LLM needs an `llm`; use mode=heuristic to run without one")
-        if mode == "heuristic" and encoder is None:
-            raise ValueError("KGQP in heuristic mode needs a sentence `encoder`")
         self.kg, self.llm, self.encoder, self.mode, self.identify = kg, llm, encoder, mode, identify
         self.hops, self.max_entities, self.max_facts, self.max_answers = hops, max_entities, max_facts, max_answers
         self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
@@ -146,7 +141,7 @@ class KGQP:
                 break
         return facts
 
-    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)
         entities, names, how = self.identify_entities(example, trace)
         pred.topic_entities = entities

@@ -17,6 +17,8 @@ reaches `stop_similarity`; the answer is the reached entities ranked by that sim
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rra.baselines.common import (
     resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
 )
@@ -55,6 +57,33 @@ Triples:
 Reply:"""
 
 
+@dataclass
+class Walk:
+    """One question's exploration state: the relation chain that reached each visited entity (the
+    history StructGPT's prompts are made of), similarity scores, the current frontier."""
+
+    chain: dict[str, list[str]]
+    current: list[str]
+    labels: dict[str, str]
+    score: dict[str, float] = field(default_factory=dict)
+    history: list[list[str]] = field(default_factory=list)
+    kept: list[Triple] = field(default_factory=list)
+    sufficient: bool = False
+
+    def advance(self, kept: list[tuple[Triple, str, str]]) -> None:
+        """Keep the triples, visit the entities they reach first; those become the frontier."""
+        self.kept += [t for t, _, _ in kept if t not in self.kept]
+        nxt = []
+        for t, e, n in kept:
+            if n not in self.chain:
+                self.chain[n] = self.chain[e] + [_relation_of(t, e)]
+                nxt.append(n)
+        self.current = nxt
+
+    def reached(self, topics) -> list[str]:
+        return [e for e in self.chain if e not in topics]
+
+
 class StructGPT:
     name = "structgpt"
 
@@ -88,122 +117,129 @@ class StructGPT:
     def answer(self, example: QAExample) -> Prediction:
         return run_method(self, example, self.max_new_tokens)
 
-    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)
         topics = topic_entities(self.kg, example)
         pred.topic_entities = topics or pred.topic_entities
-        heuristic = self.mode == "heuristic"
-        # entity -> relation chain that reached it (the trace that StructGPT's history is made of)
-        chain: dict[str, list[str]] = {t: [] for t in topics}
-        score: dict[str, float] = {}
-        current = list(topics)
-        history: list[list[str]] = []
-        kept_all: list[Triple] = []
-        answers, reply_text, sufficient = None, "", False
-        labels = dict(self.kg.labels(topics))
-
-        for it in range(1, self.max_iterations + 1):
-            if not current:
-                break
-            # -- read relations (bidirectional) -----------------------------------------
-            around: dict[str, list[str]] = {}
-            for e in current:
-                back = inverse(chain[e][-1]) if chain[e] else None
-                around[e] = [r for r in self.kg.relations(e, "both")
-                             if not excluded(r, self.excluded) and r != back]
-            cands = sorted({r for rels in around.values() for r in rels})[: self.max_relations_shown]
+        walk = Walk(chain={t: [] for t in topics}, current=list(topics), labels=dict(self.kg.labels(topics)))
+        answers, reply_text = None, ""
+        for _ in range(self.max_iterations):
+            cands, around = self._relations_around(walk)
             if not cands:
                 break
-            # -- select ---------------------------------------------------------------------
-            if heuristic:
-                texts = {(e, r): _chain_phrase(chain[e] + [r]) for e in current for r in around[e] if r in cands}
-                sims = dict(zip(texts, self.encoder.similarity(question, list(texts.values()))))
-                best = {r: max(s for (e, rr), s in sims.items() if rr == r) for r in cands}
-                selected = sorted(cands, key=lambda r: -best[r])[: self.max_relations]
-            else:
-                selected = self._select_llm(question, current, labels, history, cands, trace)
-            history.append(selected)
-            # -- read triples ---------------------------------------------------------------
-            read: list[tuple[Triple, str, str]] = []  # (triple, from entity, reached entity)
-            for e in current:
-                for r in selected:
-                    if r not in around[e]:
-                        continue
-                    nbrs = [n for n in self.kg.neighbors(e, r) if n not in chain]
-                    for n in sample(nbrs, self.max_candidates, seed_for(self.seed, example.qid, e, r)):
-                        read.append((step_triple(e, r, n), e, n))
+            selected = (self._select_heuristic(question, walk, cands, around) if self.mode == "heuristic"
+                        else self._select_llm(question, walk.current, walk.labels, walk.history, cands, trace))
+            walk.history.append(selected)
+            read = self._read_triples(example, walk, selected, around)
             if not read:
                 break
-            labels.update(self.kg.labels({n for _, _, n in read}))
-            # -- filter -----------------------------------------------------------------------
-            if heuristic:
-                rel_texts = [_chain_phrase(chain[e] + [_relation_of(t, e)]) for t, e, _ in read]
-                rel_sims = self.encoder.similarity(question, rel_texts)
-                ent_sims = (self.encoder.similarity(question, [labels.get(n, n) for _, _, n in read])
-                            if self.entity_weight else [0.0] * len(read))  # labels are new text: costly
-                scored = [((1 - self.entity_weight) * a + self.entity_weight * b, i)
-                          for i, (a, b) in enumerate(zip(rel_sims, ent_sims))]
-                keep = sorted(i for _, i in sorted(scored, key=lambda x: -x[0])[: self.max_triples])
-                for s, i in scored:
-                    n = read[i][2]
-                    score[n] = max(score.get(n, -1.0), s)
-            elif len(read) > self.max_triples:
-                keep = self._filter_llm(question, read, labels, trace)
-            else:
-                keep = list(range(len(read)))
-            kept = [read[i] for i in keep]
-            kept_all += [t for t, _, _ in kept if t not in kept_all]
-            nxt = []
-            for t, e, n in kept:
-                if n not in chain:
-                    chain[n] = chain[e] + [_relation_of(t, e)]
-                    nxt.append(n)
-            current = nxt
-            # -- check -----------------------------------------------------------------------
-            if heuristic:
-                if score and max(score[n] for _, _, n in kept) >= self.stop_similarity:
-                    sufficient = True
+            walk.labels.update(self.kg.labels({n for _, _, n in read}))
+            if self.mode == "heuristic":
+                kept = [read[i] for i in self._filter_heuristic(question, walk, read)]
+                walk.advance(kept)
+                if walk.score and max(walk.score[n] for _, _, n in kept) >= self.stop_similarity:
+                    walk.sufficient = True
                     break
                 continue
-            prompt = CHECK_PROMPT.format(question=question, triples=knowledge_text(kept_all, labels))
-            reply = trace.ask([prompt])[0]
-            verdict = parse_yes_no(reply.text)
-            if verdict is None:
-                trace.bad_reply("sufficiency (yes/no)", reply)
-            if verdict:
-                sufficient, reply_text = True, reply.text
-                answers = read_answers(reply.text, labels, topics)
-                if answers is not None:
-                    break
-                sufficient = False  # "yes" but no answer: ask for the answer below
+            keep = self._filter_llm(question, read, walk.labels, trace) if len(read) > self.max_triples \
+                else list(range(len(read)))
+            walk.advance([read[i] for i in keep])
+            answers, reply_text = self._check_llm(question, walk, topics, trace)
+            if answers is not None:
+                break
+        self._record(example, pred, walk, topics)
+        if self.mode == "heuristic":
+            self._answer_heuristic(example, pred, walk, topics)
+        else:
+            self._answer_llm(example, pred, walk, topics, question, answers, reply_text, trace)
 
-        pred.triples = kept_all
-        pred.knowledge = knowledge_text(kept_all, labels)
-        reached = [e for e in chain if e not in topics]
-        pred.paths = [{"path": [*chain[e], e], "relations": chain[e], "score": round(score.get(e, 0.0), 6)}
-                      for e in reached]
-        pred.extra.update(visited=list(chain), relation_history=history, iterations=len(history),
-                          sufficient=sufficient)
-        missing = missing_status(example, topics)
-        if heuristic:
-            answers = sorted(reached, key=lambda e: -score.get(e, -1.0))
-            best = chain[answers[0]] if answers else None
-            set_answers(pred, answers, False, [e for e in answers if chain[e] == best])
-            pred.paths.sort(key=lambda p: -p["score"])
-            pred.status = missing or ("ok" if kept_all else "no_path")
-            return
+    # -- one iteration's steps -----------------------------------------------------------
+    def _relations_around(self, walk: "Walk") -> tuple[list[str], dict[str, list[str]]]:
+        """Relations (both directions) around the current entities, not straight back; the
+        candidates shown are the first `max_relations_shown` of them, sorted."""
+        around: dict[str, list[str]] = {}
+        for e in walk.current:
+            back = inverse(walk.chain[e][-1]) if walk.chain[e] else None
+            around[e] = [r for r in self.kg.relations(e, "both") if not excluded(r, self.excluded) and r != back]
+        cands = sorted({r for rels in around.values() for r in rels})[: self.max_relations_shown]
+        return cands, around
+
+    def _select_heuristic(self, question, walk: "Walk", cands, around) -> list[str]:
+        texts = {(e, r): _chain_phrase(walk.chain[e] + [r]) for e in walk.current for r in around[e] if r in cands}
+        sims = dict(zip(texts, self.encoder.similarity(question, list(texts.values()))))
+        best = {r: max(s for (e, rr), s in sims.items() if rr == r) for r in cands}
+        return sorted(cands, key=lambda r: -best[r])[: self.max_relations]
+
+    def _read_triples(self, example, walk: "Walk", selected, around) -> list[tuple[Triple, str, str]]:
+        """(triple, from entity, reached entity) over the selected relations, a seeded sample of at
+        most `max_candidates` unvisited neighbours per (entity, relation)."""
+        read = []
+        for e in walk.current:
+            for r in selected:
+                if r not in around[e]:
+                    continue
+                nbrs = [n for n in self.kg.neighbors(e, r) if n not in walk.chain]
+                for n in sample(nbrs, self.max_candidates, seed_for(self.seed, example.qid, e, r)):
+                    read.append((step_triple(e, r, n), e, n))
+        return read
+
+    def _filter_heuristic(self, question, walk: "Walk", read) -> list[int]:
+        """The `max_triples` read triples most similar to the question (relation chain, plus the
+        reached entity's label when `entity_weight` > 0); records each reached entity's score."""
+        rel_sims = self.encoder.similarity(question, [_chain_phrase(walk.chain[e] + [_relation_of(t, e)])
+                                                      for t, e, _ in read])
+        ent_sims = (self.encoder.similarity(question, [walk.labels.get(n, n) for _, _, n in read])
+                    if self.entity_weight else [0.0] * len(read))  # labels are new text: costly
+        scored = [((1 - self.entity_weight) * a + self.entity_weight * b, i)
+                  for i, (a, b) in enumerate(zip(rel_sims, ent_sims))]
+        for s, i in scored:
+            n = read[i][2]
+            walk.score[n] = max(walk.score.get(n, -1.0), s)
+        return sorted(i for _, i in sorted(scored, key=lambda x: -x[0])[: self.max_triples])
+
+    def _check_llm(self, question, walk: "Walk", topics, trace: Trace) -> tuple[list[str] | None, str]:
+        """Ask whether the triples kept so far answer the question; (answers, reply) on a usable yes."""
+        prompt = CHECK_PROMPT.format(question=question, triples=knowledge_text(walk.kept, walk.labels))
+        reply = trace.ask([prompt])[0]
+        verdict = parse_yes_no(reply.text)
+        if verdict is None:
+            trace.bad_reply("sufficiency (yes/no)", reply)
+        if not verdict:
+            return None, ""
+        answers = read_answers(reply.text, walk.labels, topics)
+        walk.sufficient = answers is not None  # "yes" but no answer: ask for the answer at the end
+        return answers, reply.text
+
+    # -- the answer ----------------------------------------------------------------------
+    def _record(self, example, pred: Prediction, walk: "Walk", topics) -> None:
+        pred.triples = walk.kept
+        pred.knowledge = knowledge_text(walk.kept, walk.labels)
+        pred.paths = [{"path": [*walk.chain[e], e], "relations": walk.chain[e],
+                       "score": round(walk.score.get(e, 0.0), 6)} for e in walk.reached(topics)]
+        pred.extra.update(visited=list(walk.chain), relation_history=walk.history,
+                          iterations=len(walk.history), sufficient=walk.sufficient)
+
+    def _answer_heuristic(self, example, pred: Prediction, walk: "Walk", topics) -> None:
+        answers = sorted(walk.reached(topics), key=lambda e: -walk.score.get(e, -1.0))
+        best = walk.chain[answers[0]] if answers else None
+        set_answers(pred, answers, False, [e for e in answers if walk.chain[e] == best])
+        pred.paths.sort(key=lambda p: -p["score"])
+        pred.status = missing_status(example, topics) or ("ok" if walk.kept else "no_path")
+
+    def _answer_llm(self, example, pred: Prediction, walk: "Walk", topics, question, answers, reply_text,
+                    trace: Trace) -> None:
         if answers is None:
-            prompt = (TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge) if kept_all
+            prompt = (TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge) if walk.kept
                       else OWN_KNOWLEDGE_PROMPT.format(question=question))
             reply = trace.ask([prompt], self.answer_max_new_tokens)[0]
             reply_text = reply.text
-            answers = read_answers(reply.text, labels, topics)
+            answers = read_answers(reply.text, walk.labels, topics)
             if answers is None:
                 trace.bad_reply("answer", reply)
         pred.reply = reply_text
         set_answers(pred, answers or [], True)
-        pred.status = missing or ("no_path" if not kept_all else trace.status())
-        pred.extra["answered_from"] = "triples" if kept_all else "own_knowledge"
+        pred.status = missing_status(example, topics) or ("no_path" if not walk.kept else trace.status())
+        pred.extra["answered_from"] = "triples" if walk.kept else "own_knowledge"
 
     def _select_llm(self, question, current, labels, history, cands, trace: Trace) -> list[str]:
         if len(cands) == 1:

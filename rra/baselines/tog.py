@@ -133,7 +133,7 @@ class ToG:
         nbrs = [n for n in self.kg.neighbors(beam.end, relation) if n not in seen]
         return sample(nbrs, self.max_candidates, seed_for(self.seed, qid, beam.end, relation))
 
-    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)
         topics = topic_entities(self.kg, example)
         pred.topic_entities = topics or pred.topic_entities

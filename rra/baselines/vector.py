@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from rra.baselines.common import (
-    run_method, DEFAULT_EXCLUDED, Trace, excluded, read_answers, set_answers,
+    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, read_answers, set_answers,
 )
 from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
@@ -83,8 +83,8 @@ class VectorRAG:
     def __init__(
         self,
         kg: KnowledgeGraph,
-        encoder,
         llm=None,
+        encoder=None,
         mode: str = "auto",
         chunk_tokens: int = 100,
         overlap: float = 0.05,
@@ -97,14 +97,7 @@ class VectorRAG:
         fact_text: str = "relation",
         answer_max_new_tokens: int = 64,
     ):
-        if mode == "auto":  # no LLM configured (llm=none) -> the heuristic mode
-            mode = "llm" if llm is not None else "heuristic"
-        if mode not in ("llm", "heuristic"):
-            raise ValueError(f"vector mode must be 'llm' or 'heuristic', got {mode!r}")
-        if mode == "llm" and llm is None:
-            raise ValueError("vector in llm mode needs an `llm`; use mode=heuristic to run without one")
-        if encoder is None:
-            raise ValueError("the vector baseline needs a sentence `encoder` (rra.embed.SentenceEncoder)")
+        mode = resolve_mode("vector", mode, llm, encoder, encoder_always=True)
         self.kg, self.encoder, self.llm, self.mode = kg, encoder, llm, mode
         self.chunk_tokens, self.overlap, self.top_k = chunk_tokens, overlap, top_k
         self.max_facts, self.max_answers, self.seed = max_facts, max_answers, seed
@@ -162,7 +155,7 @@ class VectorRAG:
     def answer(self, example: QAExample) -> Prediction:
         return run_method(self, example, self.answer_max_new_tokens)
 
-    def _run(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)
         hits = self.search(question)
         chunks = [self.chunks[i] for i, _ in hits]

@@ -56,12 +56,12 @@ def test_chunks_are_100_tokens_with_5_percent_overlap(tiny_encoder):
 
 
 def test_vector_index_cache_and_heuristic_answer(kg, weaver_question, tiny_encoder, tmp_path):
-    v = VectorRAG(kg, tiny_encoder, chunk_tokens=20, top_k=2, cache_dir=str(tmp_path))
+    v = VectorRAG(kg, encoder=tiny_encoder, chunk_tokens=20, top_k=2, cache_dir=str(tmp_path))
     pred = v.answer(weaver_question)
     assert pred.status == "ok" and pred.llm_calls == 0 and len(pred.extra["chunks"]) == 2
     assert pred.answers and "Sigourney Weaver" not in pred.answers
     assert not v.index_from_cache and list(tmp_path.glob("vector-*.pt"))
-    w = VectorRAG(kg, tiny_encoder, chunk_tokens=20, top_k=2, cache_dir=str(tmp_path))
+    w = VectorRAG(kg, encoder=tiny_encoder, chunk_tokens=20, top_k=2, cache_dir=str(tmp_path))
     again = w.answer(weaver_question)
     assert w.index_from_cache and again.answers == pred.answers
     assert "Movie" not in " ".join(c.text for c in w.chunks)  # rdf:type facts are not indexed
@@ -69,7 +69,7 @@ def test_vector_index_cache_and_heuristic_answer(kg, weaver_question, tiny_encod
 
 def test_vector_llm_mode(kg, weaver_question, tiny_encoder):
     llm = ScriptedLLM(["Ridley Scott"])
-    pred = VectorRAG(kg, tiny_encoder, llm, chunk_tokens=20, top_k=2, cache_dir=None).answer(weaver_question)
+    pred = VectorRAG(kg, llm, tiny_encoder, chunk_tokens=20, top_k=2, cache_dir=None).answer(weaver_question)
     assert pred.llm_calls == 1 and pred.answers[0] == "Ridley Scott" and pred.reply == "Ridley Scott"
     assert pred.knowledge and pred.knowledge in llm.prompt_texts[0]
 
