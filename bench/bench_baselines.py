@@ -21,22 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from common import machine  # bench/common.py
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a plain script from anywhere (`python bench/...`)
-
-
-def machine() -> dict:
-    import torch
-
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
 
 
 def build_method(name: str, mode: str, kg, llm, encoder, args):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from common import data_semantics  # bench/common.py
+from common import data_semantics, machine  # bench/common.py
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.data.metaqa import load_metaqa
 from rra.eval.metrics import compute_metrics
@@ -46,12 +45,6 @@ ANCHORS = {  # published MetaQA Hits@1 (1/2/3-hop), models trained on the full o
     "NSM": [97.1, 99.9, 98.9],
 }
 TARGETS = {"1hop": 98.0, "2hop": 99.5, "3hop": 99.0}
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "cuda": torch.cuda.is_available()}
 
 
 def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:

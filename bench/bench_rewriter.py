@@ -14,20 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
+from common import machine  # bench/common.py
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "python": platform.python_version()}
 
 
 def main() -> None:
