@@ -139,6 +139,32 @@ def resolve_mode(name: str, mode: str, llm, encoder, encoder_always: bool = Fals
     return mode
 
 
+@dataclass(eq=False)  # identity semantics: methods are shared objects, not values
+class BaselineSettings:
+    """The settings every graph baseline shares, declared once; ToG, StructGPT, KGQP and VectorRAG
+    are dataclasses that add their own. `mode` "auto" becomes "llm" when an LLM is configured, else
+    "heuristic" (MiniLM similarity, no LLM)."""
+
+    kg: KnowledgeGraph = field(repr=False)
+    llm: object = field(default=None, repr=False)
+    encoder: object = field(default=None, repr=False)
+    mode: str = "auto"
+    excluded_relations: list[str] | None = None  # None: DEFAULT_EXCLUDED (schema/label relations)
+    seed: int = 0
+    max_new_tokens: int = 96  # exploration prompts
+    answer_max_new_tokens: int = 64  # the final answer
+
+    name = "baseline"
+    needs_encoder_always = False  # VectorRAG embeds in both modes
+
+    def __post_init__(self):
+        self.mode = resolve_mode(self.name, self.mode, self.llm, self.encoder, self.needs_encoder_always)
+        self.excluded = list(DEFAULT_EXCLUDED if self.excluded_relations is None else self.excluded_relations)
+
+    def answer(self, example: QAExample) -> Prediction:
+        return run_method(self, example, self.max_new_tokens)
+
+
 class GraphExplorer(Protocol):
     """What `run_method` needs of a baseline: its settings and one question's exploration, which
     fills `pred` (answers, paths, knowledge, status) and asks the LLM through `trace`."""

@@ -13,8 +13,10 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rra.baselines.common import (
-    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, read_answers, set_answers, triple_text,
+    BaselineSettings, Trace, excluded, knowledge_text, read_answers, set_answers, triple_text,
 )
 from rra.baselines.replies import parse_answers
 from rra.data.records import QAExample
@@ -61,40 +63,25 @@ def rank_facts(encoder, question: str, facts: list[Triple], labels: dict[str, st
     return [t for _, t in sorted(zip(texts, facts), key=lambda x: -sim[x[0]])]
 
 
-class KGQP:
+@dataclass(eq=False)  # identity semantics: methods are shared objects, not values
+class KGQP(BaselineSettings):
     name = "kgqp"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        llm=None,
-        encoder=None,
-        mode: str = "auto",
-        identify: str | None = None,
-        hops: int = 2,
-        max_entities: int = 3,
-        max_facts: int = 60,
-        max_answers: int = 10,
-        excluded_relations: list[str] | None = None,
-        seed: int = 0,
-        fact_text: str = "relation",
-        max_new_tokens: int = 32,
-        answer_max_new_tokens: int = 64,
-    ):
-        mode = resolve_mode("KGQP", mode, llm, encoder)
-        identify = identify or ("llm" if mode == "llm" else "lexical")
-        if identify not in ("llm", "lexical"):
-            raise ValueError(f"KGQP identify must be 'llm' or 'lexical', got {identify!r}")
-        if (mode == "llm" or identify == "llm") and llm is None:
-            raise ValueError("KGQP with the LLM needs an `llm`; use mode=heuristic to run without one")
-        self.kg, self.llm, self.encoder, self.mode, self.identify = kg, llm, encoder, mode, identify
-        self.hops, self.max_entities, self.max_facts, self.max_answers = hops, max_entities, max_facts, max_answers
-        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
-        self.fact_text = fact_text
-        self.seed, self.max_new_tokens, self.answer_max_new_tokens = seed, max_new_tokens, answer_max_new_tokens
+    identify: str | None = None
+    hops: int = 2
+    max_entities: int = 3
+    max_facts: int = 60
+    max_answers: int = 10
+    fact_text: str = "relation"
+    max_new_tokens: int = 32
 
-    def answer(self, example: QAExample) -> Prediction:
-        return run_method(self, example, self.max_new_tokens)
+    def __post_init__(self):
+        super().__post_init__()
+        self.identify = self.identify or ("llm" if self.mode == "llm" else "lexical")
+        if self.identify not in ("llm", "lexical"):
+            raise ValueError(f"KGQP identify must be 'llm' or 'lexical', got {self.identify!r}")
+        if self.identify == "llm" and self.llm is None:
+            raise ValueError("KGQP with the LLM needs an `llm`; use mode=heuristic to run without one")
 
     # -- steps ---------------------------------------------------------------------------
     def identify_entities(self, example: QAExample, trace: Trace) -> tuple[list[str], list[str], str]:

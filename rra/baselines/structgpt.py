@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
+    BaselineSettings, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
 )
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.data.records import QAExample
-from rra.graph.base import KnowledgeGraph, Triple, inverse, sample, step_triple
+from rra.graph.base import Triple, inverse, sample, step_triple
 from rra.methods import Prediction
 from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
 
@@ -84,38 +84,17 @@ class Walk:
         return [e for e in self.chain if e not in topics]
 
 
-class StructGPT:
+@dataclass(eq=False)  # identity semantics: methods are shared objects, not values
+class StructGPT(BaselineSettings):
     name = "structgpt"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        llm=None,
-        encoder=None,
-        mode: str = "auto",
-        max_iterations: int = 3,
-        max_relations: int = 3,
-        max_candidates: int = 20,
-        max_triples: int = 20,
-        max_relations_shown: int = 60,
-        excluded_relations: list[str] | None = None,
-        seed: int = 0,
-        entity_weight: float = 0.0,
-        stop_similarity: float = 0.8,
-        max_new_tokens: int = 96,
-        answer_max_new_tokens: int = 64,
-    ):
-        mode = resolve_mode("StructGPT", mode, llm, encoder)
-        self.kg, self.llm, self.encoder, self.mode = kg, llm, encoder, mode
-        self.max_iterations, self.max_relations = max_iterations, max_relations
-        self.max_candidates, self.max_triples = max_candidates, max_triples
-        self.max_relations_shown = max_relations_shown
-        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
-        self.seed, self.entity_weight, self.stop_similarity = seed, entity_weight, stop_similarity
-        self.max_new_tokens, self.answer_max_new_tokens = max_new_tokens, answer_max_new_tokens
-
-    def answer(self, example: QAExample) -> Prediction:
-        return run_method(self, example, self.max_new_tokens)
+    max_iterations: int = 3
+    max_relations: int = 3
+    max_candidates: int = 20
+    max_triples: int = 20
+    max_relations_shown: int = 60
+    entity_weight: float = 0.0
+    stop_similarity: float = 0.8
 
     def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
+    BaselineSettings, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
 )
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
 from rra.data.records import QAExample
-from rra.graph.base import KnowledgeGraph, Triple, inverse, sample, step_triple
+from rra.graph.base import Triple, inverse, sample, step_triple
 from rra.methods import Prediction
 from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
 
@@ -89,37 +89,16 @@ def _numbered(items: list[str]) -> str:
     return "; ".join(f"{i}. {s}" for i, s in enumerate(items, 1))
 
 
-class ToG:
+@dataclass(eq=False)  # identity semantics: methods are shared objects, not values
+class ToG(BaselineSettings):
     name = "tog"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        llm=None,
-        encoder=None,
-        mode: str = "auto",
-        width: int = 3,
-        depth: int = 3,
-        max_candidates: int = 20,
-        max_relations: int = 60,
-        excluded_relations: list[str] | None = None,
-        seed: int = 0,
-        entity_weight: float = 0.0,
-        stop_similarity: float = 0.8,
-        max_new_tokens: int = 96,
-        answer_max_new_tokens: int = 64,
-    ):
-        mode = resolve_mode("ToG", mode, llm, encoder)
-        self.kg, self.llm, self.encoder, self.mode = kg, llm, encoder, mode
-        self.width, self.depth, self.max_candidates = width, depth, max_candidates
-        self.max_relations = max_relations
-        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
-        self.seed, self.entity_weight, self.stop_similarity = seed, entity_weight, stop_similarity
-        self.max_new_tokens, self.answer_max_new_tokens = max_new_tokens, answer_max_new_tokens
-
-    # -- public -------------------------------------------------------------------------
-    def answer(self, example: QAExample) -> Prediction:
-        return run_method(self, example, self.max_new_tokens)
+    width: int = 3
+    depth: int = 3
+    max_candidates: int = 20
+    max_relations: int = 60
+    entity_weight: float = 0.0
+    stop_similarity: float = 0.8
 
     # -- the walk -----------------------------------------------------------------------
     def _candidate_relations(self, beam: Beam) -> list[str]:

@@ -25,11 +25,11 @@ from pathlib import Path
 import torch
 
 from rra.baselines.common import (
-    resolve_mode, run_method, DEFAULT_EXCLUDED, Trace, excluded, read_answers, set_answers,
+    BaselineSettings, Trace, excluded, read_answers, run_method, set_answers,
 )
 from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
-from rra.graph.base import KnowledgeGraph, Triple, sample
+from rra.graph.base import Triple, sample
 from rra.methods import Prediction
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
@@ -77,41 +77,28 @@ def chunk_sentences(sentences: list[str], tokenizer, chunk_tokens: int = 100, ov
     return chunks
 
 
-class VectorRAG:
+@dataclass(eq=False)  # identity semantics: methods are shared objects, not values
+class VectorRAG(BaselineSettings):
     name = "vector"
 
-    def __init__(
-        self,
-        kg: KnowledgeGraph,
-        llm=None,
-        encoder=None,
-        mode: str = "auto",
-        chunk_tokens: int = 100,
-        overlap: float = 0.05,
-        top_k: int = 5,
-        max_facts: int | None = None,
-        max_answers: int = 10,
-        excluded_relations: list[str] | None = None,
-        cache_dir: str | None = "bench/cache",
-        seed: int = 0,
-        fact_text: str = "relation",
-        answer_max_new_tokens: int = 64,
-    ):
-        mode = resolve_mode("vector", mode, llm, encoder, encoder_always=True)
-        self.kg, self.encoder, self.llm, self.mode = kg, encoder, llm, mode
-        self.chunk_tokens, self.overlap, self.top_k = chunk_tokens, overlap, top_k
-        self.max_facts, self.max_answers, self.seed = max_facts, max_answers, seed
-        self.excluded = list(DEFAULT_EXCLUDED if excluded_relations is None else excluded_relations)
-        self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.answer_max_new_tokens = answer_max_new_tokens
-        self.fact_text = fact_text  # heuristic: how facts of the top chunks are ranked (see kgqp.rank_facts)
+    chunk_tokens: int = 100
+    overlap: float = 0.05
+    top_k: int = 5
+    max_facts: int | None = None
+    max_answers: int = 10
+    cache_dir: str | None = "bench/cache"
+    fact_text: str = "relation"  # heuristic: how facts of the top chunks are ranked (see kgqp.rank_facts)
+    needs_encoder_always = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.cache_dir = Path(self.cache_dir) if self.cache_dir else None
         self.facts: list[Triple] | None = None
         self.chunks: list[Chunk] = []
         self.vectors: torch.Tensor | None = None
         self.index_seconds = 0.0
         self.index_from_cache = False
 
-    # -- index -----------------------------------------------------------------------------
     def build_index(self) -> None:
         if self.vectors is not None:
             return
