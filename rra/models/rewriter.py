@@ -15,7 +15,6 @@ rewriter.ckpt=...`).
 """
 from __future__ import annotations
 
-import math
 import pickle
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from torchmetrics import MeanMetric, MinMetric
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
+from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
 
 CHECKPOINT_FORMAT = "rra-rewriter"
@@ -254,19 +254,8 @@ class RewriterModule(L.LightningModule):
         if not params:
             raise ValueError("rewriter: every parameter is frozen (check freeze_embeddings/train_last_layers)")
         optimizer = torch.optim.AdamW(params, lr=hp.lr, weight_decay=hp.weight_decay)
-        total = self.trainer.estimated_stepping_batches
-        finite = math.isfinite(total) and total > 0
-        warmup = min(hp.warmup_steps, int(total) // 2) if finite else hp.warmup_steps
-
-        def factor(step: int) -> float:
-            if step < warmup:
-                return (step + 1) / (warmup + 1)
-            if hp.schedule == "constant" or not finite:
-                return 1.0
-            return max(0.0, (total - step) / max(1, total - warmup))
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        schedule = warmup_schedule(optimizer, self.trainer.estimated_stepping_batches, hp.warmup_steps, hp.schedule)
+        return {"optimizer": optimizer, "lr_scheduler": schedule}
 
     # -- generation --------------------------------------------------------------------------
     @torch.no_grad()
