@@ -11,6 +11,10 @@ os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
+
+from rra.config import register_resolvers  # noqa: E402
+
+register_resolvers(REPO)  # ${repo_root:}, ${builtin_data:...}: what train.py / infer.py register
 SHARED_DATA = Path(os.environ.get("RRA_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"  # the retriever tests' toy KG + questions (data=toy)
 sys.path.insert(0, str(REPO / "tests" / "models"))
 sys.path.insert(0, str(REPO))
-import infer  # noqa: E402  (registers the ${repo_root:} resolver)
+import infer  # noqa: E402
 import train  # noqa: E402
 
 SEARCH = f"hydra.searchpath=[file://{TOY_CONF}]"

@@ -10,7 +10,7 @@ from omegaconf import open_dict
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-import train  # noqa: E402  (registers the ${repo_root:} resolver)
+import train  # noqa: E402
 
 
 def test_train_task_rewriter_publishes_a_loadable_checkpoint(tmp_path: Path, webnlg_root: Path):
