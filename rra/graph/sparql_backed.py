@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from rra.graph import queries as q
+import rra.graph.queries as q
 from rra.graph.base import (
     INVERSE_PREFIX,
     Direction,
