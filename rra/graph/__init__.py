@@ -24,6 +24,7 @@ from rra.graph.base import (
     walk_path,
 )
 from rra.graph.loaders import (
+    EmptyKGError,
     KGFormatError,
     LoadReport,
     detect_format,
@@ -41,7 +42,7 @@ from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph
 __all__ = [
     "INVERSE_PREFIX",
     "GraphStats",
-    "KGFormatError",
+    "EmptyKGError", "KGFormatError",
     "KnowledgeGraph",
     "LoadReport",
     "NetworkXGraph",

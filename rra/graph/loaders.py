@@ -7,7 +7,7 @@ a large dump does not cost the whole load.
 from __future__ import annotations
 
 import gc
-import io
+import logging
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +23,12 @@ OnError = Literal["raise", "skip"]
 # Extension -> format. MetaQA's kb.txt is `head|relation|tail`, hence .txt -> pipe.
 EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".nt": "nt"}
 MAX_REASONS = 5
+MAX_VALUE_CHARS = 200  # a 1 MB line is quoted by its start, not whole
+# A first line made of these words is a column header, not a triple.
+HEADER_WORDS = {"head", "relation", "tail", "subject", "predicate", "object", "source", "target",
+                "h", "r", "t", "s", "p", "o", "rel", "edge", "from", "to", "property", "value"}
+
+log = logging.getLogger(__name__)
 
 
 class KGFormatError(ValueError):
@@ -30,7 +36,17 @@ class KGFormatError(ValueError):
 
     def __init__(self, path: str | Path, line: int, problem: str, value: str):
         self.path, self.line, self.problem, self.value = str(path), line, problem, value
-        super().__init__(f"{path}:{line}: {problem}: {value!r}")
+        super().__init__(f"{path}:{line}: {problem}: {shorten(value)}")
+
+
+class EmptyKGError(ValueError):
+    """A KG file that holds no triple at all (empty, only comments, or every line skipped)."""
+
+
+def shorten(value: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """repr() of a value, cut to `limit` characters with the full length said."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(value)} characters)"
 
 
 @dataclass
@@ -41,11 +57,15 @@ class LoadReport:
     triples: int = 0
     labels: int = 0
     skipped: int = 0
+    duplicates: int = 0  # triples that occur more than once (kept once by every backend)
+    header: str | None = None  # a first line of column names, not read as a triple
     reasons: list[str] = field(default_factory=list)  # the first MAX_REASONS skip reasons
 
     def __str__(self) -> str:
         text = (f"{self.path} ({self.format}): {self.lines} lines, {self.triples} triples, "
-                f"{self.labels} labels, {self.skipped} skipped")
+                f"{self.labels} labels, {self.skipped} skipped, {self.duplicates} duplicate triples")
+        if self.header is not None:
+            text += f"\n  line 1 is a header, not a triple: {self.header!r}"
         return text + "".join(f"\n  skipped {r}" for r in self.reasons)
 
 
@@ -116,7 +136,7 @@ def _on_bad_line(path: str | Path, on_error: str, report: LoadReport):
             raise KGFormatError(path, lineno, problem, value)
         report.skipped += 1
         if len(report.reasons) < MAX_REASONS:
-            report.reasons.append(f"line {lineno}: {problem}: {value!r}")
+            report.reasons.append(f"line {lineno}: {problem}: {shorten(value)}")
 
     return bad
 
@@ -126,8 +146,10 @@ def read_triples(
     format: str | None = None,
     on_error: OnError = "raise",
     mapping: RdfMapping | None = None,
+    allow_empty: bool = False,
 ) -> tuple[list[Triple], dict[str, str], LoadReport]:
-    """Triples, labels (from label-predicate triples) and a report."""
+    """Triples, labels (from label-predicate triples) and a report. A file with no triple is an
+    `EmptyKGError` unless `allow_empty` (a labels-only .nt file)."""
     fmt = detect_format(path, format)
     mapping = mapping or RdfMapping()
     report = LoadReport(str(path), fmt)
@@ -141,7 +163,12 @@ def read_triples(
         if fmt == "nt":
             _parse_ntriples_lines(lines, mapping, triples, labels, bad)
         else:
-            _parse_delimited_lines(lines, "|" if fmt == "pipe" else "\t", triples, bad)
+            sep = "|" if fmt == "pipe" else "\t"
+            if lines and is_header(lines[0], sep):
+                report.header = lines[0]
+                log.info("%s: line 1 is a column header, not a triple: %r", path, lines[0])
+                lines = [""] + lines[1:]  # keep line numbers
+            _parse_delimited_lines(lines, sep, triples, bad)
     if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
         label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
         if label_relations:
@@ -150,8 +177,18 @@ def read_triples(
                     labels.setdefault(t.head, t.tail)
             triples = [t for t in triples if t.relation not in label_relations]
     report.triples = len(triples)
+    report.duplicates = len(triples) - len(set(triples))
     report.labels = len(labels)
+    if not triples and not allow_empty:
+        why = f"{report.lines} lines, {report.skipped} skipped" + "".join(f"; {r}" for r in report.reasons[:2])
+        raise EmptyKGError(f"{path}: no triples in this KG file ({fmt} format; {why})")
     return triples, labels, report
+
+
+def is_header(line: str, sep: str) -> bool:
+    """`head|relation|tail`, `subject\tpredicate\tobject`, ...: three column names."""
+    parts = [p.strip().lower().lstrip("#").strip() for p in line.split(sep)]
+    return len(parts) == 3 and all(p in HEADER_WORDS for p in parts)
 
 
 def _read_lines(path: str | Path, bad) -> list[str]:
@@ -221,7 +258,7 @@ def read_labels(
 ) -> tuple[dict[str, str], LoadReport]:
     """Labels from `id<TAB>label` lines, or from label-predicate triples of an .nt file."""
     if Path(path).suffix.lower() == ".nt":
-        _, labels, report = read_triples(path, "nt", on_error, mapping)
+        _, labels, report = read_triples(path, "nt", on_error, mapping, allow_empty=True)
         return labels, report
     report = LoadReport(str(path), "labels-tsv")
     bad = _on_bad_line(path, on_error, report)

@@ -236,3 +236,40 @@ def test_networkx_fast_build_equals_add_edges_from():
     assert nx.utils.graphs_equal(kg.g, ref)
     assert sorted(kg.g.edges(keys=True)) == sorted(ref.edges(keys=True))
     assert kg.g.number_of_edges() == len(TRIPLES) + 1
+
+
+# -- headers, empty files, duplicates, long lines -------------------------------------------
+def test_a_header_line_is_reported_not_read_as_a_triple(tmp_path):
+    from rra.graph.loaders import read_triples
+
+    f = tmp_path / "kb.tsv"
+    f.write_text("head\trelation\ttail\nAlien\tdirected_by\tRidley Scott\n", encoding="utf-8")
+    triples, _, report = read_triples(f)
+    assert [t.as_tuple() for t in triples] == [("Alien", "directed_by", "Ridley Scott")]
+    assert report.header == "head\trelation\ttail" and "header" in str(report)
+    g = tmp_path / "kb.txt"
+    g.write_text("Subject|Predicate|Object\nhead|relation|Ridley Scott\n", encoding="utf-8")
+    triples, _, report = read_triples(g)  # only line 1 can be a header
+    assert [t.as_tuple() for t in triples] == [("head", "relation", "Ridley Scott")]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+def test_an_empty_kg_file_is_a_named_error(tmp_path, text):
+    from rra.graph.loaders import EmptyKGError, load_graph
+
+    f = tmp_path / "kb.nt"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(EmptyKGError, match="kb.nt: no triples"):
+        load_graph(f)
+
+
+def test_duplicates_are_counted_and_long_values_cut(tmp_path):
+    from rra.graph.loaders import KGFormatError, read_triples
+
+    f = tmp_path / "kb.txt"
+    f.write_text("a|r|b\na|r|b\na|r|c\n", encoding="utf-8")
+    assert read_triples(f)[2].duplicates == 1
+    f.write_text("a|r|b\n" + "x" * 1_000_000 + "\n", encoding="utf-8")
+    with pytest.raises(KGFormatError) as err:
+        read_triples(f)
+    assert "kb.txt:2" in str(err.value) and len(str(err.value)) < 400 and "1000000 characters" in str(err.value)
