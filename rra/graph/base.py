@@ -80,6 +80,11 @@ class UnknownEntityError(KeyError):
         return f"unknown entity {self.entity!r}: not in the knowledge graph"
 
 
+class GraphError(RuntimeError):
+    """A KG backend could not answer: endpoint down or timed out, a refused query, a malformed
+    result. Methods record it per question as `graph_error`; it never means "no such fact"."""
+
+
 @runtime_checkable
 class KnowledgeGraph(Protocol):
     """What every backend (NetworkX, embedded Oxigraph, SPARQL endpoint) answers, identically."""
@@ -111,6 +116,14 @@ class KnowledgeGraph(Protocol):
         self, entity: str, path: Sequence[str], limit: int | None = None
     ) -> list[PathInstance]:
         """All instantiations of `path` from `entity` (at most `limit`, in a deterministic order)."""
+        ...
+
+    def follow_path_batch(
+        self, entities: Sequence[str], path: Sequence[str], limit: int | None = None
+    ) -> dict[str, list[PathInstance]]:
+        """`follow_path` from many entities at once: one query per path on SPARQL backends, so a
+        batch of questions costs a request per distinct predicted path, not per question.
+        An entity the KG does not hold maps to []."""
         ...
 
     def triples(

@@ -340,8 +340,10 @@ def load_graph(
     entity_base: str | None = None,
     relation_base: str | None = None,
     label_predicate: str | None = None,
+    graph_iri: str | list[str] | None = None,
 ):
     """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
+    `graph_iri` (Oxigraph): the named graph the KG is loaded into and read from.
 
     backend="oxigraph" keeps the store in memory, or on disk at `store_path`; with `store_path`
     and no `path` it opens a store loaded earlier (e.g. by ``rra-kg load``)."""
@@ -355,7 +357,7 @@ def load_graph(
                          "(for a SPARQL endpoint use rra.graph.SparqlGraph)")
     if path is None:
         if backend == "oxigraph" and store_path is not None:
-            return OxigraphGraph(path=store_path, mapping=mapping)
+            return OxigraphGraph(path=store_path, mapping=mapping, graph_iri=graph_iri)
         raise ValueError("load_graph needs a KG file (path=...), or backend=oxigraph with store_path")
     if not Path(path).exists():
         raise FileNotFoundError(f"KG file not found: {path}")
@@ -370,6 +372,6 @@ def load_graph(
         if backend == "networkx":
             kg = NetworkXGraph(triples, labels)
         else:
-            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping)
+            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping, graph_iri=graph_iri)
     kg.load_report = report
     return kg

@@ -126,6 +126,11 @@ class NetworkXGraph:
     ) -> list[PathInstance]:
         return walk_path(self, entity, path, limit)
 
+    def follow_path_batch(
+        self, entities: Sequence[str], path: Sequence[str], limit: int | None = None
+    ) -> dict[str, list[PathInstance]]:
+        return {e: walk_path(self, e, path, limit) if self.has_entity(e) else [] for e in dict.fromkeys(entities)}
+
     def triples(
         self,
         entity: str,

@@ -6,13 +6,13 @@ triples load in about a second); queries are the shared ones of queries.py.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import pyoxigraph as ox
 
-from rra.graph.base import Triple
+from rra.graph.base import GraphError, Triple
 from rra.graph.loaders import ntriples_text
-from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
+from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
 
 
@@ -36,12 +36,16 @@ class OxigraphGraph(SparqlBackedGraph):
         relation_base: str = DEFAULT_RELATION_BASE,
         label_predicate: str = RDFS_LABEL,
         batch_size: int = 500,
+        graph_iri: str | Sequence[str] | None = None,
     ):
         if store is None:
             store = ox.Store(str(path)) if path is not None else ox.Store()
         self.store = store
         self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate)
         self.batch_size = batch_size
+        # Named graphs: every query reads only these (their union); loading writes to the first.
+        self.graph_iris = graph_iris(graph_iri)
+        self._graphs = [ox.NamedNode(g) for g in self.graph_iris] or None
 
     @classmethod
     def from_triples(
@@ -61,29 +65,37 @@ class OxigraphGraph(SparqlBackedGraph):
         triples = list(triples)
         fresh = not len(self.store)
         text = ntriples_text(triples, labels if fresh else None, self.mapping, label_all=fresh)
-        self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+        target = self._graphs[0] if self._graphs else None
+        self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
         if not fresh:
             pred = ox.NamedNode(self.mapping.label_predicate)
             entities = {x for t in triples for x in (t.head, t.tail)}
             unlabelled = {
                 x: x for x in entities
-                if next(iter(self.store.quads_for_pattern(ox.NamedNode(self.mapping.entity_iri(x)), pred, None)), None) is None
+                if next(iter(self.store.quads_for_pattern(ox.NamedNode(self.mapping.entity_iri(x)), pred, None,
+                                                          target)), None) is None
             }
             self.set_labels({**unlabelled, **(labels or {})})
 
     def set_labels(self, labels: dict[str, str]) -> None:
         """Replace the labels of these entities (only those in a triple, as NetworkX does)."""
         pred = ox.NamedNode(self.mapping.label_predicate)
+        target = self._graphs[0] if self._graphs else ox.DefaultGraph()
         for x, text in labels.items():
             node = ox.NamedNode(self.mapping.entity_iri(x))
             if not self.has_entity(x):
                 continue
-            for quad in list(self.store.quads_for_pattern(node, pred, None)):
+            for quad in list(self.store.quads_for_pattern(node, pred, None, target)):
                 self.store.remove(quad)
-            self.store.add(ox.Quad(node, pred, ox.Literal(text)))
+            self.store.add(ox.Quad(node, pred, ox.Literal(text), target))
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
-        return [tuple(_term(s[v]) for v in variables) for s in self.store.query(query)]
+        self.requests += 1
+        try:
+            solutions = self.store.query(query, default_graph=self._graphs)
+            return [tuple(_term(s[v]) for v in variables) for s in solutions]
+        except OSError as e:  # the on-disk store could not be read
+            raise GraphError(f"Oxigraph store: {e}") from e
 
     def flush(self) -> None:
         self.store.flush()

@@ -98,6 +98,19 @@ def triple_count(m: RdfMapping) -> str:
     return "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }"
 
 
+def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str]) -> str:
+    """?x0 .. ?xn: every instantiation of a relation path from each of `entities` (?x0), in one
+    query: the path is a join, the start entities a VALUES block."""
+    steps, prev = [values("x0", [m.entity_iri(x) for x in entities])], "?x0"
+    for i, relation in enumerate(relations, 1):
+        inverse = relation.startswith("^")
+        r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
+        steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
+        prev = f"?x{i}"
+    variables = " ".join(f"?x{i}" for i in range(len(relations) + 1))
+    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
+
+
 def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
     """?x1 .. ?xn: every instantiation of a relation path from `entity` in one query
     (`^r` walks r backwards), so an n-hop path costs one round trip, not n."""

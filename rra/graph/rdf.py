@@ -188,3 +188,15 @@ def _to_id(base: str, iri: str, back) -> str:
         except ValueError:  # e.g. a relation IRI that would decode to "^r"
             pass
     return iri
+
+
+def graph_iris(graph_iri) -> list[str]:
+    """`graph_iri` as a list: None -> [] (the store's default graph), one IRI, or several (their
+    union is read). IRIs are checked here so a typo fails at start-up, not inside a query."""
+    if graph_iri is None:
+        return []
+    iris = [graph_iri] if isinstance(graph_iri, str) else [str(g) for g in graph_iri]
+    for g in iris:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+", g):
+            raise ValueError(f"graph_iri {g!r} is not an absolute IRI (e.g. http://example.org/kg)")
+    return iris

@@ -42,6 +42,7 @@ class SparqlBackedGraph:
     mapping: RdfMapping
     batch_size: int = 500
     load_report = None  # set by rra.graph.load_graph
+    requests = 0  # queries sent to the store (HTTP requests, retries included, on an endpoint)
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         """Run a SELECT and return its rows as tuples of terms, in `variables` order."""
@@ -149,6 +150,27 @@ class SparqlBackedGraph:
             PathInstance(w, [step_triple(w[i], r, w[i + 1]) for i, r in enumerate(path)])
             for w in walks
         ]
+
+    def follow_path_batch(
+        self, entities: Sequence[str], path: Sequence[str], limit: int | None = None
+    ) -> dict[str, list[PathInstance]]:
+        """One query per `batch_size` start entities; each entity's instances sorted as in
+        `follow_path`."""
+        found: dict[str, list[list[str]]] = {e: [] for e in entities}
+        if not path:
+            return {e: [] for e in found}
+        variables = tuple(f"x{i}" for i in range(len(path) + 1))
+        for chunk in chunks(list(found), self.batch_size):
+            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            for row in self._select(q.path_batch(self.mapping, chunk, path), variables):
+                start = by_iri.get(row[0][1]) if row[0] is not None else None
+                if start is not None:  # ignore rows for entities not asked for
+                    found[start].append([start] + [self._entity(t) for t in row[1:]])
+        out = {}
+        for e, walks in found.items():
+            walks = sorted(walks)[:limit] if limit is not None else sorted(walks)
+            out[e] = [PathInstance(w, [step_triple(w[i], r, w[i + 1]) for i, r in enumerate(path)]) for w in walks]
+        return out
 
     def triples(
         self,

@@ -13,7 +13,9 @@ from collections import OrderedDict
 
 import httpx
 
-from rra.graph.rdf import COMMON_PREFIXES, DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
+from rra.graph.base import GraphError
+from rra.graph.rdf import (COMMON_PREFIXES, DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping,
+                           graph_iris)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
@@ -21,7 +23,7 @@ RESULTS_JSON = "application/sparql-results+json"
 _KINDS = {"uri": "iri", "literal": "literal", "typed-literal": "literal", "bnode": "bnode"}
 
 
-class SparqlEndpointError(RuntimeError):
+class SparqlEndpointError(GraphError):
     """The endpoint could not be reached, timed out, or refused the query."""
 
 
@@ -43,10 +45,14 @@ class SparqlGraph(SparqlBackedGraph):
         headers: dict[str, str] | None = None,
         trust_env: bool = True,
         mapping: RdfMapping | None = None,
+        graph_iri: str | list[str] | None = None,
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
         self.endpoint = endpoint
+        # Named graphs (SPARQL protocol `default-graph-uri`): every query reads only their union.
+        # A Virtuoso endpoint's default graph is every graph in the store, system graphs included.
+        self.graph_iris = graph_iris(graph_iri)
         all_prefixes = {**COMMON_PREFIXES, **dict(prefixes or {})}
         self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate, all_prefixes, label_language)
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
@@ -54,7 +60,6 @@ class SparqlGraph(SparqlBackedGraph):
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], list[Row]] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
         self._lock = threading.Lock()  # walkers may query from several threads
-        self.requests = 0  # HTTP requests sent, retries included
         self._client = httpx.Client(
             timeout=timeout,
             headers={"Accept": RESULTS_JSON, **dict(headers or {})},
@@ -74,7 +79,7 @@ class SparqlGraph(SparqlBackedGraph):
                 self.cache_hits += 1
                 return rows
             self.cache_misses += 1
-        rows = self._parse(self._post(query), variables)
+        rows = self._parse(self._post(query), variables, self.endpoint)
         if self.cache_size:
             with self._lock:
                 self._cache[key] = rows
@@ -91,7 +96,7 @@ class SparqlGraph(SparqlBackedGraph):
                 time.sleep(min(self.backoff * 2 ** (attempt - 1), self.max_backoff))
             self.requests += 1
             try:
-                resp = self._client.post(self.endpoint, data={"query": query})
+                resp = self._client.post(self.endpoint, data={"query": query, "default-graph-uri": self.graph_iris})
             except httpx.TimeoutException:
                 problem = f"timed out after {self.timeout} s"
                 continue
@@ -123,14 +128,19 @@ class SparqlGraph(SparqlBackedGraph):
         )
 
     @staticmethod
-    def _parse(data: dict, variables: tuple[str, ...]) -> list[Row]:
+    def _parse(data: dict, variables: tuple[str, ...], endpoint: str = "") -> list[Row]:
         rows = []
-        for binding in data.get("results", {}).get("bindings", []):
-            row = []
-            for v in variables:
-                b = binding.get(v)
-                row.append(None if b is None else (_KINDS.get(b["type"], b["type"]), b["value"]))
-            rows.append(tuple(row))
+        try:
+            for binding in data["results"]["bindings"]:
+                row = []
+                for v in variables:
+                    b = binding.get(v)
+                    row.append(None if b is None else (_KINDS.get(b["type"], b["type"]), str(b["value"])))
+                rows.append(tuple(row))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise SparqlEndpointError(
+                f"SPARQL endpoint {endpoint} returned a malformed result ({type(e).__name__}: {e}): "
+                f"{str(data)[:200]}") from None
         return rows
 
     def close(self) -> None:

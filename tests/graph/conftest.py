@@ -17,6 +17,11 @@ import pytest
 from rra.graph import NetworkXGraph, OxigraphGraph, SparqlGraph, write_ntriples
 
 from graph_small_kg import LABELS, TRIPLES, free_port
+from rra.graph import Triple
+
+NAMED_GRAPH = "http://rra.test/graph/kg"
+OTHER_GRAPH = "http://rra.test/graph/other"
+OTHER_TRIPLES = [Triple("Unrelated", "other_relation", "Thing"), Triple("Alien", "other_relation", "Noise")]
 
 @pytest.fixture(scope="session")
 def oxigraph_endpoint(tmp_path_factory) -> str:
@@ -31,6 +36,14 @@ def oxigraph_endpoint(tmp_path_factory) -> str:
     write_ntriples(nt, TRIPLES, LABELS)
     store = root / "store"
     subprocess.run([binary, "load", "--location", str(store), "--file", str(nt)],
+                   check=True, capture_output=True, timeout=60)
+    # The same KG in a named graph, beside another graph of unrelated facts: the `sparql_named`
+    # backend must see exactly the KG (as Virtuoso users scope their endpoint to one graph).
+    subprocess.run([binary, "load", "--location", str(store), "--file", str(nt), "--graph", NAMED_GRAPH],
+                   check=True, capture_output=True, timeout=60)
+    junk = root / "junk.nt"
+    write_ntriples(junk, OTHER_TRIPLES)
+    subprocess.run([binary, "load", "--location", str(store), "--file", str(junk), "--graph", OTHER_GRAPH],
                    check=True, capture_output=True, timeout=60)
     port = free_port()
     log = open(root / "server.log", "wb")
@@ -69,14 +82,22 @@ def reference() -> NetworkXGraph:
     return NetworkXGraph(TRIPLES, LABELS)
 
 
-@pytest.fixture(params=["networkx", "oxigraph", "sparql"])
+@pytest.fixture(params=["networkx", "oxigraph", "oxigraph_named", "sparql", "sparql_named"])
 def kg(request):
-    """The same KG on each backend. Batch sizes are tiny so that batching is exercised."""
+    """The same KG on each backend. Batch sizes are tiny so that batching is exercised. The
+    `_named` variants hold it in a named graph next to unrelated facts (default graph / another
+    named graph) and are scoped to it with `graph_iri`."""
     if request.param == "networkx":
         yield NetworkXGraph(TRIPLES, LABELS)
     elif request.param == "oxigraph":
         yield OxigraphGraph.from_triples(TRIPLES, LABELS, batch_size=2)
+    elif request.param == "oxigraph_named":
+        graph = OxigraphGraph.from_triples(TRIPLES, LABELS, batch_size=2, graph_iri=NAMED_GRAPH)
+        OxigraphGraph(graph.store).add_triples(OTHER_TRIPLES)  # into the default graph
+        OxigraphGraph(graph.store, graph_iri=OTHER_GRAPH).add_triples(OTHER_TRIPLES)
+        yield graph
     else:
         url = request.getfixturevalue("oxigraph_endpoint")
-        with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False) as graph:
+        scope = NAMED_GRAPH if request.param == "sparql_named" else None
+        with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False, graph_iri=scope) as graph:
             yield graph

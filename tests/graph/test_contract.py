@@ -121,6 +121,17 @@ def test_follow_path(kg, reference):
             assert kg.follow_path(x, three_hop, limit) == reference.follow_path(x, three_hop, limit)
 
 
+def test_follow_path_batch_is_follow_path_for_each_start(kg, reference):
+    starts = ["Blade Runner", "Star Wars", BACKSLASH, INJECTION, "Alien", "Nobody at all", "Alien"]
+    for path in (["directed_by", "^directed_by"], ["starred_actors", "^starred_actors", "directed_by"], []):
+        for limit in (None, 1):
+            got = kg.follow_path_batch(starts, path, limit)
+            assert list(got) == list(dict.fromkeys(starts))
+            assert got["Nobody at all"] == []
+            for x in ("Blade Runner", "Star Wars", BACKSLASH, INJECTION, "Alien"):
+                assert got[x] == reference.follow_path(x, path, limit), (x, path, limit)
+
+
 def test_triples_sorted_and_sampled(kg):
     around = kg.triples("Ridley Scott")
     assert around == sorted({t for t in TRIPLES if "Ridley Scott" in (t.head, t.tail)})

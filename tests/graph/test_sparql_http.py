@@ -26,9 +26,11 @@ class FakeEndpoint:
     """A tiny SPARQL endpoint on 127.0.0.1 that fails `failures` times with `status`
     (or sleeps `delay` s) before answering ANSWER. Records the queries it receives."""
 
-    def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0):
+    def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0, answer=None):
         self.failures, self.status, self.delay = failures, status, delay
+        self.reply = ANSWER if answer is None else answer
         self.queries: list[str] = []
+        self.forms: list[dict] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +42,7 @@ class FakeEndpoint:
 
             def answer(self):
                 body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+                endpoint.forms.append(parse_qs(body))
                 endpoint.queries.append(parse_qs(body)["query"][0])
                 if endpoint.delay:
                     time.sleep(endpoint.delay)
@@ -48,7 +51,7 @@ class FakeEndpoint:
                     self.end_headers()
                     self.wfile.write(b"try again later")
                     return
-                data = json.dumps(ANSWER).encode()
+                data = json.dumps(endpoint.reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/sparql-results+json")
                 self.send_header("Content-Length", str(len(data)))
@@ -174,3 +177,24 @@ def test_wrong_path_says_so(oxigraph_endpoint):
     url = oxigraph_endpoint.replace("/query", "/no-such-path")
     with graph(url, retries=0) as kg, pytest.raises(SparqlEndpointError, match="not found.*check the URL"):
         kg.has_entity("Alien")
+
+
+@pytest.mark.parametrize("answer", [{"head": {}}, {"results": {"bindings": [{"e": {"value": "x"}}]}}, [1, 2]])
+def test_malformed_results_name_the_endpoint(fake, answer):
+    server = fake(answer=answer)
+    with pytest.raises(SparqlEndpointError, match="malformed result") as err:
+        graph(server.url).neighbors("Alien", "directed_by")
+    assert server.url in str(err.value)
+
+
+def test_graph_iri_goes_with_every_request(fake):
+    server = fake()
+    kg = graph(server.url, graph_iri=["http://a.test/g1", "http://a.test/g2"], cache_size=0)
+    kg.neighbors("Alien", "directed_by")
+    kg.follow_path_batch(["Alien", "Heat"], ["directed_by"])
+    assert len(server.forms) == 2
+    assert all(f["default-graph-uri"] == ["http://a.test/g1", "http://a.test/g2"] for f in server.forms)
+    graph(server.url).neighbors("Heat", "directed_by")
+    assert "default-graph-uri" not in server.forms[-1]  # unscoped: the endpoint's default graph
+    with pytest.raises(ValueError, match="not an absolute IRI"):
+        graph(server.url, graph_iri="metaqa graph")
