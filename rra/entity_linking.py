@@ -40,7 +40,7 @@ STOPWORDS = frozenset(
 @dataclass
 class LinkResult:
     entities: list[str]  # linked entity ids, best first (the pipeline walks from entities[0])
-    status: str = "ok"  # ok | unknown_entity | no_topic_entity
+    status: str = "ok"  # ok | unknown_entity | no_topic_entity | graph_error
     mentions: list[str] = field(default_factory=list)  # surface strings that produced `entities`
     ambiguous: dict[str, list[str]] = field(default_factory=dict)  # mention -> all candidate ids
     source: str = ""  # given | marked | lexical

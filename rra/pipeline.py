@@ -13,6 +13,7 @@ call when the answerer offers `answer_many`. `build_rra` is the Hydra target of 
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from typing import Sequence
 
@@ -20,11 +21,13 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import KnowledgeGraph, Triple
+from rra.graph.base import GraphError, KnowledgeGraph, Triple
 from rra.methods import Prediction
-from rra.retrieve import PathRetrieval, Retrieval
+from rra.retrieve import PathRetrieval
 from rra.rewrite import Rewriter
 from rra.text import BRACKETED
+
+log = logging.getLogger(__name__)
 
 
 class RRAPipeline:
@@ -42,8 +45,7 @@ class RRAPipeline:
 
     def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
         start = time.perf_counter()
-        links = [link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
-                               self.max_ngram, rel_words=self._relation_words()) for ex in examples]
+        links = [self._link(ex) for ex in examples]
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == "ok"]
@@ -54,6 +56,10 @@ class RRAPipeline:
                 candidates = self._predict(examples, links, todo)
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
+        # One graph request per distinct predicted path for the whole batch (SPARQL stores).
+        prefetched, prefetch_errors = self.retrieval.prefetch(
+            self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities])
+        self.prefetch_errors = prefetch_errors
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
         # Retrieve per question; rewrite the ready ones together (a trained rewriter generates all
@@ -62,11 +68,12 @@ class RRAPipeline:
         preds, ready = [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            pred, item = self._prepare(ex, link, candidates.get(i, []), model_error)
+            pred, item = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
             if item is not None:
                 ready.append((pred, item))
+        self._fill_labels(ready)
         waiting = self._rewrite_all(ready)
         if waiting:
             t0 = time.perf_counter()
@@ -78,6 +85,14 @@ class RRAPipeline:
         for pred in preds:
             pred.latency_s = round(pred.latency_s, 6)
         return preds
+
+    def _link(self, ex: QAExample) -> LinkResult:
+        """The question's topic entity; a graph failure costs this question, not the batch."""
+        try:
+            return link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
+                                 self.max_ngram, rel_words=self._relation_words())
+        except GraphError as err:
+            return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
 
     def _relation_words(self) -> frozenset[str]:
         """The KG's relation words, for linking questions from their text (read once)."""
@@ -121,7 +136,7 @@ class RRAPipeline:
         return 0.0
 
     # --- one question ----------------------------------------------------------------------------
-    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str):
+    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str, prefetched=None):
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, (question, retrieval, labels)."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
@@ -143,7 +158,7 @@ class RRAPipeline:
             pred.status, pred.errors = "no_path", [model_error]
             return pred, None
 
-        r = self.retrieval.retrieve(self.kg, link.entities[0], cands)
+        r = self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)
         pred.errors += r.errors
         pred.paths = [p.to_dict() for p in r.paths]
         pred.triples = r.triples
@@ -158,7 +173,7 @@ class RRAPipeline:
             pred.status = r.status
             return pred, None
 
-        return pred, (ex.question, r, self._labels(r))
+        return pred, (ex.question, r, {})
 
     def _answer_all(self, items: list[tuple]) -> list[Answer]:
         many = getattr(self.answerer, "answer_many", None)
@@ -181,13 +196,17 @@ class RRAPipeline:
             answers.append(ans)
         return answers
 
-    def _labels(self, r: Retrieval) -> dict[str, str]:
-        ents = {e for t in r.triples for e in (t.head, t.tail)} | {e for p in r.paths for e in p.ends}
+    def _fill_labels(self, ready: list[tuple]) -> None:
+        """Labels of every entity the ready questions retrieved, in one `labels` call for the batch
+        (chunked by the backend), written into each question's label dict."""
+        wanted = {id(r): {e for t in r.triples for e in (t.head, t.tail)} | {e for p in r.paths for e in p.ends}
+                  for _, (_, r, _) in ready}
         try:
-            labels = self.kg.labels(sorted(ents))
-        except Exception:  # labels are cosmetic for id==label KGs; never fail a question on them
+            labels = self.kg.labels(sorted(set().union(*wanted.values()))) if wanted else {}
+        except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them
             labels = {}
-        return {e: labels.get(e, e) for e in ents}
+        for _, (_, r, own) in ready:
+            own.update({e: labels.get(e, e) for e in wanted[id(r)]})
 
     def _rewrite_all(self, ready: list[tuple]) -> list[tuple]:
         """Knowledge text for each (pred, (question, retrieval, labels)); returns (pred, answerer
@@ -278,10 +297,11 @@ def build(cfg, **available):
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
               use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
-              semantics=None, link_candidates: int = 3) -> RRAPipeline:
+              semantics=None, link_candidates: int = 3, strict_relations: bool = False) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
-    on a KG with other relations is refused at once (instead of every question ending in no_path).
+    on relations the KG lacks is refused at once (instead of every question ending in no_path); KG
+    relations it never saw are a warning (an error with `strict_relations`).
     `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths."""
     from rra.data.records import AnswerSemantics
 
@@ -289,7 +309,9 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
     retrieval.semantics = AnswerSemantics.of(semantics)
     check = getattr(retrieval.model, "check_relations", None)
     if check_relations and check is not None:
-        check(kg.relation_types())
+        warning = check(kg.relation_types(), strict=strict_relations)
+        if warning:
+            log.warning(warning)
     return RRAPipeline(
         kg=kg,
         retrieval=retrieval,

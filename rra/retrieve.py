@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from rra.data.records import AnswerSemantics
-from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError
+from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError
 
 
 class PathPredictor(Protocol):
@@ -87,12 +87,14 @@ def sample_triples(
     seed: int = 0,
     max_instances: int = 10_000,
     semantics: AnswerSemantics | None = None,
+    prefetched: dict | None = None,
 ) -> Retrieval:
     """Instantiate candidate paths (best first) from `topic_entity` until `topk` have instances,
     then fill the triple budget with whole instances, in a seeded shuffle of each path's
     instances: each kept path first gets an equal share (`max_triples // kept`), and whatever budget
     is left goes to the paths in score order. Which instances are answer paths is the dataset's
-    `semantics` (the general rule keeps all; MetaQA's drops walks that return to the topic)."""
+    `semantics` (the general rule keeps all; MetaQA's drops walks that return to the topic).
+    `prefetched`: {(topic, path tuple): instances} already fetched for a batch (`prefetch_paths`)."""
     semantics = semantics or AnswerSemantics()
     out = Retrieval(topic_entity)
     kept: list[tuple[ScoredPath, list[PathInstance]]] = []
@@ -102,11 +104,15 @@ def sample_triples(
         sp = ScoredPath(list(c.path), float(c.score), int(getattr(c, "hop", len(c.path))),
                         float(getattr(c, "hop_prob", 1.0)))
         try:
-            instances = kg.follow_path(topic_entity, sp.path, limit=max_instances)
+            key = (topic_entity, tuple(sp.path))
+            if prefetched is not None and key in prefetched:
+                instances = prefetched[key]
+            else:
+                instances = kg.follow_path(topic_entity, sp.path, limit=max_instances)
         except UnknownEntityError as err:
             out.status, out.errors = "unknown_entity", [str(err)]
             return out
-        except Exception as err:  # backend down / time-out: report, keep the question alive
+        except GraphError as err:  # backend down / time-out: report, keep the question alive
             out.errors.append(f"graph_error: following {sp.path}: {type(err).__name__}: {err}")
             continue
         instances = [i for i in instances if semantics.keeps(i.entities, topic_entity)]
@@ -161,7 +167,7 @@ def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> str:
     except UnknownEntityError as err:
         r.errors.append(str(err))
         return "unknown_entity"
-    except Exception as err:
+    except GraphError as err:
         r.errors.append(f"graph_error: relations({entity!r}): {type(err).__name__}: {err}")
         return "graph_error"
     tried = ", ".join("/".join(p.path) for p in r.dropped[:5])
@@ -203,8 +209,29 @@ class PathRetrieval:
         n = max(self.candidates, self.topk)
         return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop)
 
-    def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence) -> Retrieval:
+    def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence,
+                 prefetched: dict | None = None) -> Retrieval:
         # keep the model's order: with try_second_hop the second length's paths come after the
         # first length's whatever their scores, so they only fill in for paths with no instance
         return sample_triples(kg, topic_entity, candidates, self.topk, self.max_triples, self.seed,
-                              self.max_instances, self.semantics)
+                              self.max_instances, self.semantics, prefetched)
+
+    def prefetch(self, kg: KnowledgeGraph, queries: Sequence[tuple[str, Sequence]]) -> tuple[dict, list[str]]:
+        """Instances of the first `topk` candidate paths of many (topic, candidates) at once: one
+        `follow_path_batch` per distinct path, so a SPARQL store answers a batch of questions with
+        a request per path, not per question. Paths dropped later (no instance) are fetched one by
+        one as before. Returns ({(topic, path): instances}, errors); a failed path is simply not
+        prefetched (the per-question call then reports it)."""
+        by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for topic, cands in queries:
+            for c in list(cands)[: self.topk]:
+                by_path[tuple(c.path)].append(topic)
+        found, errors = {}, []
+        for path, topics in by_path.items():
+            try:
+                got = kg.follow_path_batch(list(dict.fromkeys(topics)), list(path), limit=self.max_instances)
+            except GraphError as err:
+                errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
+                continue
+            found.update({(t, path): got.get(t, []) for t in topics})
+        return found, errors

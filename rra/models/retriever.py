@@ -366,21 +366,39 @@ class Retriever(L.LightningModule):
         model.checkpoint_path = str(path)
         return model.to(map_location).eval()
 
-    def check_relations(self, kg_relations: Sequence[str]) -> None:
-        """Fail clearly if the KG's relations differ from the checkpoint's vocabulary. Forward-only
-        lists (as `KnowledgeGraph.relation_types()` gives) are expanded with their inverses."""
+    def check_relations(self, kg_relations: Sequence[str], strict: bool = False) -> str | None:
+        """Compare the checkpoint's relations with the KG's (forward-only lists, as
+        `KnowledgeGraph.relation_types()` gives, are expanded with their inverses).
+
+        A relation the model predicts but the KG lacks is an error (its paths could never be
+        followed). KG relations the model never saw are normal for a store holding more than the
+        training KG: returned as a warning (count and the first few), an error only if `strict`."""
         kg = set(kg_relations)
         if not any(r.startswith(INVERSE_PREFIX) for r in kg):
             kg |= {inverse(r) for r in kg}
         mine = set(self.relations)
-        if kg != mine:
-            where = self.checkpoint_path or "this retriever"
+        where = self.checkpoint_path or "this retriever"
+        missing = sorted(r for r in mine - kg if not r.startswith(INVERSE_PREFIX))
+        if missing:
             raise RelationMismatchError(
-                f"{where} was trained on a different relation set than this knowledge graph: "
-                f"in the KG but unknown to the model: {sorted(kg - mine)}; "
-                f"known to the model but not in the KG: {sorted(mine - kg)}. "
-                "Train a retriever on this KG (python train.py data=...)."
+                f"{where} knows {len(missing)} relation(s) this knowledge graph does not have: "
+                f"{few(missing)}. Is it the KG the retriever was trained on (graph_iri / data.kb_path)? "
+                "Else train a retriever on this KG (python train.py data=...)."
             )
+        unseen = sorted(r for r in kg - mine if not r.startswith(INVERSE_PREFIX))
+        if not unseen:
+            return None
+        message = (f"the knowledge graph has {len(unseen)} relation(s) {where} never saw (its paths "
+                   f"will not use them): {few(unseen)}")
+        if strict:
+            raise RelationMismatchError(message + " (strict_relations=true)")
+        return message
+
+
+def few(items: Sequence[str], n: int = 8) -> str:
+    """The first `n` items and how many more: error messages never list hundreds of names."""
+    shown = ", ".join(items[:n])
+    return shown + (f", ... ({len(items) - n} more)" if len(items) > n else "")
 
 
 def _torch_load(path: Path, map_location) -> dict:

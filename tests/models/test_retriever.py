@@ -127,13 +127,19 @@ def test_checkpoint_round_trip_predicts_identically(tiny_kwargs, tmp_path):
     loaded.check_relations(toy_kg().relation_types())  # same KG: no error
 
 
-def test_mismatched_relations_error_lists_the_difference(trained, tmp_path):
+def test_relations_the_kg_lacks_are_an_error_unseen_kg_relations_a_warning(trained, tmp_path):
     model, _ = trained
-    kg_relations = [r for r in toy_kg().relation_types() if r != "has_genre"] + ["written_by"]
-    with pytest.raises(RelationMismatchError) as err:
+    kg_relations = [r for r in toy_kg().relation_types() if r != "has_genre"]
+    with pytest.raises(RelationMismatchError, match="1 relation.*has_genre"):
         model.check_relations(kg_relations)
-    msg = str(err.value)
-    assert "written_by" in msg and "has_genre" in msg
+    # a store holding 200 more relations (a Virtuoso default graph): a short warning, not an error
+    extra = [f"system_relation_{i:03d}" for i in range(200)]
+    warning = model.check_relations(toy_kg().relation_types() + extra)
+    assert "200 relation(s)" in warning and "system_relation_007" in warning
+    assert "system_relation_008" not in warning and "(192 more)" in warning
+    with pytest.raises(RelationMismatchError, match="strict_relations") as err:
+        model.check_relations(toy_kg().relation_types() + extra, strict=True)
+    assert len(str(err.value)) < 600
 
 
 def test_corrupt_and_foreign_checkpoints_fail_naming_the_file(tmp_path):

@@ -144,3 +144,48 @@ def test_failed_rewrite_many_falls_back_to_triples_and_records_the_error(movie_k
     assert "(Alien, directed by, Ridley Scott)" in preds[0].knowledge
     assert any("rewriter batch: RuntimeError: model exploded" in e for e in preds[0].errors)
     assert preds[0].answers[0] == "Ridley Scott"
+
+
+class CountingGraph:
+    """The movie KG behind a wrapper that counts path queries and fails for chosen entities,
+    like a SPARQL store that errs on some requests."""
+
+    def __init__(self, kg, failing=()):
+        self.kg, self.failing, self.batch_calls, self.single_calls = kg, set(failing), 0, 0
+
+    def __getattr__(self, name):
+        return getattr(self.kg, name)
+
+    def has_entity(self, entity):
+        if entity in self.failing:
+            from rra.graph.base import GraphError
+            raise GraphError(f"HTTP 500 for {entity}")
+        return self.kg.has_entity(entity)
+
+    def follow_path(self, entity, path, limit=None):
+        self.single_calls += 1
+        return self.kg.follow_path(entity, path, limit)
+
+    def follow_path_batch(self, entities, path, limit=None):
+        self.batch_calls += 1
+        return self.kg.follow_path_batch(entities, path, limit)
+
+
+def test_a_batch_costs_one_path_query_per_distinct_path(movie_kg, retrieval, example):
+    kg = CountingGraph(movie_kg)
+    exs = [example(f"who directed [{m}]", [], qid=str(i)) for i, m in enumerate(["Alien", "Heat", "Witness", "Gladiator"])]
+    preds = make(kg, retrieval).answer_batch(exs)
+    assert [p.status for p in preds] == ["ok"] * 4
+    distinct = {tuple(d["path"]) for p in preds for d in p.paths}
+    assert kg.batch_calls <= retrieval.topk * len(distinct) + 2 and kg.batch_calls < len(exs) * retrieval.topk
+    one_by_one = [make(movie_kg, retrieval).answer(e) for e in exs]
+    assert [p.answers for p in preds] == [p.answers for p in one_by_one]
+
+
+def test_a_graph_failure_costs_one_question_not_the_run(movie_kg, retrieval, example):
+    kg = CountingGraph(movie_kg, failing={"Heat"})
+    exs = [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+           example("who directed [Heat]", ["Michael Mann"], qid="2")]
+    ok, failed = make(kg, retrieval).answer_batch(exs)
+    assert ok.status == "ok" and ok.answers[0] == "Ridley Scott"
+    assert failed.status == "graph_error" and "HTTP 500 for Heat" in failed.errors[0]

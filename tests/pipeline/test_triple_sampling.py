@@ -3,6 +3,7 @@ from dataclasses import dataclass
 import pytest
 
 from rra.graph import NetworkXGraph, Triple
+from rra.graph.base import GraphError
 from rra.retrieve import sample_triples
 
 
@@ -80,7 +81,7 @@ class SilentGraph(NetworkXGraph):
 
 class BrokenGraph(NetworkXGraph):
     def follow_path(self, entity, path, limit=None):
-        raise ConnectionError("endpoint down")
+        raise GraphError("endpoint down")
 
 
 def test_empty_graph_reply_and_graph_error():
