@@ -97,12 +97,17 @@ def link_entities(
     max_ngram: int = 8,
     max_entities: int = 3,
     rel_words: frozenset[str] | None = None,
+    given_labels: dict[str, str] | None = None,
 ) -> LinkResult:
-    """`rel_words`: `relation_vocabulary(kg)`, computed once by a caller that links many questions."""
+    """`rel_words`: `relation_vocabulary(kg)`, computed once by a caller that links many questions.
+    `given_labels`: `kg.labels(...)` of the given topics, fetched once for a batch (the KG's
+    entities among them, with their labels)."""
     if given:
-        known = [e for e in given if kg.has_entity(e)]
+        if given_labels is None:
+            given_labels = {e: kg.label(e) for e in given if kg.has_entity(e)}
+        known = [e for e in given if e in given_labels]
         if known:
-            return LinkResult(known, mentions=[kg.label(e) for e in known], source="given")
+            return LinkResult(known, mentions=[given_labels[e] for e in known], source="given")
         return LinkResult([], "unknown_entity", list(given), source="given",
                           error=f"topic entity {given[0]!r} is not in the knowledge graph")
 

@@ -45,7 +45,8 @@ class RRAPipeline:
 
     def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
         start = time.perf_counter()
-        links = [self._link(ex) for ex in examples]
+        given_labels = self._given_labels(examples)
+        links = [self._link(ex, given_labels) for ex in examples]
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == "ok"]
@@ -86,11 +87,21 @@ class RRAPipeline:
             pred.latency_s = round(pred.latency_s, 6)
         return preds
 
-    def _link(self, ex: QAExample) -> LinkResult:
+    def _given_labels(self, examples: Sequence[QAExample]) -> dict[str, str] | None:
+        """Labels of every given topic of the batch in one call (only the KG's entities come
+        back); None when topics are linked from the text or the call failed (then per question)."""
+        if not self.use_gold_topic:
+            return None
+        try:
+            return self.kg.labels(sorted({e for ex in examples for e in ex.topic_entities}))
+        except GraphError:
+            return None
+
+    def _link(self, ex: QAExample, given_labels: dict[str, str] | None = None) -> LinkResult:
         """The question's topic entity; a graph failure costs this question, not the batch."""
         try:
             return link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
-                                 self.max_ngram, rel_words=self._relation_words())
+                                 self.max_ngram, rel_words=self._relation_words(), given_labels=given_labels)
         except GraphError as err:
             return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
 

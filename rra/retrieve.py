@@ -222,16 +222,27 @@ class PathRetrieval:
         a request per path, not per question. Paths dropped later (no instance) are fetched one by
         one as before. Returns ({(topic, path): instances}, errors); a failed path is simply not
         prefetched (the per-question call then reports it)."""
-        by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
-        for topic, cands in queries:
-            for c in list(cands)[: self.topk]:
-                by_path[tuple(c.path)].append(topic)
         found, errors = {}, []
-        for path, topics in by_path.items():
-            try:
-                got = kg.follow_path_batch(list(dict.fromkeys(topics)), list(path), limit=self.max_instances)
-            except GraphError as err:
-                errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
-                continue
-            found.update({(t, path): got.get(t, []) for t in topics})
-        return found, errors
+        pending = [(topic, [tuple(c.path) for c in cands]) for topic, cands in queries]
+        while pending:  # a round per replacement level: the next candidates of questions still short
+            by_path: dict[tuple[str, ...], list[str]] = defaultdict(list)
+            for topic, paths in pending:
+                kept = sum(1 for p in paths if self._usable(found.get((topic, p)), topic))
+                todo = [p for p in paths if (topic, p) not in found][: max(0, self.topk - kept)]
+                for p in todo:
+                    by_path[p].append(topic)
+            if not by_path:
+                break
+            for path, topics in by_path.items():
+                try:
+                    got = kg.follow_path_batch(list(dict.fromkeys(topics)), list(path), limit=self.max_instances)
+                except GraphError as err:
+                    errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
+                    got = None
+                # a failed path is marked fetched-as-None: the per-question call retries and reports it
+                found.update({(t, path): (got.get(t, []) if got is not None else None) for t in topics})
+            pending = [(t, paths) for t, paths in pending if any((t, p) not in found for p in paths)]
+        return {k: v for k, v in found.items() if v is not None}, errors
+
+    def _usable(self, instances, topic: str) -> bool:
+        return bool(instances) and any(self.semantics.keeps(i.entities, topic) for i in instances)

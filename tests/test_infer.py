@@ -151,3 +151,16 @@ def test_baseline_with_concurrency_pools_llm_calls(trained_root, tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert metrics["n"] == 6 and len({d["qid"] for d in lines}) == 6
     assert all(d["llm_calls"] >= 1 for d in lines) and metrics["llm_usage"]["calls"] == sum(d["llm_calls"] for d in lines)
+
+
+def test_sparql_backends_report_graph_requests_per_question(trained_root, tmp_path):
+    """A batch of questions on the embedded store costs a few queries per question, not one per
+    path per question, and the run reports how many (graph_requests_per_question)."""
+    from rra.eval.run import run_split
+
+    metrics = run_split(compose_cfg("infer", trained_root, ["limit=20", "llm=none", "graph=oxigraph",
+                                                           "graph.graph_iri=http://rra.test/graph/toy"]), tmp_path)
+    plain = run_split(compose_cfg("infer", trained_root, ["limit=20", "llm=none"]), tmp_path / "nx")
+    assert metrics["hits@1"] == plain["hits@1"] and "graph_requests_per_question" not in plain
+    assert 0 < metrics["graph_requests_per_question"] <= 2.0
+    assert "graph requests / question" in (tmp_path / "summary.md").read_text()

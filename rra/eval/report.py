@@ -82,6 +82,7 @@ METRIC_ROWS = [
     ("hop_acc", "hop accuracy (%)"), ("path_acc", "path accuracy (%)"),
     ("llm_calls_per_q", "LLM calls / question"), ("llm_prompt_tokens_per_q", "prompt tokens / question"),
     ("llm_completion_tokens_per_q", "completion tokens / question"),
+    ("graph_requests_per_question", "graph requests / question"),
     ("latency_p50_s", "latency p50 (s)"), ("latency_p95_s", "latency p95 (s)"),
     ("questions_per_s", "questions / s"),
 ]

@@ -111,6 +111,7 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
         log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
                  len(examples), writer.path)
     wanted = {ex.qid for ex in examples}
+    requests_before = getattr(kg, "requests", None)  # SPARQL backends count their queries
     start = time.perf_counter()
     with writer, tqdm(total=len(todo), desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
                       unit="q", dynamic_ncols=True) as bar:
@@ -124,6 +125,8 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     metrics = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
     metrics.update(split=cfg.split, method=getattr(method, "name", "?"), new_questions=len(todo),
                    wall_s=round(wall, 3))
+    if requests_before is not None and todo:
+        metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / len(todo), 3)
     if llm is not None and hasattr(llm, "usage"):
         metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
     report.write_json(out / report.METRICS, metrics)
