@@ -34,3 +34,22 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def metaqa_root(shared_data: Path) -> Path:
     return shared_data / "metaqa"
+
+
+@pytest.fixture(scope="session")
+def virtuoso(tmp_path_factory):
+    """A private Virtuoso 7 on 127.0.0.1 (started once, ~5 s), or skip when not installed.
+    Tests load their KG into a named graph of their own with `virtuoso.load(nt, iri)`."""
+    from rra.graph.virtuoso import VirtuosoServer, binaries
+
+    if binaries() is None:
+        pytest.skip("Virtuoso is not installed (apt-get install virtuoso-opensource)")
+    import socket
+
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    with VirtuosoServer(tmp_path_factory.mktemp("virtuoso"), *ports) as server:
+        yield server

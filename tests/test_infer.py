@@ -164,3 +164,25 @@ def test_sparql_backends_report_graph_requests_per_question(trained_root, tmp_pa
     assert metrics["hits@1"] == plain["hits@1"] and "graph_requests_per_question" not in plain
     assert 0 < metrics["graph_requests_per_question"] <= 2.0
     assert "graph requests / question" in (tmp_path / "summary.md").read_text()
+
+
+def test_infer_on_a_named_graph_of_virtuoso(trained_root, tmp_path, virtuoso):
+    """`rra-kg load --virtuoso` bulk-loads the KG into a named graph; infer.py on graph=sparql
+    scoped to it answers exactly as on NetworkX (the store's other graphs are not seen)."""
+    import shutil
+
+    from rra.eval.run import run_split
+    from rra.graph.cli import main as rra_kg
+
+    iri = "http://rra.test/graph/toy-infer"
+    kb = tmp_path / "toy_kb.txt"
+    shutil.copy(REPO / "tests" / "models" / "toy_kb.txt", kb)
+    assert rra_kg(["load", str(kb), "--virtuoso", f"127.0.0.1:{virtuoso.sql_port}", "--graph", iri]) == 0
+    overrides = ["limit=16", "llm=none", "graph=sparql", f"graph.endpoint={virtuoso.endpoint}",
+                 f"graph.graph_iri={iri}", "graph.trust_env=false"]
+    on_virtuoso = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "virtuoso")
+    on_networkx = run_split(compose_cfg("infer", trained_root, ["limit=16", "llm=none"]), tmp_path / "nx")
+    got = [json.loads(x)["answers"] for x in (tmp_path / "virtuoso" / "predictions.jsonl").read_text().splitlines()]
+    want = [json.loads(x)["answers"] for x in (tmp_path / "nx" / "predictions.jsonl").read_text().splitlines()]
+    assert got == want and on_virtuoso["hits@1"] == on_networkx["hits@1"]
+    assert on_virtuoso["graph_requests_per_question"] <= 2.0

@@ -3,6 +3,7 @@
     rra-kg stats KB [--format pipe|tsv|nt] [--on-error skip] [--json]
     rra-kg convert KB out.nt [--labels labels.tsv]       # N-Triples for any SPARQL store
     rra-kg load KB --store DIR                            # an on-disk Oxigraph store
+    rra-kg load KB --virtuoso 127.0.0.1:1111 --graph IRI  # a named graph of a running Virtuoso
 
 `load` reads the file through rra's loader (line-numbered errors, --on-error skip); for a dump of
 many millions of triples, `rra-kg convert` once and then `oxigraph load --location DIR --file
@@ -16,6 +17,7 @@ import sys
 import time
 from dataclasses import asdict
 
+from rra.graph.base import GraphError
 from rra.graph.loaders import KGFormatError, load_graph, read_labels, read_triples, write_ntriples
 from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
 
@@ -36,8 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print JSON instead of text")
     convert = sub.add_parser("convert", parents=[common], help="write N-Triples for a SPARQL store")
     convert.add_argument("out", help="output .nt file")
-    load = sub.add_parser("load", parents=[common], help="load into an on-disk Oxigraph store")
-    load.add_argument("--store", required=True, help="Oxigraph store directory (created if absent)")
+    load = sub.add_parser("load", parents=[common], help="load into an Oxigraph store or a Virtuoso graph")
+    where = load.add_mutually_exclusive_group(required=True)
+    where.add_argument("--store", help="Oxigraph store directory (created if absent)")
+    where.add_argument("--virtuoso", metavar="HOST:PORT", help="SQL (isql) port of a running Virtuoso")
+    load.add_argument("--graph", help="named graph IRI to load into (needed with --virtuoso)")
+    load.add_argument("--user", default="dba")
+    load.add_argument("--password", default="dba")
+    load.add_argument("--load-dir", help="--virtuoso: directory for the N-Triples file, one the server "
+                      "may read (DirsAllowed); default: the KG file's directory")
     return p
 
 
@@ -46,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     mapping = RdfMapping(args.entity_base, args.relation_base, args.label_predicate)
     try:
         return _run(args, mapping)
-    except (KGFormatError, FileNotFoundError, ValueError) as e:
+    except (KGFormatError, FileNotFoundError, ValueError, GraphError) as e:
         print(f"rra-kg: error: {e}", file=sys.stderr)
         return 2
 
@@ -73,6 +82,8 @@ def _run(args, mapping: RdfMapping) -> int:
         print(report)
         print(f"wrote {lines} N-Triples lines to {args.out} in {time.perf_counter() - start:.1f} s")
         return 0
+    if args.virtuoso:
+        return _load_virtuoso(args, mapping, start)
     kg = load_graph(args.kb, "oxigraph", args.format, args.labels, args.on_error, args.store,
                     mapping.entity_base, mapping.relation_base, mapping.label_predicate)
     kg.flush()
@@ -83,3 +94,24 @@ def _run(args, mapping: RdfMapping) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _load_virtuoso(args, mapping: RdfMapping, start: float) -> int:
+    """KG file -> N-Triples in a directory the server may read -> Virtuoso's bulk loader."""
+    from pathlib import Path
+
+    from rra.graph.virtuoso import bulk_load
+
+    if not args.graph:
+        raise ValueError("--virtuoso needs --graph IRI (the named graph to load into; query it with graph.graph_iri)")
+    triples, labels, report = read_triples(args.kb, args.format, args.on_error, mapping)
+    if args.labels:
+        labels.update(read_labels(args.labels, args.on_error, mapping)[0])
+    out_dir = Path(args.load_dir or Path(args.kb).resolve().parent)
+    nt = out_dir / f"{Path(args.kb).stem}.rra.nt"
+    write_ntriples(nt, triples, labels, mapping)
+    n = bulk_load(nt, args.graph, args.virtuoso, args.user, args.password)
+    print(report)
+    print(f"loaded {nt} into <{args.graph}> of Virtuoso {args.virtuoso}: the graph holds {n} RDF triples "
+          f"({time.perf_counter() - start:.1f} s)")
+    return 0

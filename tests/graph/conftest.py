@@ -82,7 +82,16 @@ def reference() -> NetworkXGraph:
     return NetworkXGraph(TRIPLES, LABELS)
 
 
-@pytest.fixture(params=["networkx", "oxigraph", "oxigraph_named", "sparql", "sparql_named"])
+@pytest.fixture(scope="session")
+def virtuoso_graph(virtuoso, tmp_path_factory) -> str:
+    """The small KG bulk-loaded into a named graph of the private Virtuoso; its IRI."""
+    root = tmp_path_factory.mktemp("virtuoso_kg")
+    write_ntriples(root / "kg.nt", TRIPLES, LABELS)
+    assert virtuoso.load(root / "kg.nt", NAMED_GRAPH) > len(TRIPLES)
+    return NAMED_GRAPH
+
+
+@pytest.fixture(params=["networkx", "oxigraph", "oxigraph_named", "sparql", "sparql_named", "virtuoso"])
 def kg(request):
     """The same KG on each backend. Batch sizes are tiny so that batching is exercised. The
     `_named` variants hold it in a named graph next to unrelated facts (default graph / another
@@ -96,6 +105,11 @@ def kg(request):
         OxigraphGraph(graph.store).add_triples(OTHER_TRIPLES)  # into the default graph
         OxigraphGraph(graph.store, graph_iri=OTHER_GRAPH).add_triples(OTHER_TRIPLES)
         yield graph
+    elif request.param == "virtuoso":
+        iri = request.getfixturevalue("virtuoso_graph")
+        server = request.getfixturevalue("virtuoso")
+        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False, graph_iri=iri) as graph:
+            yield graph
     else:
         url = request.getfixturevalue("oxigraph_endpoint")
         scope = NAMED_GRAPH if request.param == "sparql_named" else None

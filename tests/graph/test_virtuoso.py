@@ -1,0 +1,38 @@
+"""Virtuoso helpers that need no server: the private ini and what may reach isql."""
+import pytest
+
+from rra.graph.virtuoso import _sql_string, bulk_load, private_ini
+
+TEMPLATE = """[Database]
+DatabaseFile       = /var/lib/virtuoso-opensource-7/db/virtuoso.db
+ErrorLogFile       = /var/lib/virtuoso-opensource-7/db/virtuoso.log
+[Parameters]
+ServerPort               = 1111
+DirsAllowed              = ., /usr/share/virtuoso-opensource-7/vad
+[HTTPServer]
+ServerPort                  = 8890
+"""
+
+
+def test_private_ini_keeps_files_in_root_and_binds_loopback(tmp_path):
+    template = tmp_path / "template.ini"
+    template.write_text(TEMPLATE)
+    text = private_ini(tmp_path / "db", 21111, 28890, template).read_text()
+    assert f"DatabaseFile = {tmp_path / 'db' / 'virtuoso.db'}" in text and "/var/lib" not in text
+    assert "ServerPort = 127.0.0.1:21111" in text and "ServerPort = 127.0.0.1:28890" in text
+    assert text.count("ServerPort") == 2 and f", {tmp_path / 'db'}" in text
+
+
+@pytest.mark.parametrize("value", ["kb'); DROP TABLE x; --", "a\\b", "x;y", "line\nbreak"])
+def test_values_that_could_change_an_isql_script_are_refused(value):
+    with pytest.raises(ValueError, match="refusing"):
+        _sql_string(value)
+
+
+def test_bulk_load_checks_the_graph_iri_and_file_first(tmp_path):
+    nt = tmp_path / "kb.nt"
+    nt.write_text("<http://a/x> <http://a/r> <http://a/y> .\n")
+    with pytest.raises(ValueError, match="not an absolute IRI"):
+        bulk_load(nt, "graph'); DROP --")
+    with pytest.raises(FileNotFoundError):
+        bulk_load(tmp_path / "missing.nt", "http://a/g")
