@@ -186,3 +186,79 @@ def test_infer_on_a_named_graph_of_virtuoso(trained_root, tmp_path, virtuoso):
     want = [json.loads(x)["answers"] for x in (tmp_path / "nx" / "predictions.jsonl").read_text().splitlines()]
     assert got == want and on_virtuoso["hits@1"] == on_networkx["hits@1"]
     assert on_virtuoso["graph_requests_per_question"] <= 2.0
+
+
+# -- run integrity ---------------------------------------------------------------------------
+def test_resuming_with_another_setup_is_refused(trained_root, tmp_path):
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path)
+    with pytest.raises(ResumeMismatchError, match=r"method\._target_: .*build_rra.* -> .*ToG"):
+        run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog"]), tmp_path)
+    # the same setup resumes; resume=false starts over with the new one
+    again = run_split(compose_cfg("infer", trained_root, ["limit=8", "llm=none"]), tmp_path)
+    assert again["new_questions"] == 2 and again["n"] == 8
+    fresh = run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog", "resume=false"]), tmp_path)
+    assert fresh["method"] == "tog" and fresh["n"] == 6
+
+
+def test_a_locked_output_dir_refuses_a_second_run(trained_root, tmp_path):
+    from rra.eval.integrity import RunLock, RunLockedError
+    from rra.eval.run import run_split
+
+    with RunLock(tmp_path):  # another run holds the directory
+        with pytest.raises(RunLockedError, match="another run"):
+            run_split(compose_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)
+    assert run_split(compose_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)["n"] == 4
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "abc", "2.5"])
+def test_limit_must_be_null_or_positive(trained_root, tmp_path, limit):
+    from rra.eval.run import run_split
+
+    with pytest.raises(ValueError, match="limit must be null"):
+        run_split(compose_cfg("infer", trained_root, [f"limit={limit}", "llm=none"]), tmp_path)
+
+
+FAILING_LLM = ["llm=fake", "+llm.default={_target_: rra.llm.base.LLMReply, text: '', error: 'http 500: down'}",
+               "answer=llm"]
+
+
+def test_llm_down_warns_counts_and_fails_under_strict(trained_root, tmp_path):
+    from rra.eval.run import RunFailedError, run_split
+
+    metrics = run_split(compose_cfg("infer", trained_root, ["limit=6", *FAILING_LLM]), tmp_path / "a")
+    assert metrics["llm_answered"] == 0 and metrics["llm_asked_n"] == 6
+    assert any("LLM answered only 0%" in w for w in metrics["warnings"])
+    summary = (tmp_path / "a" / "summary.md").read_text()
+    assert "**Warning:**" in summary and "answered by the LLM" in summary
+    with pytest.raises(RunFailedError, match="strict=true"):
+        run_split(compose_cfg("infer", trained_root, ["limit=6", "strict=true", *FAILING_LLM]), tmp_path / "b")
+    plain = run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path / "c")
+    assert plain["warnings"] == [] and "none used" in (tmp_path / "c" / "summary.md").read_text()
+
+
+SERVER = {"down": True}
+
+
+def flaky_server(prompt):
+    """An LLM endpoint that is down until the test brings it back (same config both runs)."""
+    from rra.llm.base import LLMReply
+
+    return LLMReply("", error="http 503: down") if SERVER["down"] else "Gus"
+
+
+def test_transient_failures_are_retried_on_resume_and_counted_once(trained_root, tmp_path):
+    from rra.eval.run import run_split
+
+    flaky = ["llm=fake", "+llm.script={_target_: hydra.utils.get_method, path: test_infer.flaky_server}", "answer=llm"]
+    SERVER["down"] = True
+    first = run_split(compose_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
+    assert first["status"].get("llm_error") == 5
+    SERVER["down"] = False
+    second = run_split(compose_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
+    assert second["new_questions"] == 5 and second["n"] == 5  # asked again, each qid counted once
+    assert "llm_error" not in second["status"]
+    lines = (tmp_path / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 10  # the failed answers stay in the file; metrics read each qid's latest

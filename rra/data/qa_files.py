@@ -74,13 +74,19 @@ def _example(
                               "unanswered questions)", question)
     path = _as_list(record.get("relation_path"), source, "relation_path") or None
     hops = record.get("hops")
-    if hops not in (None, ""):
-        try:
-            hops = int(hops)
-        except (TypeError, ValueError):
-            raise DataFormatError(source, "hops must be an integer", hops) from None
-    else:
+    if hops in (None, ""):
         hops = None
+    elif isinstance(hops, int) and not isinstance(hops, bool) and hops >= 1:
+        pass
+    elif isinstance(hops, str) and hops.strip().isdigit() and int(hops) >= 1:
+        hops = int(hops)
+    else:  # 2.7, "two", true, 0: a wrong label must not be rounded into a plausible one
+        raise DataFormatError(source, "hops must be a positive integer", hops)
+    qid = record.get("qid")
+    if qid in (None, ""):
+        qid = default_qid
+    elif isinstance(qid, bool) or not isinstance(qid, (str, int)):
+        raise DataFormatError(source, "qid must be a string or an integer", qid)
     extra = record.get("extra") or {}
     if not isinstance(extra, dict):
         raise DataFormatError(source, "extra must be an object", extra)
@@ -89,7 +95,7 @@ def _example(
         topic_entities=topics,
         answers=answers,
         relation_path=path,
-        qid=str(record.get("qid") or default_qid),
+        qid=str(qid),
         hops=hops,
         source=source,
         extra=dict(extra),
@@ -110,8 +116,9 @@ def load_qa_file(
         raise FileNotFoundError(f"question file not found: {path}")
     options = (require_topic, require_answers, topic_from_brackets)
     examples: list[QAExample] = []
-    with path.open(encoding="utf-8") as f:
-        lines = enumerate(f, 1)
+    first_line: dict[str, int] = {}
+    with path.open("rb") as f:
+        lines = ((n, _decode(raw, path, n)) for n, raw in enumerate(f, 1))
         columns = None
         if fmt == "tsv":
             header_line = next(lines, (1, ""))[1].rstrip("\r\n")
@@ -141,8 +148,20 @@ def load_qa_file(
                 if len(cells) != len(columns):
                     raise DataFormatError(source, f"expected {len(columns)} tab-separated cells, got {len(cells)}", line)
                 record = dict(zip(columns, cells))
-            examples.append(_example(record, source, f"{path.stem}-{len(examples)}", *options))
+            ex = _example(record, source, f"{path.stem}-{len(examples)}", *options)
+            if ex.qid in first_line:
+                raise DataFormatError(source, f"qid already used on line {first_line[ex.qid]} (qids must be unique)", ex.qid)
+            first_line[ex.qid] = lineno
+            examples.append(ex)
     return examples
+
+
+def _decode(raw: bytes, path: Path, lineno: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DataFormatError(f"{path}:{lineno}", f"not valid UTF-8 ({e.reason} at byte {e.start}); "
+                              "save the file as UTF-8", raw.decode("utf-8", "replace")) from None
 
 
 def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | None = None) -> Path:

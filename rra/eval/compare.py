@@ -18,9 +18,11 @@ from pathlib import Path
 COLUMNS = [  # (metrics.json key, column title, format)
     ("n", "n", "{:.0f}"),
     ("hits@1", "Hits@1", "{:.1f}"),
+    ("hits@1_strict", "Hits@1 first answer", "{:.1f}"),
     ("f1", "F1", "{:.1f}"),
     ("answer_coverage", "coverage", "{:.1f}"),
     ("llm_calls_per_q", "LLM calls/q", "{:.2f}"),
+    ("llm_answered", "LLM answered %", "{:.0f}"),
     ("llm_prompt_tokens_per_q", "prompt tok/q", "{:.0f}"),
     ("llm_completion_tokens_per_q", "compl. tok/q", "{:.0f}"),
     ("latency_p50_s", "latency p50 (s)", "{:.3f}"),
@@ -38,6 +40,21 @@ def _overrides(run: Path) -> list[str]:
         if line.startswith("- "):
             items.append(line[2:].strip().strip("'\""))
     return items
+
+
+def skipped_jobs(paths: list[str | Path]) -> list[dict]:
+    """Job folders of a multirun (they hold `.hydra/`) without a metrics.json: the job failed
+    or has not finished. Returned so the comparison says which runs are missing, and why."""
+    out = []
+    for root in map(Path, paths):
+        for hydra_dir in sorted(root.rglob(".hydra")) if root.exists() else []:
+            job = hydra_dir.parent
+            if not (job / "metrics.json").exists():
+                log = next(iter(sorted(job.glob("*.log"))), None)
+                last = log.read_text(errors="replace").strip().splitlines()[-1:] if log else []
+                out.append({"dir": str(job), "overrides": _overrides(job),
+                            "why": (last[0][:200] if last else "no metrics.json: the job failed or is still running")})
+    return out
 
 
 def collect(paths: list[str | Path]) -> list[dict]:
@@ -79,7 +96,7 @@ def _fmt(value, pattern: str) -> str:
         return str(value)
 
 
-def markdown_table(runs: list[dict], title: str = "Comparison") -> str:
+def markdown_table(runs: list[dict], title: str = "Comparison", skipped: list[dict] = ()) -> str:
     head = ["run", *(c[1] for c in COLUMNS), "not ok", "Hits@1 mode"]
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
@@ -91,7 +108,11 @@ def markdown_table(runs: list[dict], title: str = "Comparison") -> str:
                  "/".join(sorted((m.get("hits_mode") or {}).keys())) or "top"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Hits@1 mode: `top` = the first ranked answer is a gold answer; `reply` = a gold answer "
-              "occurs in the LLM's reply (how free-form LLM answers are scored, see rra/eval/metrics.py)."]
+              "occurs in the LLM's reply (how free-form LLM answers are scored, see rra/eval/metrics.py). "
+              "Hits@1 first answer credits only the first answer read from the reply."]
+    if skipped:
+        lines += ["", f"Not in the table ({len(skipped)} job(s) without results):", ""]
+        lines += [f"- `{' '.join(s['overrides']) or s['dir']}`: {s['why']}" for s in skipped]
     return "\n".join(lines) + "\n"
 
 
@@ -124,13 +145,16 @@ def plot(runs: list[dict], path: str | Path, title: str = "") -> None:
 
 def compare(paths: list[str | Path], out: str | Path, title: str = "Comparison") -> dict:
     runs = collect(paths)
+    skipped = skipped_jobs(paths)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    table = markdown_table(runs, title)
+    table = markdown_table(runs, title, skipped)
     (out / "compare.md").write_text(table)
-    (out / "compare.json").write_text(json.dumps(runs, indent=2))
+    (out / "compare.json").write_text(json.dumps({"runs": runs, "skipped": skipped}, indent=2))
     plot(runs, out / "compare.png", title)
-    return {"runs": runs, "markdown": table, "png": str(out / "compare.png")}
+    if skipped:
+        print(f"compare: {len(skipped)} job(s) skipped (no metrics.json), listed in compare.md", file=sys.stderr)
+    return {"runs": runs, "skipped": skipped, "markdown": table, "png": str(out / "compare.png")}
 
 
 def main(argv: list[str] | None = None) -> int:

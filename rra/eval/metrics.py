@@ -62,6 +62,14 @@ def hit_at_1(p: dict) -> bool:
     return bool(answers) and any(normalize_answer(answers[0]) in unit for unit in gold)
 
 
+def hit_at_1_strict(p: dict) -> bool:
+    """The first committed answer (answers[0], for a free-form reply the first answer read from
+    it) is gold: a reply that lists many entities earns nothing for naming the right one late."""
+    gold = gold_units(p)
+    answers = p.get("answers") or []
+    return bool(gold) and bool(answers) and any(normalize_answer(answers[0]) in unit for unit in gold)
+
+
 def answer_f1(p: dict) -> float:
     pred = {normalize_answer(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
     pred.discard("")
@@ -107,10 +115,12 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
     lat = [float(p.get("latency_s", 0.0)) for p in preds]
     total = wall_s if wall_s and wall_s > 0 else sum(lat)
     modes = Counter(p.get("extra", {}).get("hits_mode", "top") for p in preds)
+    asked = [p for p in preds if p.get("llm_calls", 0) > 0]
     return {
         "n": n,
         "labelled": len(labelled),
         "hits@1": 100 * mean(hit_at_1(p) for p in labelled) if labelled else None,
+        "hits@1_strict": 100 * mean(hit_at_1_strict(p) for p in labelled) if labelled else None,
         "f1": 100 * mean(answer_f1(p) for p in labelled) if labelled else None,
         "answer_coverage": 100 * mean(answer_coverage(p) for p in labelled) if labelled else None,
         "hop_acc": 100 * mean(p["extra"].get("pred_hop") == p["extra"]["gold_hop"] for p in hop_known)
@@ -120,6 +130,10 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
                                for p in path_known) if path_known else None,
         "path_acc_n": len(path_known),
         "llm_calls_per_q": mean(p.get("llm_calls", 0) for p in preds),
+        # of the questions that asked an LLM, the share it answered (not failed / unparseable)
+        "llm_answered": 100 * mean(p.get("status") not in ("llm_error", "unparseable") for p in asked)
+        if asked else None,
+        "llm_asked_n": len(asked),
         "llm_prompt_tokens_per_q": mean(p.get("llm_prompt_tokens", 0) for p in preds),
         "llm_completion_tokens_per_q": mean(p.get("llm_completion_tokens", 0) for p in preds),
         "latency_p50_s": percentile(lat, 50),

@@ -36,7 +36,10 @@ def read_predictions(path: str | Path) -> list[dict]:
 
 
 class PredictionWriter:
-    def __init__(self, path: str | Path, resume: bool = True):
+    """`redo`: statuses whose questions are answered again on resume (transient failures); their
+    old lines stay, and readers keep each qid's latest line."""
+
+    def __init__(self, path: str | Path, resume: bool = True, redo: frozenset = frozenset()):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kept = read_predictions(self.path) if resume else []
@@ -44,7 +47,8 @@ class PredictionWriter:
         with self.path.open("w", encoding="utf-8") as f:
             for d in kept:
                 f.write(json.dumps(d, ensure_ascii=False) + "\n")
-        self.done: set[str] = {d.get("qid", "") for d in kept}
+        latest = {d.get("qid", ""): d.get("status") for d in kept}
+        self.done: set[str] = {q for q, status in latest.items() if status not in redo}
         self.previous = kept
         self._f = self.path.open("a", encoding="utf-8")
 
@@ -78,9 +82,9 @@ def fmt(v) -> str:
 
 
 METRIC_ROWS = [
-    ("hits@1", "Hits@1 (%)"), ("f1", "answer F1 (%)"), ("answer_coverage", "answer coverage of triples (%)"),
+    ("hits@1", "Hits@1 (%)"), ("hits@1_strict", "Hits@1, first answer only (%)"), ("f1", "answer F1 (%)"), ("answer_coverage", "answer coverage of triples (%)"),
     ("hop_acc", "hop accuracy (%)"), ("path_acc", "path accuracy (%)"),
-    ("llm_calls_per_q", "LLM calls / question"), ("llm_prompt_tokens_per_q", "prompt tokens / question"),
+    ("llm_calls_per_q", "LLM calls / question"), ("llm_answered", "answered by the LLM (% of questions that asked it)"), ("llm_prompt_tokens_per_q", "prompt tokens / question"),
     ("llm_completion_tokens_per_q", "completion tokens / question"),
     ("graph_requests_per_question", "graph requests / question"),
     ("latency_p50_s", "latency p50 (s)"), ("latency_p95_s", "latency p95 (s)"),
@@ -88,11 +92,22 @@ METRIC_ROWS = [
 ]
 
 
+def md(text) -> str:
+    """User text (questions, errors) inside one markdown line or table cell: no line breaks, no
+    heading/list/table syntax, no code spans that swallow the rest of the line."""
+    text = " ".join(str(text).split())
+    for ch in "\\`*_[]<>|#":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None = None,
-                     failures: Iterable[dict] = ()) -> str:
+                     failures: Iterable[dict] = (), warnings: Iterable[str] = ()) -> str:
     lines = [f"# {title}", ""]
+    for w in warnings:
+        lines += [f"> **Warning:** {md(w)}", ""]
     for k, v in (setup or {}).items():
-        lines.append(f"- **{k}**: {v}")
+        lines.append(f"- **{k}**: {md(v)}")
     lines += ["", f"Questions: {metrics.get('n', 0)}", "", "| metric | value |", "|---|---|"]
     for key, name in METRIC_ROWS:
         if key in metrics:
@@ -109,5 +124,5 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
         lines += ["", "Examples of failed questions:", ""]
         for d in fails:
             err = "; ".join(d.get("errors", []))[:200]
-            lines.append(f"- `{d.get('qid')}` {d.get('status')}: {d.get('question')} — {err}")
+            lines.append(f"- {md(d.get('qid'))} {md(d.get('status'))}: {md(d.get('question'))} — {md(err)}")
     return "\n".join(lines) + "\n"

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
-from rra.eval import report
+from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
 from rra.methods import Prediction
 
@@ -59,10 +59,24 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
         raise ValueError(f"the data config has no questions for split={split!r}: "
                          f"set data.{split}_file=FILE (JSONL or TSV, see conf/data/files.yaml)")
     examples = list(source)
-    for i, ex in enumerate(examples):  # every prediction needs a stable id for resuming
-        ex.qid = ex.qid or f"{split}-{i}"
-    limit = cfg.get("limit")
+    seen: dict[str, int] = {}
+    for i, ex in enumerate(examples):  # every prediction needs a stable, unique id for resuming
+        ex.qid = str(ex.qid) if ex.qid not in (None, "") else f"{split}-{i}"
+        if ex.qid in seen:
+            raise ValueError(f"split {split!r}: question {i + 1} has the same qid {ex.qid!r} as question "
+                             f"{seen[ex.qid] + 1}; qids must be unique (results are stored and resumed by qid)")
+        seen[ex.qid] = i
+    limit = check_limit(cfg.get("limit"))
     return examples[:limit] if limit else examples
+
+
+def check_limit(limit):
+    """`limit`: null (every question) or a positive number of questions."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be null (all questions) or a positive integer, got {limit!r}")
+    return limit
 
 
 def answer_question(cfg: DictConfig, method=None, kg=None) -> Prediction:
@@ -103,9 +117,17 @@ def format_prediction(p: Prediction, kg=None) -> str:
 def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    check_limit(cfg.get("limit"))  # before anything slow is built
+    with integrity.RunLock(out):
+        return _run_split(cfg, out)
+
+
+def _run_split(cfg: DictConfig, out: Path) -> dict:
+    resume = bool(cfg.get("resume", True))
+    integrity.check_resume(out, integrity.fingerprint(cfg), resume)
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
-    writer = report.PredictionWriter(out / report.PREDICTIONS, resume=cfg.get("resume", True))
+    writer = report.PredictionWriter(out / report.PREDICTIONS, resume=resume, redo=integrity.TRANSIENT)
     todo = [ex for ex in examples if ex.qid not in writer.done]
     if len(todo) < len(examples):
         log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
@@ -121,7 +143,7 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
             writer.write(pred)
             bar.update(1)
     wall = time.perf_counter() - start
-    preds = [d for d in report.read_predictions(writer.path) if d.get("qid") in wanted]
+    preds = [d for d in integrity.latest_per_qid(report.read_predictions(writer.path)) if d.get("qid") in wanted]
     metrics = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
     metrics.update(split=cfg.split, method=getattr(method, "name", "?"), new_questions=len(todo),
                    wall_s=round(wall, 3))
@@ -129,23 +151,50 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
         metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / len(todo), 3)
     if llm is not None and hasattr(llm, "usage"):
         metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
+    warnings = run_warnings(metrics, llm)
+    metrics["warnings"] = warnings
     report.write_json(out / report.METRICS, metrics)
     picked = choices()
+    used_llm = metrics.get("llm_asked_n", 0) > 0
     setup = {"method": metrics["method"], "split": cfg.split,
              "data": picked.get("data") or cfg.data.get("_target_"),
              "graph": f"{picked.get('graph') or cfg.graph.get('_target_')}: {graph_description(kg)}",
-             "llm": getattr(llm, "name", None) if llm else None, "output": str(out)}
+             "llm": (f"{getattr(llm, 'name', '?')} ({getattr(llm, 'model', '')})" if used_llm
+                     else "none used (no question asked an LLM)"),
+             "output": str(out)}
     if metrics["method"] == "rra":
         setup.update(retriever=cfg.retriever.get("ckpt"),
                      rewriter=picked.get("rewriter") or cfg.rewriter.get("_target_"),
                      answer=picked.get("answer") or cfg.answer.get("_target_"))
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
-                                   [d for d in preds if d.get("status") != "ok"])
+                                   [d for d in preds if d.get("status") != "ok"], warnings)
     (out / report.SUMMARY).write_text(text, encoding="utf-8")
     log_to_loggers(cfg, metrics)
     if cfg.get("show_summary", True):
         print(text)
+    for w in warnings:
+        log.warning(w)
+    if warnings and cfg.get("strict", False):
+        raise RunFailedError(f"strict=true and the run has problems: {' '.join(warnings)} (results kept in {out})")
     return metrics
+
+
+class RunFailedError(RuntimeError):
+    """strict=true: the run finished, but most of its questions failed in a way the figures hide."""
+
+
+def run_warnings(metrics: dict, llm) -> list[str]:
+    """What a reader of Hits@1 must know: most LLM calls failed (the answers then come from a
+    fall-back), or most questions failed outright."""
+    out, n = [], metrics.get("n", 0) or 0
+    answered, asked = metrics.get("llm_answered"), metrics.get("llm_asked_n", 0)
+    if answered is not None and answered < 50:
+        out.append(f"the LLM answered only {answered:.0f}% of the {asked} questions that asked it; the "
+                   "other answers come from a fall-back, so Hits@1 does not measure the LLM")
+    failed = sum(c for s, c in (metrics.get("status") or {}).items() if s in integrity.TRANSIENT)
+    if n and failed / n > 0.5:
+        out.append(f"{failed} of {n} questions ended in llm_error/graph_error (they are retried on resume)")
+    return out
 
 
 def answer_all(method, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
@@ -191,6 +240,21 @@ def safe_answer(method, ex: QAExample) -> Prediction:
                           errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 
+def resolved_config(cfg: DictConfig) -> dict:
+    """The config as it ran (interpolations such as ${data.kb_path} replaced by their values), so
+    a dashboard shows which KG file and checkpoint produced a run."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except Exception:  # a key that only resolves inside a Hydra app: resolve what can be
+        container = OmegaConf.to_container(cfg, resolve=False)
+        for key in ("data", "graph", "retriever", "method", "llm"):
+            try:
+                container[key] = OmegaConf.to_container(cfg[key], resolve=True)
+            except Exception:
+                pass
+        return container
+
+
 def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
     flat = {f"{cfg.split}/{k}": float(v) for k, v in metrics.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -199,7 +263,7 @@ def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
             continue
         try:
             logger = instantiate(node)
-            logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=False))
+            logger.log_hyperparams(resolved_config(cfg))
             logger.log_metrics(flat)
             logger.finalize("success")
             if node.get("_target_", "").endswith("WandbLogger"):

@@ -22,9 +22,22 @@ def test_collects_labels_and_writes_table_and_plot(tmp_path, capsys):
     assert [r["label"] for r in runs] == ["tog", "vector"]  # llm=none, limit=2 are shared: not in labels
     assert main([str(tmp_path / "multi"), "--out", str(tmp_path / "cmp")]) == 0
     table = (tmp_path / "cmp" / "compare.md").read_text()
-    assert "| tog | 2 | 100.0 |" in table and "| vector | 2 | 0.0 |" in table
+    assert "| tog | 2 | 100.0 | 100.0 |" in table and "| vector | 2 | 0.0 | 0.0 |" in table
     assert (tmp_path / "cmp" / "compare.png").read_bytes()[:4] == b"\x89PNG"
-    assert len(json.loads((tmp_path / "cmp" / "compare.json").read_text())) == 2
+    saved = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert len(saved["runs"]) == 2 and saved["skipped"] == []
+
+
+def test_a_failed_sweep_job_is_listed_not_silently_dropped(tmp_path, capsys):
+    fake_multirun(tmp_path / "multi")
+    failed = tmp_path / "multi" / "2_method=llm_only,llm=none"
+    (failed / ".hydra").mkdir(parents=True)
+    (failed / ".hydra" / "overrides.yaml").write_text("- method=llm_only\n- llm=none\n")
+    (failed / "infer.log").write_text("ValueError: llm_only needs an `llm`\n")
+    assert main([str(tmp_path / "multi"), "--out", str(tmp_path / "cmp")]) == 0
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "1 job(s) without results" in table and "llm_only needs an `llm`" in table
+    assert "skipped" in capsys.readouterr().err
 
 
 def test_missing_folder_is_a_clear_error(tmp_path, capsys):

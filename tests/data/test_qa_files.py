@@ -52,7 +52,12 @@ def test_missing_topic_is_an_error_unless_allowed(tmp_path):
      ('{"question": "", "answers": ["a"], "topic_entities": ["t"]}\n', "empty 'question'"),
      ('{"question": "q [t]"}\n', "q.jsonl:1: question has no answers"),
      ('{"question": "q [t]", "answers": [1]}\n', "list of strings"),
-     ('{"question": "q [t]", "answers": ["a"], "hops": "two"}\n', "hops must be an integer")],
+     ('{"question": "q [t]", "answers": ["a"], "hops": "two"}\n', "hops must be a positive integer"),
+     ('{"question": "q [t]", "answers": ["a"], "hops": 2.7}\n', "q.jsonl:1: hops must be a positive integer: '2.7'"),
+     ('{"question": "q [t]", "answers": ["a"], "qid": [1]}\n', "qid must be a string or an integer"),
+     ('{"question": "q [t]", "answers": ["a"], "qid": 7}\n{"question": "r [t]", "answers": ["b"], "qid": "7"}\n',
+      "q.jsonl:2: qid already used on line 1"),
+     ('{"question": "q [t]", "answers": ["' + "x" * 5000 + '"], "hops": "many"}\n', "positive integer: 'many'$")],
 )
 def test_jsonl_errors(tmp_path, content, problem):
     p = tmp_path / "q.jsonl"
@@ -80,3 +85,10 @@ def test_tsv_refuses_values_it_cannot_hold(tmp_path):
     with pytest.raises(ValueError, match="jsonl"):
         save_qa_file([ex], tmp_path / "q.tsv")
     assert load_qa_file(save_qa_file([ex], tmp_path / "q.jsonl"))[0].topic_entities == ["a|b"]
+
+
+def test_non_utf8_question_file_names_the_line(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_bytes(b'{"question": "q [t]", "answers": ["a"]}\n{"question": "caf\xe9 [t]", "answers": ["a"]}\n')
+    with pytest.raises(DataFormatError, match=r"q.jsonl:2: not valid UTF-8"):
+        load_qa_file(p)
