@@ -31,7 +31,6 @@ from hydra.core.global_hydra import GlobalHydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
 from omegaconf import open_dict  # noqa: E402
 
-import rra  # noqa: E402,F401  (thread settings before torch)
 from rra.config import register_resolvers  # noqa: E402
 from rra.eval.run import run_split  # noqa: E402
 from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402

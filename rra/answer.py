@@ -48,19 +48,34 @@ class Answerer(Protocol):
 
 
 class GraphScorer:
+    """Answers = end entities of the kept paths, ranked by path score (summed over the paths that
+    reach an entity, or their max). Entities scoring below `min_relative_score` x the best score
+    are not answers (a path at 0.002 next to one at 0.98 is noise), but every candidate is kept
+    in `extra["candidates"]` with its score and the best path that reaches it."""
+
     name = "graph"
 
-    def __init__(self, aggregate: str = "sum"):
+    def __init__(self, aggregate: str = "sum", min_relative_score: float = 0.1, max_candidates: int = 50):
         if aggregate not in ("sum", "max"):
             raise ValueError(f"answer.aggregate must be sum or max, got {aggregate!r}")
-        self.aggregate = aggregate
+        if not 0.0 <= min_relative_score <= 1.0:
+            raise ValueError(f"answer.min_relative_score must be in [0, 1], got {min_relative_score!r}")
+        self.aggregate, self.min_relative_score, self.max_candidates = aggregate, min_relative_score, max_candidates
 
     def answer(self, question, knowledge, retrieval, labels) -> Answer:
         ranked = retrieval.end_scores(self.aggregate)
-        answers = [e for e, _ in ranked]
+        best_path: dict[str, list[str]] = {}
+        for p in retrieval.paths:  # best first: the first path reaching an entity is its evidence
+            for e in p.ends:
+                best_path.setdefault(e, list(p.path))
+        top = ranked[0][1] if ranked else 0.0
+        answers = [e for e, s in ranked if s >= self.min_relative_score * top]
         top_ends = retrieval.paths[0].ends if retrieval.paths else []
+        candidates = [{"entity": e, "label": labels.get(e, e), "score": round(s, 6), "path": best_path.get(e, [])}
+                      for e, s in ranked[: self.max_candidates]]
         return Answer(answers, answer_set=list(top_ends),
-                      extra={"answer_scores": [round(s, 6) for _, s in ranked[:10]]})
+                      extra={"answer_scores": [round(s, 6) for _, s in ranked[:10]], "candidates": candidates,
+                             "candidates_total": len(ranked)})
 
 
 def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> Answer:

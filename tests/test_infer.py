@@ -80,7 +80,14 @@ def test_single_question_prints_paths_triples_and_answer(trained_root, capsys):
                                               "question='who directed [Movie 3]'"])
     pred = answer_question(cfg)
     out = capsys.readouterr().out
-    assert pred.status == "ok" and "paths:" in out and "triples" in out and "answer:" in out
+    assert pred.status == "ok" and "paths:" in out and "triples" in out and "answers:" in out
+    # ranked answers with scores and the path that reached each; weak ones flagged, not answers
+    cands = pred.extra["candidates"]
+    assert [c["score"] for c in cands] == sorted((c["score"] for c in cands), reverse=True)
+    assert f"1. {cands[0]['label']}  {cands[0]['score']:.4f}  via {' -> '.join(cands[0]['path'])}" in out
+    cut = [c for c in cands if c["score"] < 0.1 * cands[0]["score"]]
+    assert all(c["entity"] not in pred.answers for c in cut)
+    assert ("below the answer cut-off" in out) == bool(cut[:10 - len(pred.answers)])
     missing = answer_question(compose_cfg("infer", trained_root, ["llm=none", "question='who directed [Zorro]'"]))
     assert missing.status == "unknown_entity"
 

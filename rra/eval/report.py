@@ -102,7 +102,8 @@ def md(text) -> str:
 
 
 def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None = None,
-                     failures: Iterable[dict] = (), warnings: Iterable[str] = ()) -> str:
+                     failures: Iterable[dict] = (), warnings: Iterable[str] = (),
+                     examples: Iterable[dict] = ()) -> str:
     lines = [f"# {title}", ""]
     for w in warnings:
         lines += [f"> **Warning:** {md(w)}", ""]
@@ -119,6 +120,20 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
                   "count the top-ranked answer only."]
     lines += ["", "| status | questions |", "|---|---|"]
     lines += [f"| {s} | {c} |" for s, c in metrics.get("status", {}).items()]
+    shown = list(examples)[:3]
+    if shown:
+        lines += ["", "Example answers (ranked, with scores and evidence paths):", ""]
+        for d in shown:
+            lines.append(f"- {md(d.get('question'))}")
+            cands = (d.get("extra") or {}).get("candidates")
+            if cands:
+                kept = set(d.get("answers") or [])
+                for c in cands[:3]:
+                    cut = "" if c["entity"] in kept else " (below cut-off)"
+                    lines.append(f"  - {md(c['label'])} — {c['score']:.3f} via {md(' -> '.join(c['path']))}{cut}")
+            else:
+                labels = (d.get("extra") or {}).get("answer_labels") or d.get("answers") or []
+                lines.append(f"  - {md(', '.join(map(str, labels[:3])) or '(none)')}")
     fails = list(failures)[:5]
     if fails:
         lines += ["", "Examples of failed questions:", ""]

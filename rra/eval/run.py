@@ -105,8 +105,18 @@ def format_prediction(p: Prediction, kg=None) -> str:
         lines += ["knowledge:", "  " + p.knowledge.replace("\n", "\n  ")]
     if p.reply:
         lines.append(f"reply:    {p.reply}")
-    shown = p.extra.get("answer_labels") or p.answers
-    lines.append(f"answer:   {', '.join(map(str, shown[:10])) if shown else '(none)'}")
+    cands = p.extra.get("candidates")
+    if cands:  # the graph scorer: ranked answers with their scores and evidence paths
+        kept = set(p.answers)
+        lines.append("answers:")
+        for i, c in enumerate(cands[:10], 1):
+            mark = "" if c["entity"] in kept else "   (below the answer cut-off)"
+            lines.append(f"  {i}. {c['label']}  {c['score']:.4f}  via {' -> '.join(c['path'])}{mark}")
+        if len(cands) > 10:
+            lines.append(f"  ... {p.extra.get('candidates_total', len(cands)) - 10} more candidates")
+    else:
+        shown = p.extra.get("answer_labels") or p.answers
+        lines.append(f"answer:   {', '.join(map(str, shown[:10])) if shown else '(none)'}")
     if p.errors:
         lines += ["errors:"] + [f"  {e}" for e in p.errors]
     lines.append(f"llm calls: {p.llm_calls}, tokens: {p.llm_prompt_tokens}+{p.llm_completion_tokens}, "
@@ -167,7 +177,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
                      rewriter=picked.get("rewriter") or cfg.rewriter.get("_target_"),
                      answer=picked.get("answer") or cfg.answer.get("_target_"))
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
-                                   [d for d in preds if d.get("status") != "ok"], warnings)
+                                   [d for d in preds if d.get("status") != "ok"], warnings,
+                                   [d for d in preds if d.get("status") == "ok"])
     (out / report.SUMMARY).write_text(text, encoding="utf-8")
     log_to_loggers(cfg, metrics)
     if cfg.get("show_summary", True):

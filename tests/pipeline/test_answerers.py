@@ -35,6 +35,20 @@ def test_graph_scorer_ranks_end_entities_by_path_score(retrieval):
     assert a.answer_set == ["Blade Runner", "Gladiator"] and a.status == "ok"
 
 
+def test_graph_scorer_cuts_weak_path_ends_but_keeps_them_as_scored_candidates(movie_kg):
+    r = sample_triples(movie_kg, "Alien", [Cand(["directed_by"], 0.977), Cand(["release_year"], 0.0025),
+                                           Cand(["starred_actors"], 0.0014)], topk=3)
+    a = GraphScorer().answer("who directed [Alien]", "", r, {"Ridley Scott": "Sir Ridley Scott"})
+    assert a.answers == ["Ridley Scott"]
+    assert [(c["entity"], c["score"], c["path"]) for c in a.extra["candidates"]] == [
+        ("Ridley Scott", 0.977, ["directed_by"]), ("1979", 0.0025, ["release_year"]),
+        ("Sigourney Weaver", 0.0014, ["starred_actors"])]
+    assert a.extra["candidates"][0]["label"] == "Sir Ridley Scott"
+    assert GraphScorer(min_relative_score=0.0).answer("q", "", r, {}).answers == ["Ridley Scott", "1979", "Sigourney Weaver"]
+    with pytest.raises(ValueError, match="min_relative_score"):
+        GraphScorer(min_relative_score=2)
+
+
 def test_free_form_answers_are_entities_named_in_reply(retrieval):
     llm = ScriptedLLM(default="Gladiator, and also Blade Runner.")
     a = LLMAnswerer(llm).answer("which movies have the same director as [Alien]", "facts", retrieval,
