@@ -50,4 +50,7 @@ def build_graph(cfg: DictConfig):
 def graph_description(kg) -> str:
     """What a report says about the backend that really answered: class and where it reads from."""
     where = getattr(kg, "endpoint", None) or getattr(getattr(kg, "load_report", None), "path", None)
+    graphs = getattr(kg, "graph_iris", None)
+    if graphs:
+        where = f"{where or 'store'}, graph {', '.join(graphs)}"
     return f"{type(kg).__name__}" + (f" ({where})" if where else "")
