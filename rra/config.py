@@ -25,6 +25,15 @@ def register_resolvers(repo_root: str | Path) -> None:
         OmegaConf.register_new_resolver("repo_root", lambda: str(repo_root))
     if not OmegaConf.has_resolver("builtin_data"):
         OmegaConf.register_new_resolver("builtin_data", lambda name: str(BUILTIN_DIR / name))
+    if not OmegaConf.has_resolver("optuna_direction"):
+        OmegaConf.register_new_resolver("optuna_direction", optuna_direction)
+
+
+def optuna_direction(mode: str) -> str:
+    """A task's checkpoint `mode` (max for accuracies, min for losses) as Optuna's direction."""
+    if mode not in ("max", "min"):
+        raise ValueError(f"task.mode must be max or min, got {mode!r}")
+    return "maximize" if mode == "max" else "minimize"
 
 
 def build_graph(cfg: DictConfig):

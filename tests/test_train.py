@@ -99,3 +99,16 @@ def test_optuna_sweep_two_trials(tmp_path):
     runs = sorted((tmp_path / "outputs" / "sweep" / "multiruns").glob("*/*/.hydra"))
     assert len(runs) == 2, proc.stdout[-2000:]
     assert "Best parameters" in proc.stdout + proc.stderr
+
+
+def test_optuna_direction_and_search_space_follow_the_task(tmp_path):
+    """The rewriter minimises its loss and searches its own keys; the retriever maximises accuracy."""
+    from rra.config import optuna_direction
+
+    rewriter = compose_cfg(tmp_path, ["task=rewriter", "hparams_search=optuna_rewriter"])
+    assert rewriter.hydra.sweeper.direction == "minimize"
+    assert set(rewriter.hydra.sweeper.params) == {"model.lr", "model.train_last_layers"}
+    retriever = compose_cfg(tmp_path, ["hparams_search=optuna"])
+    assert retriever.hydra.sweeper.direction == "maximize" and "model.head_lr" in retriever.hydra.sweeper.params
+    with pytest.raises(ValueError, match="max or min"):
+        optuna_direction("up")
