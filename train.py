@@ -56,6 +56,24 @@ def publish(best: str, target: str | None) -> None:
     log.info("best checkpoint %s -> %s", best, target_path)
 
 
+def published_path(cfg: DictConfig) -> str | None:
+    """Where the best checkpoint is published: `paths.best_ckpt` (checkpoints/<name>/best.ckpt) for
+    a single run; for a job of a `-m` sweep, checkpoints/<name>/sweeps/<sweep>/<job>/best.ckpt, so
+    the jobs of a sweep never overwrite each other or the published model."""
+    target = cfg.paths.get("best_ckpt")
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+        if target and hc.mode == RunMode.MULTIRUN:
+            job = f"{hc.job.num}_{hc.job.override_dirname}"[:120] if hc.job.override_dirname else str(hc.job.num)
+            return str(Path(target).parent / "sweeps" / Path(hc.sweep.dir).name / job.replace("/", "_") / "best.ckpt")
+    except ValueError:  # composed without Hydra's runtime config (tests, notebooks): a single run
+        pass
+    return target
+
+
 def build_datamodule(cfg: DictConfig):
     """cfg.data, handed the graph of the `graph` group (built on first use) when it takes one: the
     retriever's data always, the rewriter's only for silver pairs from data.kb_path."""
@@ -109,7 +127,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     fit_s, epochs = time.perf_counter() - start, trainer.current_epoch
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
     if trainer.is_global_zero and cfg.get("publish_best", True):
-        publish(best, cfg.paths.get("best_ckpt"))
+        publish(best, published_path(cfg))
     if cfg.get("test"):
         if not best:
             log.warning("no best checkpoint (fast_dev_run or no validation): testing current weights")

@@ -66,6 +66,11 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
     published = torch.load(best, weights_only=False)
     assert "optimizer_states" not in published and "state_dict" in published  # inference copy: weights only
     assert metrics["val/path_acc_best"] >= metrics["val/path_acc"] - 1e-9
+    # the run keeps exactly two checkpoints: the best without optimizer state, last.ckpt with it
+    kept = sorted(p.name for p in ckpt_dir.glob("*.ckpt"))
+    assert len(kept) == 2 and "last.ckpt" in kept and kept[0].startswith("best_epoch_"), kept
+    assert "optimizer_states" not in torch.load(ckpt_dir / kept[0], weights_only=False)
+    assert torch.load(ckpt_dir / "last.ckpt", weights_only=False)["optimizer_states"]
 
     import torch
     steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
@@ -73,12 +78,15 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
                                      f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
     train.train(resumed)
     after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
-    assert after["epoch"] == 2 and after["global_step"] == steps_before * 3 // 2
+    assert after["global_step"] == steps_before * 3 // 2  # one more epoch, not a restart
 
 
-def test_subprocess_fast_dev_run(tmp_path):
+def test_subprocess_fast_dev_run_leaves_a_small_run_dir(tmp_path):
     proc = run_train(["debug=fast_dev_run"], tmp_path)
     assert "test/path_acc" in proc.stdout + proc.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert not [p for p in files if p.suffix == ".ckpt"]  # a debug run saves no checkpoint
+    assert sum(p.stat().st_size for p in files) < 5 * 2**20
 
 
 @pytest.mark.slow
@@ -99,6 +107,13 @@ def test_optuna_sweep_two_trials(tmp_path):
     runs = sorted((tmp_path / "outputs" / "sweep" / "multiruns").glob("*/*/.hydra"))
     assert len(runs) == 2, proc.stdout[-2000:]
     assert "Best parameters" in proc.stdout + proc.stderr
+
+
+def test_sweep_jobs_publish_under_their_own_names(tmp_path):
+    run_train(["-m", "trainer.max_epochs=1", "test=false", "model.lr=1e-3,2e-3", "name=grid"], tmp_path)
+    published = sorted((tmp_path / "checkpoints" / "grid").rglob("best.ckpt"))
+    assert len(published) == 2 and all("sweeps" in p.parts for p in published)
+    assert len({p.parent for p in published}) == 2 and not (tmp_path / "checkpoints" / "grid" / "best.ckpt").exists()
 
 
 def test_optuna_direction_and_search_space_follow_the_task(tmp_path):
