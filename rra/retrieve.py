@@ -199,7 +199,10 @@ class PathRetrieval:
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
 
-        if not Path(ckpt).is_file():
+        if not Path(ckpt).exists() and "/" not in str(ckpt).strip("./"):  # neither a file/dir nor a Hub id
+            raise FileNotFoundError(
+                f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
+        if not Path(ckpt).exists() and str(ckpt).endswith(".ckpt"):
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
         return cls(Retriever.load(ckpt), topk, candidates, max_triples, seed, try_second_hop,

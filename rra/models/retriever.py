@@ -342,11 +342,16 @@ class Retriever(L.LightningModule):
 
     @classmethod
     def load(cls, path: str | Path, map_location: str | torch.device = "cpu") -> "Retriever":
-        """Rebuild a trained retriever from its checkpoint alone (no pretrained weights, no config)."""
+        """Rebuild a trained retriever from its checkpoint alone (no pretrained weights, no config):
+        a checkpoint file, a directory written by `rra-export`, or a Hub id holding one."""
+        from rra.models.export import ExportError, read, resolve
+
+        try:
+            exported = resolve(path)
+        except ExportError as e:
+            raise CheckpointError(str(e)) from e
         path = Path(path)
-        if not path.is_file():
-            raise CheckpointError(f"{path}: no such checkpoint file")
-        ckpt = _torch_load(path, map_location)
+        ckpt = read(exported, map_location) if exported is not None else _torch_load(path, map_location)
         info = ckpt.get("rra") if isinstance(ckpt, dict) else None
         if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
             raise CheckpointError(

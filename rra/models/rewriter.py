@@ -327,12 +327,17 @@ class RewriterModule(L.LightningModule):
 
 
 def _read_checkpoint(path: str | Path) -> dict:
-    """A rewriter checkpoint's dict, or a CheckpointError naming the file and what is wrong with it."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"{path}: no such checkpoint file")
+    """A rewriter checkpoint's dict (from a checkpoint file, a directory written by `rra-export`, or
+    a Hub id holding one), or a CheckpointError naming the file and what is wrong with it."""
+    from rra.models.export import ExportError, read, resolve
+
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        exported = resolve(path)
+    except ExportError as e:
+        raise CheckpointError(str(e)) from e
+    path = Path(path)
+    try:
+        ckpt = read(exported) if exported is not None else torch.load(path, map_location="cpu", weights_only=False)
     except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as e:
         raise CheckpointError(f"{path}: not a readable checkpoint (corrupt or truncated?): {e}") from e
     info = ckpt.get("rra") if isinstance(ckpt, dict) else None

@@ -205,3 +205,36 @@ def test_encoding_cache_reuses_templates_and_is_dropped_after_training(trained):
     model.train()  # a caller that trained in between must not get stale encodings
     model.predict(batch["question"][:1], topk=2)
     assert model.encoded_texts > passes
+
+
+def test_exported_retriever_is_a_shareable_directory_that_predicts_alike(tiny_kwargs, tmp_path):
+    import json
+
+    from rra.models.export import main as export_main
+
+    L.seed_everything(1)
+    model, dm = make_model(tiny_kwargs)
+    trainer = L.Trainer(max_steps=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
+    trainer.fit(model, datamodule=dm)
+    path = tmp_path / "model.ckpt"
+    trainer.save_checkpoint(path)
+    summary = tmp_path / "train_summary.json"
+    summary.write_text(json.dumps({"name": "toy", "epochs": 3, "fit_seconds": 12.5,
+                                   "metrics": {"test/path_acc": 0.97}, "data": {"train_questions": 48}}))
+    out = tmp_path / "exported"
+    assert export_main([str(path), str(out), "--train-summary", str(summary)]) == 0
+    assert {p.name for p in out.iterdir()} == {"model.safetensors", "config.json", "tokenizer.json", "README.md"}
+    card = (out / "README.md").read_text()
+    assert "test/path_acc 0.97" in card and "retriever.ckpt=" in card
+    assert all(f"`{r}`" in card for r in model.relations if not r.startswith("^"))
+    questions = [e.question for e in toy_questions(10, seed=3)]
+    want = Retriever.load(path).predict(questions, topk=3)
+    got = Retriever.load(out).predict(questions, topk=3)
+    assert [[p.path for p in q] for q in got] == [[p.path for p in q] for q in want]
+    assert [p.score for q in got for p in q] == pytest.approx([p.score for q in want for p in q], abs=1e-6)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="not an exported rra model"):
+        Retriever.load(tmp_path / "empty")
+    with pytest.raises(CheckpointError, match="no such checkpoint file"):
+        Retriever.load(tmp_path / "missing.ckpt")

@@ -1,0 +1,137 @@
+"""Shareable models: a trained retriever or rewriter as a plain directory, and loading it back.
+
+    rra-export checkpoints/metaqa/best.ckpt exported/metaqa-retriever [--train-summary FILE]
+
+The directory holds `model.safetensors` (the weights), `tokenizer.json`, `config.json` (the
+checkpoint's `rra` block and hyper-parameters: relation vocabulary, encoder config, ...) and a
+generated `README.md` model card. It loads wherever a checkpoint path is accepted
+(`retriever.ckpt=DIR`, `rewriter.ckpt=DIR`, `model.init_from=DIR`), and so does a Hugging Face Hub
+id holding such a directory (`retriever.ckpt=org/name`, downloaded once into the HF cache). To
+share one: `huggingface-cli upload org/name exported/metaqa-retriever` -- never needed to use rra.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+WEIGHTS, CONFIG, TOKENIZER, CARD = "model.safetensors", "config.json", "tokenizer.json", "README.md"
+EXPORT_FORMAT = "rra-export"
+
+
+class ExportError(ValueError):
+    """A directory or Hub id that is not an exported rra model."""
+
+
+def export(ckpt_path: str | Path, out_dir: str | Path, train_summary: str | Path | None = None) -> Path:
+    """Write the exported directory of a Lightning checkpoint made by rra; returns it."""
+    import torch
+    from safetensors.torch import save_file
+
+    ckpt_path, out = Path(ckpt_path), Path(out_dir)
+    ckpt = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+    info = ckpt.get("rra") if isinstance(ckpt, dict) else None
+    if not isinstance(info, dict) or "format" not in info:
+        raise ExportError(f"{ckpt_path}: not an rra checkpoint (no 'rra' block); train one with python train.py")
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.contiguous() for k, v in ckpt["state_dict"].items()}
+    save_file(state, str(out / WEIGHTS), metadata={"format": info["format"]})
+    tokenizer = info.get("tokenizer")
+    meta = {k: v for k, v in info.items() if k != "tokenizer"}
+    config = {"export_format": EXPORT_FORMAT, "rra": meta,
+              "hyper_parameters": json.loads(json.dumps(dict(ckpt.get("hyper_parameters", {})), default=str)),
+              "source_checkpoint": str(ckpt_path), "epoch": ckpt.get("epoch"), "global_step": ckpt.get("global_step")}
+    (out / CONFIG).write_text(json.dumps(config, indent=1), encoding="utf-8")
+    if tokenizer is not None:
+        (out / TOKENIZER).write_text(json.dumps(tokenizer), encoding="utf-8")
+    summary = json.loads(Path(train_summary).read_text()) if train_summary else None
+    (out / CARD).write_text(model_card(config, summary, out), encoding="utf-8")
+    return out
+
+
+def model_card(config: dict, summary: dict | None, out: Path) -> str:
+    info, hp = config["rra"], config["hyper_parameters"]
+    kind = "retriever" if info["format"] == "rra-retriever" else "rewriter"
+    lines = [f"# rra {kind}: {out.name}", "",
+             f"A {kind} trained with rra (Retrieve-Rewrite-Answer question answering over knowledge graphs).", ""]
+    if kind == "retriever":
+        rels = [r for r in info["relations"] if not r.startswith("^")]
+        lines += [f"- encoder: `{info.get('encoder')}`; up to {info.get('max_hops')} hops; topic mask "
+                  f"`{info.get('mask_token')}`",
+                  f"- KG relations ({len(rels)}): " + ", ".join(f"`{r}`" for r in rels[:40])
+                  + (f", ... ({len(rels) - 40} more)" if len(rels) > 40 else ""),
+                  "", "Use it: `python infer.py retriever.ckpt=<this directory or its Hub id> data=... graph=...`"]
+    else:
+        lines += [f"- base model: `{info.get('model_name')}` ({'seq2seq' if info.get('seq2seq') else 'causal LM'})",
+                  "", "Use it: `python infer.py rewriter=trained rewriter.ckpt=<this directory or its Hub id>`, "
+                  "or continue training with `python train.py task=rewriter model.init_from=<it>`"]
+    lines += ["", f"Trained from `{config.get('source_checkpoint')}` (epoch {config.get('epoch')}, "
+              f"step {config.get('global_step')}); hyper-parameters in config.json."]
+    if summary:
+        data = summary.get("data") or {}
+        metrics = {k: round(v, 4) for k, v in (summary.get("metrics") or {}).items() if k.startswith("test/")}
+        lines += ["", "## Training run", "",
+                  f"- run: `{summary.get('name')}`, {summary.get('epochs')} epochs, "
+                  f"{round(summary.get('fit_seconds') or 0)} s of training"]
+        if data.get("train_questions") is not None:
+            lines.append(f"- data: {data.get('train_questions')} training questions, semantics {data.get('semantics')}")
+        if metrics:
+            lines.append("- test metrics: " + ", ".join(f"{k} {v}" for k, v in sorted(metrics.items())))
+    return "\n".join(lines) + "\n"
+
+
+def resolve(source: str | Path) -> Path | None:
+    """The exported directory behind `source`: a local directory, or a Hub id (`org/name`,
+    downloaded into the HF cache). None when `source` is a checkpoint file."""
+    p = Path(source)
+    if p.is_file():
+        return None
+    if p.is_dir():
+        if not (p / CONFIG).is_file() or not (p / WEIGHTS).is_file():
+            raise ExportError(f"{p}: not an exported rra model (needs {CONFIG} and {WEIGHTS}; make one with rra-export)")
+        return p
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", str(source)) and not str(source).endswith((".ckpt", ".pt")):
+        from huggingface_hub import snapshot_download
+
+        try:
+            return resolve(snapshot_download(str(source)))
+        except Exception as e:  # offline, no such repo, no access
+            raise ExportError(f"{source}: no such file or directory, and not downloadable from the "
+                              f"Hugging Face Hub ({type(e).__name__}: {e})") from e
+    raise ExportError(f"{source}: no such checkpoint file or exported model directory")
+
+
+def read(directory: Path, map_location="cpu") -> dict:
+    """An exported directory as the checkpoint dict rra's loaders read (state_dict, rra block)."""
+    from safetensors.torch import load_file
+
+    config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+    if config.get("export_format") != EXPORT_FORMAT:
+        raise ExportError(f"{directory}: {CONFIG} is not an rra export (export_format != {EXPORT_FORMAT!r})")
+    info = dict(config["rra"])
+    tok = directory / TOKENIZER
+    info["tokenizer"] = json.loads(tok.read_text(encoding="utf-8")) if tok.is_file() else None
+    state = load_file(str(directory / WEIGHTS), device=str(map_location))
+    return {"state_dict": state, "hyper_parameters": config.get("hyper_parameters", {}), "rra": info}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="rra-export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("ckpt", help="a checkpoint made by python train.py (retriever or rewriter)")
+    ap.add_argument("out", help="directory to write (created)")
+    ap.add_argument("--train-summary", help="train_summary.json of the run, for the model card's figures")
+    args = ap.parse_args(argv)
+    try:
+        out = export(args.ckpt, args.out, args.train_summary)
+    except (ExportError, FileNotFoundError) as e:
+        print(f"rra-export: error: {e}", file=sys.stderr)
+        return 2
+    size = sum(f.stat().st_size for f in out.iterdir()) / 2**20
+    print(f"wrote {out} ({size:.1f} MB): {', '.join(sorted(f.name for f in out.iterdir()))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
