@@ -9,6 +9,8 @@ Logic lives in rra/eval/run.py; this file only composes the config.
 """
 from __future__ import annotations
 
+import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+
 import sys
 from pathlib import Path
 

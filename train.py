@@ -13,6 +13,8 @@ callbacks, loggers and trainer; fits; tests the best checkpoint; copies it to `p
 """
 from __future__ import annotations
 
+import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+
 import json
 import logging
 import time

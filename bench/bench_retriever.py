@@ -13,25 +13,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import torch
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as rra/__init__.py, before torch loads
+import torch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from common import machine  # noqa: E402  (bench/common.py)
 from rra.data.metaqa import load_metaqa  # noqa: E402
 from rra.models.retriever import Retriever  # noqa: E402
-
-
-def machine() -> dict:
-    return {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "loadavg": os.getloadavg()}
 
 
 def train(overrides: list[str]) -> dict:
@@ -104,6 +100,8 @@ def main() -> None:
     ap.add_argument("--throughput-n", type=int, default=3000, help="2-hop test questions timed in calls of --call-size")
     ap.add_argument("--nocache-n", type=int, default=640, help="questions timed without the encoding cache")
     ap.add_argument("--training-json", help="training figures of an earlier run (JSON file) instead of --train")
+    ap.add_argument("--quantize", choices=["int8"], help="dynamic int8 encoder (CPU); writes bench_retriever_int8.json")
+    ap.add_argument("--skip-eval", action="store_true", help="throughput only (no full test-split accuracy)")
     ap.add_argument("overrides", nargs="*", help="extra train.py overrides")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -114,22 +112,23 @@ def main() -> None:
         result["training"] = train(args.overrides)
     elif args.training_json:
         result["training"] = json.loads(Path(args.training_json).read_text())
-    model = Retriever.load(args.ckpt)
-    result["checkpoint"] = args.ckpt
+    model = Retriever.load(args.ckpt).quantize(args.quantize)
+    result["checkpoint"], result["quantize"] = args.ckpt, args.quantize
     result["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}
     start = time.perf_counter()
-    result["test"] = evaluate(model, Path(args.root), args.batch_size)
-    result["test_eval_seconds"] = time.perf_counter() - start
+    if not args.skip_eval:
+        result["test"] = evaluate(model, Path(args.root), args.batch_size)
+        result["test_eval_seconds"] = time.perf_counter() - start
     result["throughput_2hop_top3"] = throughput(model, Path(args.root), args.call_size, args.batch_size, args.throughput_n)
     result["throughput_2hop_top3_no_cache"] = throughput(model, Path(args.root), args.call_size, args.batch_size,
                                                          args.nocache_n, use_cache=False)
     result["throughput_2hop_top3_whole_split_one_call"] = throughput(model, Path(args.root), 10**6, args.batch_size)
     result["raw_encoder"] = raw_encoder_speed(model)
     result["machine"]["loadavg_end"] = os.getloadavg()
-    out = REPO / "bench" / "results" / "bench_retriever.json"
+    out = REPO / "bench" / "results" / ("bench_retriever_int8.json" if args.quantize else "bench_retriever.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))
-    print(json.dumps({k: result[k] for k in ("test", "throughput_2hop_top3", "throughput_2hop_top3_no_cache", "raw_encoder")}, indent=1))
+    print(json.dumps({k: result.get(k) for k in ("test", "throughput_2hop_top3", "throughput_2hop_top3_no_cache", "raw_encoder")}, indent=1))
 
 
 if __name__ == "__main__":

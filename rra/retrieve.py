@@ -194,7 +194,7 @@ class PathRetrieval:
     @classmethod
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
                         seed: int = 0, try_second_hop: bool = False,
-                        max_instances: int = 10_000, semantics=None) -> "PathRetrieval":
+                        max_instances: int = 10_000, semantics=None, quantize: str | None = None) -> "PathRetrieval":
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -205,7 +205,7 @@ class PathRetrieval:
         if not Path(ckpt).exists() and str(ckpt).endswith(".ckpt"):
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
-        return cls(Retriever.load(ckpt), topk, candidates, max_triples, seed, try_second_hop,
+        return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
                    max_instances, AnswerSemantics.of(semantics))
 
     def predict(self, questions: Sequence[str]) -> list[list]:

@@ -371,6 +371,19 @@ class Retriever(L.LightningModule):
         model.checkpoint_path = str(path)
         return model.to(map_location).eval()
 
+    def quantize(self, mode: str | None) -> "Retriever":
+        """Inference on CPU with the encoder's Linear layers in dynamic int8 (`mode="int8"`), a
+        speed/accuracy trade measured in bench/bench_retriever.py; None leaves the model as is."""
+        if mode is None:
+            return self
+        if mode != "int8":
+            raise ValueError(f"retriever quantize must be null or int8, got {mode!r}")
+        from torch.ao.quantization import quantize_dynamic
+
+        self.encoder = quantize_dynamic(self.encoder.eval(), {torch.nn.Linear}, dtype=torch.qint8)
+        self._predict_cache.clear()
+        return self
+
     def check_relations(self, kg_relations: Sequence[str], strict: bool = False) -> str | None:
         """Compare the checkpoint's relations with the KG's (forward-only lists, as
         `KnowledgeGraph.relation_types()` gives, are expanded with their inverses).

@@ -238,3 +238,15 @@ def test_exported_retriever_is_a_shareable_directory_that_predicts_alike(tiny_kw
         Retriever.load(tmp_path / "empty")
     with pytest.raises(CheckpointError, match="no such checkpoint file"):
         Retriever.load(tmp_path / "missing.ckpt")
+
+
+def test_int8_quantized_retriever_still_predicts(tiny_kwargs):
+    L.seed_everything(1)
+    model, _ = make_model(tiny_kwargs)
+    questions = [e.question for e in toy_questions(6, seed=3)]
+    before = model.predict(questions, topk=3)
+    after = model.quantize("int8").predict(questions, topk=3)
+    assert [len(q) for q in after] == [len(q) for q in before]
+    assert all(0.0 < p.score <= 1.0 for q in after for p in q)
+    with pytest.raises(ValueError, match="int8"):
+        model.quantize("int4")
