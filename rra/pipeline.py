@@ -21,7 +21,7 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import GraphError, KnowledgeGraph, Triple
+from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch
 from rra.methods import Prediction
 from rra.retrieve import PathRetrieval
 from rra.rewrite import Rewriter
@@ -46,7 +46,7 @@ class RRAPipeline:
     def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
         start = time.perf_counter()
         given_labels = self._given_labels(examples)
-        links = [self._link(ex, given_labels) for ex in examples]
+        links = self._link_all(examples, given_labels)
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == "ok"]
@@ -97,10 +97,26 @@ class RRAPipeline:
         except GraphError:
             return None
 
-    def _link(self, ex: QAExample, given_labels: dict[str, str] | None = None) -> LinkResult:
+    def _link_all(self, examples: Sequence[QAExample], given_labels: dict[str, str] | None) -> list[LinkResult]:
+        """Link every question of the batch. Questions linked from their text ask the graph for
+        every n-gram (id, exact and case-insensitive label): a first pass only records those
+        lookups, they are answered in batches (a few queries on a SPARQL store instead of ~200
+        per question), and the second pass links from the answers, with the same result."""
+        if self.use_gold_topic and given_labels is not None and all(ex.topic_entities for ex in examples):
+            return [self._link(ex, given_labels) for ex in examples]
+        ahead = LookAhead(self.kg)
+        try:
+            for ex in examples:
+                self._link(ex, given_labels, ahead)
+            ahead.resolve()
+        except GraphError:  # then question by question (each failure costs its own question)
+            ahead = None
+        return [self._link(ex, given_labels, ahead or self.kg) for ex in examples]
+
+    def _link(self, ex: QAExample, given_labels: dict[str, str] | None = None, kg=None) -> LinkResult:
         """The question's topic entity; a graph failure costs this question, not the batch."""
         try:
-            return link_entities(self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
+            return link_entities(kg or self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
                                  self.max_ngram, rel_words=self._relation_words(), given_labels=given_labels)
         except GraphError as err:
             return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
@@ -282,6 +298,51 @@ class RRAPipeline:
             pred.llm_calls += used.calls
             pred.llm_prompt_tokens += used.prompt_tokens
             pred.llm_completion_tokens += used.completion_tokens
+
+
+class LookAhead:
+    """The graph, with `has_entity` and `find_entities` answered from lookups made in batches.
+    Recording (before `resolve`), an unknown lookup is noted and answered False / []; after it,
+    lookups are answered from the batch results, and anything not asked ahead goes to the graph."""
+
+    def __init__(self, kg: KnowledgeGraph):
+        self.kg, self.recording = kg, True
+        self._exists: dict[str, bool] = {}
+        self._found: dict[tuple, list[str]] = {}
+        self._ask_exists: set[str] = set()
+        self._ask_found: dict[tuple[str, int], set[str]] = {}
+
+    def has_entity(self, entity: str) -> bool:
+        if entity in self._exists:
+            return self._exists[entity]
+        if self.recording:
+            self._ask_exists.add(entity)
+            return False
+        return self.kg.has_entity(entity)
+
+    def find_entities(self, text: str, mode: str = "exact", limit: int = 10) -> list[str]:
+        key = (text, mode, limit)
+        if key in self._found:
+            return list(self._found[key])
+        if self.recording:
+            self._ask_found.setdefault((mode, limit), set()).add(text)
+            return []
+        return self.kg.find_entities(text, mode, limit)
+
+    def resolve(self) -> None:
+        """Answer what was recorded: one `labels` call for the ids (only entities come back) and
+        one batched lookup per match mode."""
+        if self._ask_exists:
+            asked = sorted(self._ask_exists)
+            known = self.kg.labels(asked)
+            self._exists.update({e: e in known for e in asked})
+        for (mode, limit), texts in self._ask_found.items():
+            for text, hits in find_entities_batch(self.kg, sorted(texts), mode, limit).items():
+                self._found[(text, mode, limit)] = hits
+        self._ask_exists, self._ask_found, self.recording = set(), {}, False
+
+    def __getattr__(self, name):
+        return getattr(self.kg, name)
 
 
 def marked(question: str, link: LinkResult, mention: str | None = None) -> str:

@@ -190,3 +190,12 @@ def follow_paths_batch(
     if many is not None:
         return many(requests, limit)
     return [kg.follow_path_batch(list(starts), list(path), limit=limit) for starts, path in requests]
+
+
+def find_entities_batch(kg, texts: Sequence[str], mode: MatchMode = "exact", limit: int = 10) -> dict[str, list[str]]:
+    """`find_entities` for many texts: the graph's own batched lookup when it has one (SPARQL
+    backends: one query per batch), else text by text."""
+    many = getattr(kg, "find_entities_batch", None)
+    if many is not None:
+        return many(texts, mode, limit)
+    return {t: kg.find_entities(t, mode, limit) for t in dict.fromkeys(texts)}

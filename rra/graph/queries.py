@@ -140,3 +140,20 @@ def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[
         branches.append(f"{{ {' '.join(steps)} BIND({k} AS ?k) }}")
     variables = " ".join(["?k"] + [f"?x{i}" for i in range(longest + 1)])
     return f"SELECT DISTINCT {variables} WHERE {{ {' UNION '.join(branches)} }}"
+
+
+def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:
+    """Candidates ?e ?l for many texts in one query (exact: an indexed VALUES lookup of the labels;
+    casefold: one scan of the labels joined on their lower-case form ?lc, the same prefilter as
+    `find_entities`); the backend re-checks and ranks them per text as `find_entities` does."""
+    label = iri_ref(m.label_predicate)
+    if mode == "exact":
+        forms = [literal(t) for t in texts]
+        if m.label_language:
+            forms += [f"{literal(t)}@{m.label_language}" for t in texts]
+        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} ?e {label} ?l }}"
+    if mode == "casefold":
+        lowered = " ".join(literal(t) for t in dict.fromkeys(t.lower() for t in texts))
+        return (f"SELECT ?e ?l ?lc WHERE {{ ?e {label} ?l BIND(LCASE(STR(?l)) AS ?lc) "
+                f"VALUES ?lc {{ {lowered} }} }}")
+    raise ValueError(f"no batched lookup for match mode {mode!r}; expected exact or casefold")

@@ -89,6 +89,11 @@ class SparqlBackedGraph:
         if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
             return []
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
+        return self._rank(rows, text, mode, limit)
+
+    def _rank(self, rows, text: str, mode: str, limit: int) -> list[str]:
+        """The entities of candidate rows whose label matches `text` in `mode`, by (label length,
+        label, id) of each one's best label; at most `limit`."""
         needle = text.casefold()
         best: dict[str, str] = {}
         for e, l in rows:
@@ -104,6 +109,27 @@ class SparqlBackedGraph:
                 best[x] = label
         hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
         return hits[:limit]
+
+    def find_entities_batch(self, texts: Sequence[str], mode: MatchMode = "exact",
+                            limit: int = 10) -> dict[str, list[str]]:
+        """`find_entities` for many texts: one query per `batch_size` texts in exact and casefold
+        mode (substring goes text by text); the same answer per text."""
+        wanted = list(dict.fromkeys(texts))
+        if mode == "substring":
+            return {t: self.find_entities(t, mode, limit) for t in wanted}
+        if mode not in ("exact", "casefold"):
+            raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
+        out = {t: [] for t in wanted}
+        valid = [t for t in wanted if not _SURROGATE.search(t)]
+        for chunk in chunks(valid, self.batch_size):
+            rows = self._select(q.find_entities_batch(self.mapping, chunk, mode), ("e", "l", "lc"))
+            by_key: dict[str, list] = {}
+            for e, l, lc in rows:  # grouped by what the store matched: the label, or its LCASE
+                key = l[1] if mode == "exact" else (lc[1] if lc is not None else None)
+                by_key.setdefault(key, []).append((e, l))
+            for t in chunk:
+                out[t] = self._rank(by_key.get(t if mode == "exact" else t.lower(), []), t, mode, limit)
+        return out
 
     # -- structure -----------------------------------------------------------------------
     def relations(self, entity: str, direction: Direction = "both") -> list[str]:

@@ -243,3 +243,16 @@ def test_custom_mapping_gives_the_same_answers(reference):
     assert kg.stats() == reference.stats()
     assert kg.follow_path("Alien", ["directed_by", "^directed_by"]) == reference.follow_path(
         "Alien", ["directed_by", "^directed_by"])
+
+
+@pytest.mark.parametrize("mode", ["exact", "casefold", "substring"])
+def test_find_entities_batch_is_find_entities_for_each_text(kg, reference, mode):
+    from rra.graph.base import find_entities_batch
+
+    texts = ["Alien", "alien", "ALIEN", "Sir Ridley Scott", "sir ridley SCOTT", "AMÉLIE POULAIN", "東京", "Ghost",
+             '"', "\\", "%", "Nobody", "\ud800", "Alien"] + [LABELS.get(x, x) for x in ENTITIES] + PAYLOADS
+    for limit in (1, 2, 10):
+        got = find_entities_batch(kg, texts, mode, limit)
+        assert list(got) == list(dict.fromkeys(texts))
+        for t in got:
+            assert got[t] == reference.find_entities(t, mode, limit), (t, mode, limit)

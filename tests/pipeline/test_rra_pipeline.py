@@ -162,6 +162,13 @@ class CountingGraph:
             raise GraphError(f"HTTP 500 for {entity}")
         return self.kg.has_entity(entity)
 
+    def labels(self, entities):
+        entities = list(entities)
+        if self.failing & set(entities):  # a batch naming a failing entity fails as a whole
+            from rra.graph.base import GraphError
+            raise GraphError(f"HTTP 500 for {sorted(self.failing & set(entities))[0]}")
+        return self.kg.labels(entities)
+
     def follow_path(self, entity, path, limit=None):
         self.single_calls += 1
         return self.kg.follow_path(entity, path, limit)
