@@ -21,7 +21,7 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch
+from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch, follow_paths_batch
 from rra.methods import Prediction
 from rra.retrieve import PathRetrieval
 from rra.rewrite import Rewriter
@@ -140,16 +140,44 @@ class RRAPipeline:
         found: dict[int, list] = {}
         for (i, c), paths in zip(queries, self.retrieval.predict(texts)):
             found.setdefault(i, []).append((c, paths))
+        many = [(c.entity, paths) for options in found.values() if len(options) > 1 for c, paths in options]
+        scores = iter(self._instantiated_scores(many))
         out = {}
         for i, options in found.items():
             if len(options) > 1:
-                score = [0.5 ** k * self._instantiated_score(c.entity, paths) for k, (c, paths) in enumerate(options)]
+                score = [0.5 ** k * next(scores) for k in range(len(options))]
                 k = max(range(len(options)), key=lambda j: (score[j], -j))
                 links[i] = links[i].choose(options[k][0]) if k else links[i]
             else:
                 k = 0
             out[i] = options[k][1]
         return out
+
+    def _instantiated_scores(self, options: list[tuple[str, list]]) -> list[float]:
+        """`_instantiated_score` of many (entity, paths) at once, in rounds: each option's next best
+        path, all of a round in one `follow_paths_batch` call (one query on a SPARQL store); an
+        option stops at its first path with an answer instance. On a graph failure, one by one."""
+        order = [sorted(paths, key=lambda p: -float(p.score)) for _, paths in options]
+        score: list[float | None] = [None] * len(options)
+        step = [0] * len(options)
+        while True:
+            active = [k for k in range(len(options)) if score[k] is None and step[k] < len(order[k])]
+            if not active:
+                break
+            starts: dict[tuple[str, ...], list[str]] = {}
+            for k in active:
+                starts.setdefault(tuple(order[k][step[k]].path), []).append(options[k][0])
+            try:
+                got = dict(zip(starts, follow_paths_batch(self.kg, [(e, list(p)) for p, e in starts.items()], 100)))
+            except Exception:  # each option alone, as before
+                return [self._instantiated_score(e, paths) for e, paths in options]
+            for k in active:
+                entity, p = options[k][0], order[k][step[k]]
+                walks = got[tuple(p.path)].get(entity, [])
+                if any(self.retrieval.semantics.keeps(w.entities, entity) for w in walks):
+                    score[k] = float(p.score)
+                step[k] += 1
+        return [s if s is not None else 0.0 for s in score]
 
     def _instantiated_score(self, entity: str, paths: list) -> float:
         """The score of the best predicted path with an answer instance from `entity` (0 if none)."""
