@@ -110,6 +110,8 @@ class SparqlBackedGraph:
         hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
         return hits[:limit]
 
+    SCAN_BATCH = 5000  # texts per case-insensitive lookup (each such query scans all labels)
+
     def find_entities_batch(self, texts: Sequence[str], mode: MatchMode = "exact",
                             limit: int = 10) -> dict[str, list[str]]:
         """`find_entities` for many texts: one query per `batch_size` texts in exact and casefold
@@ -121,7 +123,9 @@ class SparqlBackedGraph:
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         out = {t: [] for t in wanted}
         valid = [t for t in wanted if not _SURROGATE.search(t)]
-        for chunk in chunks(valid, self.batch_size):
+        # casefold scans every label once per query whatever the number of texts: big chunks
+        size = self.batch_size if mode == "exact" else max(self.batch_size, self.SCAN_BATCH)
+        for chunk in chunks(valid, size):
             rows = self._select(q.find_entities_batch(self.mapping, chunk, mode), ("e", "l", "lc"))
             by_key: dict[str, list] = {}
             for e, l, lc in rows:  # grouped by what the store matched: the label, or its LCASE
