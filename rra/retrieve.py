@@ -224,8 +224,7 @@ class PathRetrieval:
         """Instances of the first `topk` candidate paths of many (topic, candidates) at once, in
         rounds: one `follow_paths_batch` call per round (on a SPARQL store one UNION query, a branch
         per distinct path with VALUES over its topics), so a batch of questions costs a request per
-        round, not per question or per path. Paths dropped later (no instance) are fetched one by
-        one as before. Returns ({(topic, path): instances}, errors); a failed path is simply not
+        round, not per question or per path. Returns ({(topic, path): instances}, errors); a failed path is simply not
         prefetched (the per-question call then reports it)."""
         found, errors = {}, []
         pending = [(topic, [tuple(c.path) for c in cands]) for topic, cands in queries]
