@@ -41,6 +41,16 @@ class Prediction:
     llm_completion_tokens: int = 0
     latency_s: float = 0.0
     errors: list[str] = field(default_factory=list)  # every failure on the way, in order
+    # How the answers are scored (set by the method): F1 is computed on `answer_set` (None: the
+    # top answer); "top" = answers[0] must be gold, "reply" = a gold answer in the LLM's reply.
+    answer_set: list[str] | None = None
+    hits_mode: str = "top"
+    pred_hop: int | None = None  # the retrieved path's length and relations (RRA)
+    pred_path: list[str] | None = None
+    # Gold labels: attached by the evaluator (rra.eval.run.with_gold) after the method answered.
+    gold_labels: list[str] = field(default_factory=list)  # labels of gold_answers for id-named KGs
+    gold_hop: int | None = None
+    gold_path: list[str] | None = None
     extra: dict = field(default_factory=dict)  # method-specific trace (visited entities, ...)
 
     def to_dict(self) -> dict:

@@ -150,15 +150,7 @@ class RRAPipeline:
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str, prefetched=None):
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, (question, retrieval, labels)."""
-        pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
-        if ex.extra.get("answer_labels"):  # KGs whose ids are not names: score replies on labels too
-            pred.extra["gold_labels"] = list(ex.extra["answer_labels"])
-        gold_path = ex.extra.get("gold_path") or ex.relation_path
-        gold_path = list(gold_path) if gold_path else None
-        pred.extra.update({
-            "gold_hop": ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None),
-            "gold_path": gold_path,
-        })
+        pred = Prediction(qid=ex.qid, question=ex.question, answers=[])
         pred.topic_entities = link.entities
         pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
                                  "ambiguous": link.ambiguous, "chosen_by": link.chosen_by}
@@ -176,10 +168,10 @@ class RRAPipeline:
         pred.extra["dropped_paths"] = [p.to_dict() for p in r.dropped]
         pred.extra["evidence_paths"] = ["/".join(e.path) for e in r.evidence]
         if r.paths:
-            pred.extra["pred_hop"], pred.extra["pred_path"] = len(r.paths[0].path), r.paths[0].path
+            pred.pred_hop, pred.pred_path = len(r.paths[0].path), list(r.paths[0].path)
         elif cands:  # nothing instantiated: still report what the model predicted
             best = max(cands, key=lambda c: float(c.score))
-            pred.extra["pred_hop"], pred.extra["pred_path"] = len(best.path), list(best.path)
+            pred.pred_hop, pred.pred_path = len(best.path), list(best.path)
         if r.status != "ok":
             pred.status = r.status
             return pred, None
@@ -267,8 +259,7 @@ class RRAPipeline:
         pred.answers, pred.reply, pred.status = ans.answers, ans.reply, ans.status
         pred.errors += ans.errors
         pred.extra.update(ans.extra)
-        pred.extra["answer_set"] = ans.answer_set
-        pred.extra["hits_mode"] = ans.hits_mode
+        pred.answer_set, pred.hits_mode = list(ans.answer_set), ans.hits_mode
         pred.extra["answer_labels"] = [labels.get(a, a) for a in ans.answers[:10]]
         if ans.usage:
             pred.llm_calls += ans.usage.get("calls", 0)
