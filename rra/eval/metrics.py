@@ -70,11 +70,20 @@ def hit_at_1(p: dict) -> bool:
 
 
 def hit_at_1_strict(p: dict) -> bool:
-    """The first committed answer (answers[0], for a free-form reply the first answer read from
-    it) is gold: a reply that lists many entities earns nothing for naming the right one late."""
+    """The answer the method commits to is gold, scored exactly: answers[0] for ranked answers;
+    for a free-form reply the first item of its final answer (`rra.llm.parse.committed_answers`),
+    so a reply that lists or echoes many entities earns nothing for naming the right one somewhere."""
     gold = gold_units(p)
-    answers = p.get("answers") or []
-    return bool(gold) and bool(answers) and any(normalize_answer(answers[0]) in unit for unit in gold)
+    if not gold:
+        return False
+    if scored(p, "hits_mode") == "reply":
+        from rra.llm.parse import committed_answers
+
+        committed = committed_answers(p.get("reply", ""))
+        first = committed[0] if committed else ""
+    else:
+        first = (p.get("answers") or [""])[0]
+    return bool(first) and any(normalize_answer(first) in unit for unit in gold)
 
 
 def answer_f1(p: dict) -> float:
