@@ -85,12 +85,15 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--stores", nargs="+", default=["networkx", "oxigraph", "oxigraph_serve", "virtuoso"])
+    ap.add_argument("--data-root", default=str(REPO.parent / "shared" / "data" / "metaqa"),
+                    help="the MetaQA folder (default: ../shared/data/metaqa, as conf/data/metaqa.yaml)")
     args = ap.parse_args()
     register_resolvers(REPO)
     base = ["data=metaqa", f"data.hop={args.hop}", "split=test", f"limit={args.limit}", "llm=none", "logger=none",
-            f"retriever.ckpt={args.ckpt}", f"batch_size={args.batch_size}", "show_summary=false", "resume=false"]
+            f"retriever.ckpt={args.ckpt}", f"batch_size={args.batch_size}", "show_summary=false", "resume=false",
+            f"data.root={args.data_root}"]
     work = Path(tempfile.mkdtemp(prefix="bench_graph_rra_"))
-    kb = REPO.parent / "shared" / "data" / "metaqa" / "kb.txt"
+    kb = Path(args.data_root) / "kb.txt"
     nt = work / "kb.nt"
     triples, labels, _ = read_triples(kb)
     write_ntriples(nt, triples, labels)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from rra.data.records import AnswerSemantics
-from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError
+from rra.graph.base import (GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError,
+                            follow_paths_batch)
 
 
 class PathPredictor(Protocol):
@@ -220,9 +221,10 @@ class PathRetrieval:
                               self.max_instances, self.semantics, prefetched)
 
     def prefetch(self, kg: KnowledgeGraph, queries: Sequence[tuple[str, Sequence]]) -> tuple[dict, list[str]]:
-        """Instances of the first `topk` candidate paths of many (topic, candidates) at once: one
-        `follow_path_batch` per distinct path, so a SPARQL store answers a batch of questions with
-        a request per path, not per question. Paths dropped later (no instance) are fetched one by
+        """Instances of the first `topk` candidate paths of many (topic, candidates) at once, in
+        rounds: one `follow_paths_batch` call per round (on a SPARQL store one UNION query, a branch
+        per distinct path with VALUES over its topics), so a batch of questions costs a request per
+        round, not per question or per path. Paths dropped later (no instance) are fetched one by
         one as before. Returns ({(topic, path): instances}, errors); a failed path is simply not
         prefetched (the per-question call then reports it)."""
         found, errors = {}, []
@@ -236,12 +238,20 @@ class PathRetrieval:
                     by_path[p].append(topic)
             if not by_path:
                 break
-            for path, topics in by_path.items():
-                try:
-                    got = kg.follow_path_batch(list(dict.fromkeys(topics)), list(path), limit=self.max_instances)
-                except GraphError as err:
-                    errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
-                    got = None
+            requests = [(list(dict.fromkeys(topics)), list(path)) for path, topics in by_path.items()]
+            try:  # the whole round in one call: one UNION query on SPARQL backends
+                rounds = follow_paths_batch(kg, requests, self.max_instances)
+            except GraphError:  # then path by path, so that a failure stays with its path
+                rounds = None
+            for k, (path, topics) in enumerate(by_path.items()):
+                if rounds is not None:
+                    got = rounds[k]
+                else:
+                    try:
+                        got = kg.follow_path_batch(list(dict.fromkeys(topics)), list(path), limit=self.max_instances)
+                    except GraphError as err:
+                        errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
+                        got = None
                 # a failed path is marked fetched-as-None: the per-question call retries and reports it
                 found.update({(t, path): (got.get(t, []) if got is not None else None) for t in topics})
             pending = [(t, paths) for t, paths in pending if any((t, p) not in found for p in paths)]

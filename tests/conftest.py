@@ -36,6 +36,15 @@ def metaqa_root(shared_data: Path) -> Path:
     return shared_data / "metaqa"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests that start a real Virtuoso carry the `virtuoso` marker (deselect: -m "not virtuoso").
+    They stay in the default run: about 7 s in all (server start ~4 s, the graph contract suite and
+    an infer.py run on it), and they skip where virtuoso-t is not installed."""
+    for item in items:
+        if "virtuoso" in getattr(item, "fixturenames", ()) or "[virtuoso" in item.name:
+            item.add_marker(pytest.mark.virtuoso)
+
+
 @pytest.fixture(scope="session")
 def virtuoso(tmp_path_factory):
     """A private Virtuoso 7 on 127.0.0.1 (started once, ~5 s), or skip when not installed.

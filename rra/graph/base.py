@@ -179,3 +179,14 @@ def walk_path(
     if not path:  # an empty path instantiates nothing
         return []
     return frontier if limit is None else frontier[:limit]
+
+
+def follow_paths_batch(
+    kg, requests: Sequence[tuple[Sequence[str], Sequence[str]]], limit: int | None = None
+) -> list[dict[str, list[PathInstance]]]:
+    """Several (start entities, path) requests at once: the graph's own `follow_paths_batch`
+    when it has one (SPARQL backends: one UNION query), else one `follow_path_batch` each."""
+    many = getattr(kg, "follow_paths_batch", None)
+    if many is not None:
+        return many(requests, limit)
+    return [kg.follow_path_batch(list(starts), list(path), limit=limit) for starts, path in requests]

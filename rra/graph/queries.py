@@ -122,3 +122,21 @@ def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
         prev = f"?x{i}"
     variables = " ".join(f"?x{i}" for i in range(1, len(relations) + 1))
     return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
+
+
+def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[str]]]) -> str:
+    """?k ?x0 .. ?xn: several (start entities, relation path) requests in one query, a UNION
+    branch each (VALUES over its starts, the path as a join), ?k = the request's index; the
+    variables past a shorter path stay unbound."""
+    branches, longest = [], 0
+    for k, (entities, relations) in enumerate(requests):
+        steps, prev = [values("x0", [m.entity_iri(x) for x in entities])], "?x0"
+        for i, relation in enumerate(relations, 1):
+            inverse = relation.startswith("^")
+            r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
+            steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
+            prev = f"?x{i}"
+        longest = max(longest, len(relations))
+        branches.append(f"{{ {' '.join(steps)} BIND({k} AS ?k) }}")
+    variables = " ".join(["?k"] + [f"?x{i}" for i in range(longest + 1)])
+    return f"SELECT DISTINCT {variables} WHERE {{ {' UNION '.join(branches)} }}"

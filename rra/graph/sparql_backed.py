@@ -172,6 +172,54 @@ class SparqlBackedGraph:
             out[e] = [PathInstance(w, [step_triple(w[i], r, w[i + 1]) for i, r in enumerate(path)]) for w in walks]
         return out
 
+    def follow_paths_batch(
+        self, requests: Sequence[tuple[Sequence[str], Sequence[str]]], limit: int | None = None
+    ) -> list[dict[str, list[PathInstance]]]:
+        """`follow_path_batch` for several (start entities, path) requests in one UNION query
+        (split so that no query lists more than `batch_size` start entities): a retrieval round
+        of RRA costs one round trip, whatever the number of distinct candidate paths."""
+        reqs = [(list(dict.fromkeys(starts)), list(path)) for starts, path in requests]
+        walks: list[dict[str, set]] = [{x: set() for x in starts} for starts, _ in reqs]
+        groups: list[list[int]] = [[]]
+        size = 0
+        for k, (starts, path) in enumerate(reqs):
+            if not starts or not path:
+                continue
+            if groups[-1] and size + len(starts) > self.batch_size:
+                groups.append([])
+                size = 0
+            groups[-1].append(k)
+            size += len(starts)
+        iris = [{self.mapping.entity_iri(x): x for x in starts} for starts, _ in reqs]
+        for group in groups:
+            if len(group) == 1 and len(reqs[group[0]][0]) > self.batch_size:  # too many starts: chunked
+                k = group[0]
+                for x, found in self.follow_path_batch(*reqs[k]).items():
+                    walks[k][x].update(tuple(p.entities) for p in found)
+                continue
+            if not group:
+                continue
+            longest = max(len(reqs[k][1]) for k in group)
+            variables = ("k",) + tuple(f"x{i}" for i in range(longest + 1))
+            for row in self._select(q.paths_union(self.mapping, [reqs[k] for k in group]), variables):
+                try:
+                    k = group[int(row[0][1])]
+                except (TypeError, ValueError, IndexError):
+                    continue  # a row the query cannot produce: ignore it
+                n = len(reqs[k][1])
+                start = iris[k].get(row[1][1]) if row[1] is not None else None
+                if start is not None and all(t is not None for t in row[2:2 + n]):
+                    walks[k][start].add((start,) + tuple(self._entity(t) for t in row[2:2 + n]))
+        out = []
+        for (starts, path), found in zip(reqs, walks):
+            d = {}
+            for x, ws in found.items():
+                ordered = sorted(list(w) for w in ws)
+                ordered = ordered[:limit] if limit is not None else ordered
+                d[x] = [PathInstance(w, [step_triple(w[i], r, w[i + 1]) for i, r in enumerate(path)]) for w in ordered]
+            out.append(d)
+        return out
+
     def triples(
         self,
         entity: str,

@@ -132,6 +132,23 @@ def test_follow_path_batch_is_follow_path_for_each_start(kg, reference):
                 assert got[x] == reference.follow_path(x, path, limit), (x, path, limit)
 
 
+def test_follow_paths_batch_is_follow_path_batch_for_each_request(kg, reference):
+    from rra.graph import follow_paths_batch
+
+    requests = [(["Alien", "Blade Runner", "Nobody at all"], ["directed_by", "^directed_by"]),
+                (["Star Wars", BACKSLASH, "Alien"], ["starred_actors", "^starred_actors", "directed_by"]),
+                (["Ridley Scott", INJECTION], ["influenced"]), ([], ["directed_by"]), (["Alien"], []),
+                (["Harrison Ford", "Alien", "Star Wars", "Blade Runner", "Alien"], ["^starred_actors"])]
+    for limit in (None, 1, 2):
+        got = follow_paths_batch(kg, requests, limit)
+        assert len(got) == len(requests)
+        for (starts, path), res in zip(requests, got):
+            assert list(res) == list(dict.fromkeys(starts))
+            for x in res:
+                want = [] if x == "Nobody at all" or not path else reference.follow_path(x, path, limit)
+                assert res[x] == want, (x, path, limit)
+
+
 def test_triples_sorted_and_sampled(kg):
     around = kg.triples("Ridley Scott")
     assert around == sorted({t for t in TRIPLES if "Ridley Scott" in (t.head, t.tail)})

@@ -117,3 +117,42 @@ def test_general_rule_answers_with_the_topic_when_the_path_leads_back():
     assert r.status == "no_path"
     r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse", "child"], 0.9, 3)])
     assert r.paths[0].ends == ["Cid"] and r.paths[0].instances == 1
+
+
+def test_prefetch_sends_one_query_per_round(movie_kg):
+    """Retrieval for a batch on a SPARQL backend: one UNION query per round of candidates, and
+    the same paths as question by question."""
+    from rra.graph import OxigraphGraph
+    from rra.retrieve import PathRetrieval
+
+    kg = OxigraphGraph.from_triples(movie_kg.all_triples())
+    r = PathRetrieval(model=None, topk=2)
+    queries = [("Ridley Scott", [Cand(["^directed_by"], 0.9), Cand(["^directed_by", "release_year"], 0.1, 2)]),
+               ("Peter Weir", [Cand(["^directed_by"], 0.9), Cand(["^directed_by", "release_year"], 0.1, 2)]),
+               ("Harrison Ford", [Cand(["^directed_by"], 0.9), Cand(["in_language"], 0.5),
+                                  Cand(["^starred_actors"], 0.3), Cand(["^starred_actors", "directed_by"], 0.1, 2)])]
+    before = kg.requests
+    found, errors = r.prefetch(kg, queries)
+    assert errors == [] and kg.requests - before == 2  # round 1: three paths; round 2: Harrison Ford's next two
+    for topic, cands in queries:
+        alone = r.retrieve(movie_kg, topic, cands)
+        batched = r.retrieve(kg, topic, cands, found)
+        assert [p.path for p in batched.paths] == [p.path for p in alone.paths]
+        assert batched.evidence == alone.evidence
+    assert kg.requests - before == 2  # nothing fetched again
+
+
+def test_prefetch_round_failure_falls_back_path_by_path(movie_kg):
+    from rra.graph import OxigraphGraph
+    from rra.graph.base import GraphError
+    from rra.retrieve import PathRetrieval
+
+    class NoUnion(OxigraphGraph):
+        def follow_paths_batch(self, requests, limit=None):
+            raise GraphError("HTTP 500: query too large")
+
+    kg = NoUnion.from_triples(movie_kg.all_triples())
+    r = PathRetrieval(model=None, topk=1)
+    found, errors = r.prefetch(kg, [("Ridley Scott", [Cand(["^directed_by"], 0.9)]),
+                                    ("Heat", [Cand(["directed_by"], 0.9)])])
+    assert errors == [] and [i.end for i in found[("Heat", ("directed_by",))]] == ["Michael Mann"]
