@@ -22,7 +22,7 @@ from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
 from rra.graph.base import GraphError, KnowledgeGraph, Triple
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 from rra.retrieve import PathRetrieval
 from rra.rewrite import Rewriter
 from rra.text import BRACKETED
@@ -183,15 +183,16 @@ class RRAPipeline:
         try:
             if many is not None:
                 return many(items)
-        except Exception as err:  # an answerer bug must cost answers, not the run
-            return [fallback(r, "llm_error", f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
+        except Exception as err:  # a failed answerer costs answers, not the run (bugs raise under strict)
+            status = failure_status(err)
+            return [fallback(r, status, f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
         answers = []
         for item in items:
             before = self.llm.usage.snapshot() if self.llm is not None else None
             try:
                 ans = self.answerer.answer(*item)
             except Exception as err:
-                ans = fallback(item[2], "llm_error", f"answerer: {type(err).__name__}: {err}")
+                ans = fallback(item[2], failure_status(err), f"answerer: {type(err).__name__}: {err}")
             if ans.usage is None and before is not None:
                 used = self.llm.usage.since(before)
                 ans.usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,

@@ -9,6 +9,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A bug inside a method raises in tests instead of becoming a per-question "error" status.
+os.environ.setdefault("RRA_STRICT_ERRORS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from typing import Protocol, Sequence
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
 from rra.llm.base import LLMReply
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 from rra.text import mentioned_entities, normalize
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
@@ -183,8 +183,8 @@ def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -
     trace = Trace(method.llm, max_new_tokens)
     try:
         method.explore(example, pred, trace)
-    except Exception as e:  # keep what we have, report, go on
-        pred.status = "graph_error"
+    except Exception as e:  # keep what we have, report, go on (a bug raises under strict errors)
+        pred.status = failure_status(e)
         pred.errors.append(f"{type(e).__name__}: {e}")
     pred.extra["mode"] = method.mode
     return trace.fill(pred)

@@ -21,7 +21,7 @@ from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 
 log = logging.getLogger("infer")
 
@@ -128,6 +128,10 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     check_limit(cfg.get("limit"))  # before anything slow is built
+    if cfg.get("strict", False):  # a method's unexpected exception stops the run (rra.methods.failure_status)
+        import os
+
+        os.environ["RRA_STRICT_ERRORS"] = "1"
     with integrity.RunLock(out):
         return _run_split(cfg, out)
 
@@ -257,12 +261,13 @@ def choices() -> dict:
 
 
 def safe_answer(method, ex: QAExample) -> Prediction:
-    """A baseline's exception costs its question (status + error), never the run."""
+    """A method's exception costs its question (status by the error's layer, see
+    rra.methods.failure_status), never the run, unless strict errors are on."""
     t0 = time.perf_counter()
     try:
         return method.answer(ex)
     except Exception as err:
-        return Prediction(ex.qid, ex.question, [], status="llm_error",
+        return Prediction(ex.qid, ex.question, [], status=failure_status(err),
                           errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 
