@@ -53,6 +53,7 @@ def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> di
     from rra.answer import GraphScorer
     from rra.data.records import QAExample
     from rra.eval.metrics import compute_metrics
+    from rra.eval.run import answer_all
     from rra.pipeline import RRAPipeline
     from rra.retrieve import PathRetrieval
     from rra.rewrite import TripleRewriter
@@ -61,8 +62,7 @@ def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> di
     pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(), use_gold_topic=False)
     plain = [QAExample(strip_brackets(ex.question), [], ex.answers, qid=ex.qid) for ex in examples]
     preds, start = [], time.perf_counter()
-    for b in range(0, len(plain), batch_size):
-        preds += pipe.answer_batch(plain[b:b + batch_size])
+    preds = [p for _, p in answer_all(pipe, plain, batch_size)]
     first = sum(bool(p.topic_entities) and p.topic_entities[0] == ex.topic_entities[0] for p, ex in zip(preds, examples))
     changed = sum(p.extra.get("linking", {}).get("chosen_by") == "retriever" for p in preds)
     m = compute_metrics(preds)

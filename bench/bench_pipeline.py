@@ -28,7 +28,8 @@ from tqdm import tqdm
 from common import data_semantics, machine  # bench/common.py
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.data.metaqa import load_metaqa
-from rra.eval.metrics import compute_metrics
+from rra.eval.metrics import compute_metrics, scored
+from rra.eval.run import answer_all
 from rra.eval.report import PredictionWriter, read_predictions
 from rra.graph import load_graph
 from rra.pipeline import RRAPipeline
@@ -54,11 +55,9 @@ def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:
     todo = [e for e in examples if e.qid not in writer.done]
     start = time.perf_counter()
     with writer, tqdm(total=len(todo), desc=name, unit="q", dynamic_ncols=True) as bar:
-        for b in range(0, len(todo), batch_size):
-            batch = todo[b:b + batch_size]
-            for p in pipe.answer_batch(batch):
-                writer.write(p)
-            bar.update(len(batch))
+        for _, p in answer_all(pipe, todo, batch_size):  # infer.py's loop: gold attached after answering
+            writer.write(p)
+            bar.update(1)
     wall = time.perf_counter() - start
     wanted = {e.qid for e in examples}
     preds = [d for d in read_predictions(writer.path) if d["qid"] in wanted]
@@ -84,7 +83,7 @@ def ambiguity(kg, predictions: Path, wanted: set[str]) -> dict:
     Reports the share of such questions and Hits@1 on the rest."""
     n_amb = n_rest = hits_rest = n_gold_path = 0
     for d in read_predictions(predictions):
-        gold_path = d.get("extra", {}).get("gold_path")
+        gold_path = scored(d, "gold_path")
         if d["qid"] not in wanted or not gold_path or not d.get("topic_entities"):
             continue
         n_gold_path += 1

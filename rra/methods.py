@@ -21,7 +21,31 @@ STATUSES = (
     "graph_error",  # graph backend failed (endpoint down, time-out) after retries
     "llm_error",  # LLM call failed or timed out after retries; answered as well as possible
     "unparseable",  # LLM replied but the reply could not be parsed; answered as well as possible
+    "error",  # anything else went wrong (a bug): recorded with the exception type; raised under strict
 )
+
+
+def strict_errors() -> bool:
+    """Whether an unexpected exception inside a method is raised instead of recorded as status
+    "error" (tests set RRA_STRICT_ERRORS=1, so a bug fails them instead of becoming a status)."""
+    import os
+
+    return os.environ.get("RRA_STRICT_ERRORS", "") == "1"
+
+
+def failure_status(err: Exception) -> str:
+    """The per-question status of an exception raised while answering: the graph and LLM layers'
+    own errors by name, anything else "error" (re-raised when `strict_errors()`)."""
+    from rra.graph.base import GraphError
+    from rra.llm.base import LLMError
+
+    if isinstance(err, GraphError):
+        return "graph_error"
+    if isinstance(err, LLMError):
+        return "llm_error"
+    if strict_errors():
+        raise err
+    return "error"
 
 
 @dataclass
@@ -41,6 +65,16 @@ class Prediction:
     llm_completion_tokens: int = 0
     latency_s: float = 0.0
     errors: list[str] = field(default_factory=list)  # every failure on the way, in order
+    # How the answers are scored (set by the method): F1 is computed on `answer_set` (None: the
+    # top answer); "top" = answers[0] must be gold, "reply" = a gold answer in the LLM's reply.
+    answer_set: list[str] | None = None
+    hits_mode: str = "top"
+    pred_hop: int | None = None  # the retrieved path's length and relations (RRA)
+    pred_path: list[str] | None = None
+    # Gold labels: attached by the evaluator (rra.eval.run.with_gold) after the method answered.
+    gold_labels: list[str] = field(default_factory=list)  # labels of gold_answers for id-named KGs
+    gold_hop: int | None = None
+    gold_path: list[str] | None = None
     extra: dict = field(default_factory=dict)  # method-specific trace (visited entities, ...)
 
     def to_dict(self) -> dict:

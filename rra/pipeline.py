@@ -22,7 +22,7 @@ from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
 from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch, follow_paths_batch
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 from rra.retrieve import PathRetrieval
 from rra.rewrite import Rewriter
 from rra.text import BRACKETED
@@ -169,7 +169,7 @@ class RRAPipeline:
                 starts.setdefault(tuple(order[k][step[k]].path), []).append(options[k][0])
             try:
                 got = dict(zip(starts, follow_paths_batch(self.kg, [(e, list(p)) for p, e in starts.items()], 100)))
-            except Exception:  # each option alone, as before
+            except GraphError:  # each option alone, as before
                 return [self._instantiated_score(e, paths) for e, paths in options]
             for k in active:
                 entity, p = options[k][0], order[k][step[k]]
@@ -194,15 +194,7 @@ class RRAPipeline:
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str, prefetched=None):
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, (question, retrieval, labels)."""
-        pred = Prediction(qid=ex.qid, question=ex.question, answers=[], gold_answers=list(ex.answers))
-        if ex.extra.get("answer_labels"):  # KGs whose ids are not names: score replies on labels too
-            pred.extra["gold_labels"] = list(ex.extra["answer_labels"])
-        gold_path = ex.extra.get("gold_path") or ex.relation_path
-        gold_path = list(gold_path) if gold_path else None
-        pred.extra.update({
-            "gold_hop": ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None),
-            "gold_path": gold_path,
-        })
+        pred = Prediction(qid=ex.qid, question=ex.question, answers=[])
         pred.topic_entities = link.entities
         pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
                                  "ambiguous": link.ambiguous, "chosen_by": link.chosen_by}
@@ -220,10 +212,10 @@ class RRAPipeline:
         pred.extra["dropped_paths"] = [p.to_dict() for p in r.dropped]
         pred.extra["evidence_paths"] = ["/".join(e.path) for e in r.evidence]
         if r.paths:
-            pred.extra["pred_hop"], pred.extra["pred_path"] = len(r.paths[0].path), r.paths[0].path
+            pred.pred_hop, pred.pred_path = len(r.paths[0].path), list(r.paths[0].path)
         elif cands:  # nothing instantiated: still report what the model predicted
             best = max(cands, key=lambda c: float(c.score))
-            pred.extra["pred_hop"], pred.extra["pred_path"] = len(best.path), list(best.path)
+            pred.pred_hop, pred.pred_path = len(best.path), list(best.path)
         if r.status != "ok":
             pred.status = r.status
             return pred, None
@@ -235,15 +227,16 @@ class RRAPipeline:
         try:
             if many is not None:
                 return many(items)
-        except Exception as err:  # an answerer bug must cost answers, not the run
-            return [fallback(r, "llm_error", f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
+        except Exception as err:  # a failed answerer costs answers, not the run (bugs raise under strict)
+            status = failure_status(err)
+            return [fallback(r, status, f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
         answers = []
         for item in items:
             before = self.llm.usage.snapshot() if self.llm is not None else None
             try:
                 ans = self.answerer.answer(*item)
             except Exception as err:
-                ans = fallback(item[2], "llm_error", f"answerer: {type(err).__name__}: {err}")
+                ans = fallback(item[2], failure_status(err), f"answerer: {type(err).__name__}: {err}")
             if ans.usage is None and before is not None:
                 used = self.llm.usage.since(before)
                 ans.usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,
@@ -311,8 +304,7 @@ class RRAPipeline:
         pred.answers, pred.reply, pred.status = ans.answers, ans.reply, ans.status
         pred.errors += ans.errors
         pred.extra.update(ans.extra)
-        pred.extra["answer_set"] = ans.answer_set
-        pred.extra["hits_mode"] = ans.hits_mode
+        pred.answer_set, pred.hits_mode = list(ans.answer_set), ans.hits_mode
         pred.extra["answer_labels"] = [labels.get(a, a) for a in ans.answers[:10]]
         if ans.usage:
             pred.llm_calls += ans.usage.get("calls", 0)

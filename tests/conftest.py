@@ -9,6 +9,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A bug inside a method raises in tests instead of becoming a per-question "error" status.
+os.environ.setdefault("RRA_STRICT_ERRORS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,3 +64,54 @@ def virtuoso(tmp_path_factory):
             ports.append(s.getsockname()[1])
     with VirtuosoServer(tmp_path_factory.mktemp("virtuoso"), *ports) as server:
         yield server
+
+
+# -- llm-katan: a real OpenAI-compatible server (echo backend, fault injection) on 127.0.0.1 ----------
+def katan_binary() -> str | None:
+    import shutil
+    import sys
+
+    return shutil.which("llm-katan") or shutil.which("llm-katan", path=str(Path(sys.executable).parent))
+
+
+@pytest.fixture
+def katan(tmp_path, monkeypatch):
+    """start(**faults) -> base URL of a fresh llm-katan echo server; stopped after the test.
+    The key it wants is in $KATAN_API_KEY (the OpenAI backend's api_key_env)."""
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    monkeypatch.setenv("KATAN_API_KEY", "test-key")
+    binary = katan_binary()
+    if binary is None:
+        pytest.skip("llm-katan is not installed (pip install llm-katan)")
+    procs = []
+
+    def start(**faults) -> str:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        args = [binary, "--model", "echo", "--backend", "echo", "--host", "127.0.0.1", "--port", str(port),
+                "--stats-file", str(tmp_path / f"stats{port}.json"), "--disable-dashboard", "--log-level", "warning"]
+        for key, value in faults.items():
+            args += [f"--{key.replace('_', '-')}", str(value)]
+        log = open(tmp_path / f"katan{port}.log", "wb")
+        procs.append((subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT), log))
+        url = f"http://127.0.0.1:{port}/v1"
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            try:
+                if httpx.get(f"{url}/models", timeout=1, trust_env=False).status_code < 500:
+                    return url
+            except httpx.TransportError:
+                time.sleep(0.2)
+        pytest.fail(f"llm-katan did not start: {(tmp_path / f'katan{port}.log').read_text()[-1500:]}")
+
+    yield start
+    for proc, log in procs:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()

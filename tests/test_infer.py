@@ -269,3 +269,18 @@ def test_transient_failures_are_retried_on_resume_and_counted_once(trained_root,
     assert "llm_error" not in second["status"]
     lines = (tmp_path / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 10  # the failed answers stay in the file; metrics read each qid's latest
+
+
+def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(trained_root, tmp_path, katan):
+    """llm-katan's echo backend repeats the prompt, knowledge included: the paper's lenient rule
+    (a gold answer anywhere in the reply) credits it; the committed-answer metric does not."""
+    from rra.eval.run import run_split
+
+    url = katan()
+    overrides = ["limit=12", "llm=openai", f"llm.base_url={url}", "llm.model=echo", "llm.api_key_env=KATAN_API_KEY",
+                 "llm.max_retries=0", "answer=llm", "rewriter=triple"]
+    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path)
+    assert metrics["llm_asked_n"] == 12 and metrics["llm_answered"] == 100
+    assert metrics["hits@1"] >= 50 and metrics["hits@1_strict"] <= 10
+    summary = (tmp_path / "summary.md").read_text()
+    assert "Hits@1, first answer only" in summary

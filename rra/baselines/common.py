@@ -11,7 +11,7 @@ from typing import Protocol, Sequence
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
 from rra.llm.base import LLMReply
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 from rra.text import mentioned_entities, normalize
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
@@ -120,7 +120,7 @@ def missing_status(example: QAExample, topics: Sequence[str]) -> str | None:
 
 def start_prediction(example: QAExample) -> Prediction:
     return Prediction(
-        qid=example.qid, question=example.question, answers=[], gold_answers=list(example.answers),
+        qid=example.qid, question=example.question, answers=[],
         topic_entities=list(example.topic_entities),
     )
 
@@ -183,8 +183,8 @@ def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -
     trace = Trace(method.llm, max_new_tokens)
     try:
         method.explore(example, pred, trace)
-    except Exception as e:  # keep what we have, report, go on
-        pred.status = "graph_error"
+    except Exception as e:  # keep what we have, report, go on (a bug raises under strict errors)
+        pred.status = failure_status(e)
         pred.errors.append(f"{type(e).__name__}: {e}")
     pred.extra["mode"] = method.mode
     return trace.fill(pred)
@@ -198,8 +198,8 @@ def set_answers(pred: Prediction, answers: list[str], free_form: bool, answer_se
     """Answers plus how `rra.eval.metrics` scores them: an LLM's free-form answer the way RRA's
     LLM answerer is scored (hits_mode "reply": a gold answer in the reply), a ranking by its top."""
     pred.answers = list(answers)
-    pred.extra["answer_set"] = list(answer_set if answer_set is not None else answers)
-    pred.extra["hits_mode"] = "reply" if free_form and pred.reply else "top"
+    pred.answer_set = list(answer_set if answer_set is not None else answers)
+    pred.hits_mode = "reply" if free_form and pred.reply else "top"
 
 
 def read_answers(reply: str, candidates: dict[str, str], topic: Sequence[str] = ()) -> list[str] | None:

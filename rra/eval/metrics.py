@@ -4,20 +4,20 @@ their JSONL dicts); everything reported is computed here.
 Definitions (per question, then averaged over all questions, failures included as misses; the
 answer metrics over the questions that have gold answers, `labelled` of them, n/a when none do):
 A gold answer matches a predicted string equal to its id or, when the dataset gives labels
-(`extra["gold_labels"]`), to its label; all comparisons casefold and collapse whitespace.
+(`gold_labels`), to its label; all comparisons casefold and collapse whitespace.
 
-- **Hits@1**. Two ways, chosen per prediction by `extra["hits_mode"]`:
+- **Hits@1**. Two ways, chosen per prediction by `hits_mode`:
   - `"top"` (default; graph scorer, candidate choice, any ranked answer): the top answer
     `answers[0]` equals a gold answer after normalisation (casefold, collapsed whitespace).
   - `"reply"` (free-form LLM answers): a gold answer occurs in the LLM's reply as a
     case-insensitive substring. This is how the RRA paper scores free-form answers; it is loose
     (a reply listing many names can hit), so reports say which mode produced each figure.
-- **Answer F1**: precision/recall of the predicted answer set (`extra["answer_set"]` if given,
+- **Answer F1**: precision/recall of the predicted answer set (`answer_set` if given,
   else `answers[:1]`) against the gold set, normalised strings; 0 when either is empty.
 - **Answer coverage**: a gold answer is among the entities of the retrieved triples (retrieval
   recall: the best any answerer reading them could do).
-- **Hop accuracy / path accuracy**: predicted hop count (`extra["pred_hop"]`) / top relation path
-  (`extra["pred_path"]`) equal the gold ones (`extra["gold_hop"]`, `extra["gold_path"]`); averaged
+- **Hop accuracy / path accuracy**: predicted hop count (`pred_hop`) / top relation path
+  (`pred_path`) equal the gold ones (`gold_hop`, `gold_path`); averaged
   only over questions where the gold is known (`n` given beside them).
 - **LLM calls / prompt+completion tokens per question**: means of the per-question counts.
 - **Latency p50/p95**: per-question wall seconds; **questions/s**: questions / run wall time
@@ -37,11 +37,18 @@ def as_dict(p: Prediction | dict) -> dict:
     return p.to_dict() if isinstance(p, Prediction) else p
 
 
+def scored(p: dict, name: str):
+    """A scoring field of a prediction; predictions.jsonl files written before these were fields
+    of `Prediction` kept them in `extra`."""
+    value = p.get(name)
+    return value if value not in (None, []) else p.get("extra", {}).get(name, value)
+
+
 def gold_units(p: dict) -> list[set[str]]:
     """Each gold answer as the set of strings that name it: its id and, when the dataset gives
-    one (`extra["gold_labels"]`, aligned with `gold_answers`), its label. KGs whose ids are not
+    one (`gold_labels`, aligned with `gold_answers`), its label. KGs whose ids are not
     names (`person/ann_smith`) are scored on either, so an LLM reply naming "Ann Smith" counts."""
-    labels = p.get("extra", {}).get("gold_labels") or []
+    labels = scored(p, "gold_labels") or []
     units = []
     for i, g in enumerate(p.get("gold_answers", [])):
         names = {normalize_answer(g)} | ({normalize_answer(labels[i])} if i < len(labels) and labels[i] else set())
@@ -55,7 +62,7 @@ def hit_at_1(p: dict) -> bool:
     gold = gold_units(p)
     if not gold:
         return False
-    if p.get("extra", {}).get("hits_mode") == "reply":
+    if scored(p, "hits_mode") == "reply":
         reply = normalize_answer(p.get("reply", ""))
         return any(name in reply for unit in gold for name in unit)
     answers = p.get("answers") or []
@@ -63,15 +70,24 @@ def hit_at_1(p: dict) -> bool:
 
 
 def hit_at_1_strict(p: dict) -> bool:
-    """The first committed answer (answers[0], for a free-form reply the first answer read from
-    it) is gold: a reply that lists many entities earns nothing for naming the right one late."""
+    """The answer the method commits to is gold, scored exactly: answers[0] for ranked answers;
+    for a free-form reply the first item of its final answer (`rra.llm.parse.committed_answers`),
+    so a reply that lists or echoes many entities earns nothing for naming the right one somewhere."""
     gold = gold_units(p)
-    answers = p.get("answers") or []
-    return bool(gold) and bool(answers) and any(normalize_answer(answers[0]) in unit for unit in gold)
+    if not gold:
+        return False
+    if scored(p, "hits_mode") == "reply":
+        from rra.llm.parse import committed_answers
+
+        committed = committed_answers(p.get("reply", ""))
+        first = committed[0] if committed else ""
+    else:
+        first = (p.get("answers") or [""])[0]
+    return bool(first) and any(normalize_answer(first) in unit for unit in gold)
 
 
 def answer_f1(p: dict) -> float:
-    pred = {normalize_answer(a) for a in (p.get("extra", {}).get("answer_set") or (p.get("answers") or [])[:1])}
+    pred = {normalize_answer(a) for a in (scored(p, "answer_set") or (p.get("answers") or [])[:1])}
     pred.discard("")
     gold = gold_units(p)
     if not pred or not gold:
@@ -110,11 +126,11 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
 
     # Answer metrics over the questions that have gold answers; none labelled -> n/a, not 0.
     labelled = [p for p in preds if p.get("gold_answers")]
-    hop_known = [p for p in preds if p.get("extra", {}).get("gold_hop") is not None]
-    path_known = [p for p in preds if p.get("extra", {}).get("gold_path")]
+    hop_known = [p for p in preds if scored(p, "gold_hop") is not None]
+    path_known = [p for p in preds if scored(p, "gold_path")]
     lat = [float(p.get("latency_s", 0.0)) for p in preds]
     total = wall_s if wall_s and wall_s > 0 else sum(lat)
-    modes = Counter(p.get("extra", {}).get("hits_mode", "top") for p in preds)
+    modes = Counter(scored(p, "hits_mode") or "top" for p in preds)
     asked = [p for p in preds if p.get("llm_calls", 0) > 0]
     return {
         "n": n,
@@ -123,10 +139,10 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
         "hits@1_strict": 100 * mean(hit_at_1_strict(p) for p in labelled) if labelled else None,
         "f1": 100 * mean(answer_f1(p) for p in labelled) if labelled else None,
         "answer_coverage": 100 * mean(answer_coverage(p) for p in labelled) if labelled else None,
-        "hop_acc": 100 * mean(p["extra"].get("pred_hop") == p["extra"]["gold_hop"] for p in hop_known)
+        "hop_acc": 100 * mean(scored(p, "pred_hop") == scored(p, "gold_hop") for p in hop_known)
         if hop_known else None,
         "hop_acc_n": len(hop_known),
-        "path_acc": 100 * mean(list(p["extra"].get("pred_path") or []) == list(p["extra"]["gold_path"])
+        "path_acc": 100 * mean(list(scored(p, "pred_path") or []) == list(scored(p, "gold_path"))
                                for p in path_known) if path_known else None,
         "path_acc_n": len(path_known),
         "llm_calls_per_q": mean(p.get("llm_calls", 0) for p in preds),

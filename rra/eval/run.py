@@ -21,7 +21,7 @@ from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction
+from rra.methods import Prediction, failure_status
 
 log = logging.getLogger("infer")
 
@@ -128,6 +128,10 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     check_limit(cfg.get("limit"))  # before anything slow is built
+    if cfg.get("strict", False):  # a method's unexpected exception stops the run (rra.methods.failure_status)
+        import os
+
+        os.environ["RRA_STRICT_ERRORS"] = "1"
     with integrity.RunLock(out):
         return _run_split(cfg, out)
 
@@ -148,8 +152,6 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     with writer, tqdm(total=len(todo), desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
                       unit="q", dynamic_ncols=True) as bar:
         for ex, pred in answer_all(method, todo, int(cfg.get("batch_size", 32)), int(cfg.get("concurrency", 1) or 1)):
-            if ex.extra.get("answer_labels"):  # every method is scored on labels the same way
-                pred.extra.setdefault("gold_labels", list(ex.extra["answer_labels"]))
             writer.write(pred)
             bar.update(1)
     wall = time.perf_counter() - start
@@ -209,9 +211,26 @@ def run_warnings(metrics: dict, llm) -> list[str]:
 
 
 def answer_all(method, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
-    """Yield (example, prediction) in order. Methods with `answer_batch` (RRA) get batches; the
-    others go one question at a time, or `concurrency` questions at once in threads (their LLM
-    calls are then pooled into batches by `BatchingLLM`, see `build`)."""
+    """Yield (example, prediction with its gold labels attached) in order: the evaluation loop of
+    infer.py and the benchmarks. Methods with `answer_batch` (RRA) get batches; the others go one
+    question at a time, or `concurrency` questions at once in threads (their LLM calls are then
+    pooled into batches by `BatchingLLM`, see `build`)."""
+    for ex, pred in _answers(method, examples, batch_size, concurrency):
+        yield ex, with_gold(pred, ex)
+
+
+def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
+    """Attach what the scoring needs from the dataset (methods never see it): gold answers and
+    their labels, the gold relation path and its length."""
+    gold_path = ex.extra.get("gold_path") or ex.relation_path
+    pred.gold_answers = list(ex.answers)
+    pred.gold_labels = list(ex.extra.get("answer_labels") or [])
+    pred.gold_path = list(gold_path) if gold_path else None
+    pred.gold_hop = ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None)
+    return pred
+
+
+def _answers(method, examples: list[QAExample], batch_size: int, concurrency: int):
     answer_batch = getattr(method, "answer_batch", None)
     if answer_batch:
         size = max(1, batch_size)
@@ -242,12 +261,13 @@ def choices() -> dict:
 
 
 def safe_answer(method, ex: QAExample) -> Prediction:
-    """A baseline's exception costs its question (status + error), never the run."""
+    """A method's exception costs its question (status by the error's layer, see
+    rra.methods.failure_status), never the run, unless strict errors are on."""
     t0 = time.perf_counter()
     try:
         return method.answer(ex)
     except Exception as err:
-        return Prediction(ex.qid, ex.question, [], status="llm_error", gold_answers=list(ex.answers),
+        return Prediction(ex.qid, ex.question, [], status=failure_status(err),
                           errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 

@@ -264,6 +264,20 @@ def parse_answer(text: str | None) -> str:
     return first
 
 
+def committed_answers(text: str | None) -> list[str]:
+    """The answers a free-form reply commits to: its final answer (`parse_answer`) split into
+    items ("A | B", "A, B", "A and B"). [] when the reply states none (empty, unparseable). A reply
+    that merely repeats the prompt commits to its first line, which names no gold answer."""
+    try:
+        answer = parse_answer(text)
+    except ParseError:
+        return []
+    items = parse_list(answer) or [answer]
+    if len(items) == 1 and " and " in items[0]:
+        items = [x.strip() for x in items[0].split(" and ") if x.strip()]
+    return items
+
+
 _YES = {"yes", "true", "sufficient", "y"}
 _NO = {"no", "false", "insufficient", "n"}
 _NEGATIVE_PHRASES = re.compile(

@@ -52,7 +52,7 @@ def export(ckpt_path: str | Path, out_dir: str | Path, train_summary: str | Path
 
 
 def model_card(config: dict, summary: dict | None, out: Path) -> str:
-    info, hp = config["rra"], config["hyper_parameters"]
+    info = config["rra"]
     kind = "retriever" if info["format"] == "rra-retriever" else "rewriter"
     lines = [f"# rra {kind}: {out.name}", "",
              f"A {kind} trained with rra (Retrieve-Rewrite-Answer question answering over knowledge graphs).", ""]

@@ -52,4 +52,4 @@ def test_heuristic_deterministic(kg, weaver_question, tiny_encoder):
     assert a.answers == b.answers and a.extra["relation_history"] == b.extra["relation_history"]
     assert a.extra["relation_history"][0] == ["^starred_actors"]
     assert set(a.answers) == set(a.extra["visited"]) - {"Sigourney Weaver"}
-    assert a.answers[0] in a.extra["answer_set"]
+    assert a.answers[0] in a.answer_set

@@ -25,7 +25,7 @@ def test_llm_walk_visits_prunes_and_answers(kg, weaver_question):
     assert pred.extra["visited"] == ["Sigourney Weaver", "Alien", "Aliens", "Ridley Scott", "James Cameron", "1979"]
     assert pred.answers[:2] == ["Ridley Scott", "James Cameron"]
     assert pred.status == "ok" and pred.extra["sufficient"] and pred.extra["depth_reached"] == 2
-    assert pred.llm_prompt_tokens > 0 and pred.extra["hits_mode"] == "reply"
+    assert pred.llm_prompt_tokens > 0 and pred.hits_mode == "reply"
     # schema relations never reach the LLM
     assert not any("rdf:type" in p for p in llm.prompt_texts)
 
@@ -75,4 +75,4 @@ def test_heuristic_runs_without_llm_and_is_deterministic(kg, weaver_question, ti
     ends = {p["path"][-1] for p in a.paths}
     assert a.answers and set(a.answers) <= ends and "Sigourney Weaver" not in a.answers
     assert a.answers[0] == a.paths[0]["path"][-1]  # the best-scoring path's end comes first
-    assert set(a.extra["answer_set"]) <= set(a.answers)
+    assert set(a.answer_set) <= set(a.answers)

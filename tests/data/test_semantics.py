@@ -55,7 +55,7 @@ def test_topic_answers_are_covered_by_supervision_and_answered_by_the_graph_scor
     preds = pipe.answer_batch(topic_answer)
     for q, p in zip(topic_answer, preds):
         assert p.status == "ok", (q.question, p.errors)
-        assert set(p.extra["answer_set"]) == set(q.answers)
+        assert set(p.answer_set) == set(q.answers)
         assert q.topic_entities[0] in p.answers
 
 

@@ -10,9 +10,9 @@ def pred(qid, answers, gold, reply="", mode=None, answer_set=None, triples=(), l
     p = Prediction(qid, "q", answers, status=status, reply=reply, gold_answers=gold,
                    triples=list(triples), latency_s=latency)
     if mode:
-        p.extra["hits_mode"] = mode
+        p.hits_mode = mode
     if answer_set is not None:
-        p.extra["answer_set"] = answer_set
+        p.answer_set = answer_set
     p.extra.update(extra)
     return p
 
@@ -69,10 +69,10 @@ def test_percentile_nearest_rank():
 
 def test_gold_labels_count_for_kgs_whose_ids_are_not_names():
     p = pred("1", ["x"], ["person/ann_smith", "person/bo"], reply="It was Ann Smith.", mode="reply")
-    p.extra["gold_labels"] = ["Ann Smith", "Bo"]
+    p.gold_labels = ["Ann Smith", "Bo"]
     assert hit_at_1(p.to_dict())
     top = pred("2", ["Ann Smith"], ["person/ann_smith", "person/bo"], answer_set=["person/ann_smith", "Bo", "zz"])
-    top.extra["gold_labels"] = ["Ann Smith", "Bo"]
+    top.gold_labels = ["Ann Smith", "Bo"]
     d = top.to_dict()
     assert hit_at_1(d)
     # 2 of 3 predicted strings name gold answers, both gold answers found: P = 2/3, R = 1

@@ -23,7 +23,7 @@ def test_writer_streams_and_resume_skips_written_qids(tmp_path):
 
 
 def test_summary_says_how_free_form_replies_are_scored():
-    preds = [Prediction("a", "q", ["x"], reply="x", gold_answers=["x"], extra={"hits_mode": "reply"}),
+    preds = [Prediction("a", "q", ["x"], reply="x", gold_answers=["x"], hits_mode="reply"),
              Prediction("b", "q", [], status="no_path", gold_answers=["y"], errors=["no path from y"])]
     text = summary_markdown(compute_metrics(preds), "test", {"method": "rra"},
                             [p.to_dict() for p in preds if p.status != "ok"])

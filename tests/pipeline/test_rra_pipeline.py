@@ -26,7 +26,7 @@ def test_graph_scorer_pipeline_answers_and_keeps_evidence(movie_kg, retrieval, e
     assert p.status == "ok", p.errors
     assert p.answers[0] in {"Alien", "Gladiator", "Blade Runner"}
     assert p.paths[0]["path"] == ["^directed_by"] and 0 < p.paths[0]["score"] <= 1
-    assert p.extra["pred_path"] == ["^directed_by"] and p.extra["pred_hop"] == 1
+    assert p.pred_path == ["^directed_by"] and p.pred_hop == 1
     assert "was directed by Ridley Scott" in p.knowledge
     assert all(t.relation for t in p.triples) and len(p.extra["evidence_paths"]) == len(p.triples)
     assert p.llm_calls == 0 and p.latency_s > 0
