@@ -35,6 +35,7 @@ from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
+from rra.models.schedule import warmup_schedule
 from rra.text import mask_topic
 from rra.resources import DEFAULT_ENCODER
 
@@ -250,18 +251,8 @@ class Retriever(L.LightningModule):
             groups.append({"params": encoder, "lr": hp.lr})
         optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
         total = self.trainer.estimated_stepping_batches
-        finite = math.isfinite(total) and total > 0
-        warmup = int(hp.warmup_ratio * total) if finite else 0
-
-        def factor(step: int) -> float:
-            if step < warmup:
-                return (step + 1) / (warmup + 1)
-            if hp.schedule == "constant" or not finite:
-                return 1.0
-            return max(0.0, (total - step) / max(1, total - warmup))
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        warmup = int(hp.warmup_ratio * total) if math.isfinite(total) else 0
+        return {"optimizer": optimizer, "lr_scheduler": warmup_schedule(optimizer, total, warmup, hp.schedule)}
 
     # -- inference ---------------------------------------------------------------------------
     def _search(self, questions: list[str], first_logits: torch.Tensor, lengths: list[int], beam: int,
