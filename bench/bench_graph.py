@@ -22,8 +22,6 @@ import json
 import os
 import platform
 import random
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +33,7 @@ from pathlib import Path
 
 import httpx
 
+from common import free_port, oxigraph_binary  # bench/common.py
 from rra.graph import SparqlGraph, load_graph, read_triples, write_ntriples
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,17 +97,6 @@ def lookup_all(kg, sample, n: int = 50) -> dict:
         found = sum(topic in kg.find_entities(x, mode, limit=100) for topic, x in zip(topics, texts))
         out[mode] = {**percentiles(times), "topic_found": f"{found}/{len(topics)}"}
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def oxigraph_binary() -> str | None:
-    """On PATH, or next to this interpreter (where `pip install oxigraph` puts it)."""
-    return shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
 
 
 def start_server(store: Path) -> tuple[subprocess.Popen, str]:

@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench_graph_rra import GRAPH_IRI, free_port, wait_http  # noqa: E402  (bench/)
-from common import data_semantics, machine  # noqa: E402  (bench/common.py)
+from bench_graph_rra import GRAPH_IRI  # noqa: E402  (bench/)
+from common import data_semantics, free_port, machine, wait_http  # noqa: E402  (bench/common.py)
 
 from rra.answer import GraphScorer  # noqa: E402
 from rra.eval.metrics import compute_metrics  # noqa: E402

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from common import machine  # noqa: E402  (bench/common.py)
+from common import free_port, machine, oxigraph_binary, wait_http  # noqa: E402  (bench/common.py)
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.core.global_hydra import GlobalHydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
@@ -36,12 +35,6 @@ from rra.eval.run import run_split  # noqa: E402
 from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402
 
 GRAPH_IRI = "http://rra.local/graph/metaqa"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def infer(overrides: list[str], out: Path) -> dict:
@@ -60,22 +53,6 @@ def infer(overrides: list[str], out: Path) -> dict:
 
 def answers(out: Path) -> list:
     return [json.loads(x)["answers"] for x in (out / "predictions.jsonl").read_text().splitlines()]
-
-
-def wait_http(url: str, proc: subprocess.Popen, seconds: float = 120) -> None:
-    import httpx
-
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            if httpx.post(url, data={"query": "ASK {}"}, timeout=2, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} not ready after {seconds} s")
 
 
 def main() -> None:
@@ -108,7 +85,7 @@ def main() -> None:
             elif store == "oxigraph":
                 extra = ["graph=oxigraph", f"graph.graph_iri={GRAPH_IRI}"]
             elif store == "oxigraph_serve":
-                binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+                binary = oxigraph_binary()
                 if binary is None:
                     skipped[store] = "oxigraph CLI not installed"
                     continue

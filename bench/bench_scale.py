@@ -24,7 +24,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from common import machine  # noqa: E402  (bench/common.py)
+from common import free_port, machine, oxigraph_binary, wait_http  # noqa: E402  (bench/common.py)
 
 RELATIONS = [f"rel_{i:02d}" for i in range(18)]
 GRAPH_IRI = "http://rra.local/graph/scale"
@@ -110,26 +109,6 @@ def measure(kg, n_heads: int) -> dict:
             "retrieval_questions_per_s": batches * 256 / batch_s}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, seconds: float = 600) -> None:
-    import httpx
-
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            if httpx.post(url, data={"query": "ASK {}"}, timeout=5, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} not ready")
-
-
 def worker(backend: str, work: Path, n_heads: int) -> dict:
     """One backend on one KG, in this (fresh) process."""
     from rra.graph import SparqlGraph
@@ -151,7 +130,7 @@ def worker(backend: str, work: Path, n_heads: int) -> dict:
         out["rss_mb_after_queries"] = rss_mb() - base_rss
         return out
     if backend == "oxigraph_serve":
-        binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+        binary = oxigraph_binary()
         if binary is None:
             return {"skipped": "oxigraph CLI not installed"}
         loc = work / "oxigraph_server_store"

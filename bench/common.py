@@ -31,3 +31,40 @@ def data_semantics(name: str):
 
     conf = Path(__file__).resolve().parents[1] / "conf" / "data" / f"{name}.yaml"
     return AnswerSemantics.of(OmegaConf.load(conf).get("semantics"))
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for a server a benchmark starts."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def oxigraph_binary() -> str | None:
+    """The `oxigraph` CLI: on PATH, or next to this interpreter (where `pip install oxigraph` puts it)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    return shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+
+
+def wait_http(url: str, proc=None, seconds: float = 600) -> None:
+    """Wait until a SPARQL endpoint answers `ASK {}` (or the server process exits)."""
+    import time
+
+    import httpx
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server for {url} exited with {proc.returncode}")
+        try:
+            if httpx.post(url, data={"query": "ASK {}"}, timeout=5, trust_env=False).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} not ready after {seconds} s")

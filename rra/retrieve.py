@@ -94,7 +94,7 @@ def sample_triples(
     then fill the triple budget with whole instances, in a seeded shuffle of each path's
     instances: each kept path first gets an equal share (`max_triples // kept`), and whatever budget
     is left goes to the paths in score order. Which instances are answer paths is the dataset's
-    `semantics` (the general rule keeps all; MetaQA's drops walks that return to the topic).
+    `semantics` (the general rule keeps all; a dataset may drop walks that return to the topic).
     `prefetched`: {(topic, path tuple): instances} already fetched for a batch (`prefetch_paths`)."""
     semantics = semantics or AnswerSemantics()
     out = Retrieval(topic_entity)

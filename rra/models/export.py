@@ -1,13 +1,13 @@
 """Shareable models: a trained retriever or rewriter as a plain directory, and loading it back.
 
-    rra-export checkpoints/metaqa/best.ckpt exported/metaqa-retriever [--train-summary FILE]
+    rra-export checkpoints/mykg/best.ckpt exported/mykg-retriever [--train-summary FILE]
 
 The directory holds `model.safetensors` (the weights), `tokenizer.json`, `config.json` (the
 checkpoint's `rra` block and hyper-parameters: relation vocabulary, encoder config, ...) and a
 generated `README.md` model card. It loads wherever a checkpoint path is accepted
 (`retriever.ckpt=DIR`, `rewriter.ckpt=DIR`, `model.init_from=DIR`), and so does a Hugging Face Hub
 id holding such a directory (`retriever.ckpt=org/name`, downloaded once into the HF cache). To
-share one: `huggingface-cli upload org/name exported/metaqa-retriever` -- never needed to use rra.
+share one: `huggingface-cli upload org/name exported/mykg-retriever` -- never needed to use rra.
 """
 from __future__ import annotations
 

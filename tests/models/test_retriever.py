@@ -107,14 +107,20 @@ def test_beam_search_matches_brute_force():
             assert found[i][0][1] == pytest.approx(best[0][1])
 
 
-def test_checkpoint_round_trip_predicts_identically(tiny_kwargs, tmp_path):
+def saved_checkpoint(tiny_kwargs, path):
+    """A tiny retriever after 3 training steps, saved as a Lightning checkpoint at `path`."""
     L.seed_everything(1)
     model, dm = make_model(tiny_kwargs)
     trainer = L.Trainer(max_steps=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
     trainer.fit(model, datamodule=dm)
-    path = tmp_path / "model.ckpt"
     trainer.save_checkpoint(path)
+    return model
+
+
+def test_checkpoint_round_trip_predicts_identically(tiny_kwargs, tmp_path):
+    path = tmp_path / "model.ckpt"
+    model = saved_checkpoint(tiny_kwargs, path)
     questions = [e.question for e in toy_questions(10, seed=3)]
     before = model.predict(questions, topk=3, try_second_hop=True)
     loaded = Retriever.load(path)
@@ -212,13 +218,8 @@ def test_exported_retriever_is_a_shareable_directory_that_predicts_alike(tiny_kw
 
     from rra.models.export import main as export_main
 
-    L.seed_everything(1)
-    model, dm = make_model(tiny_kwargs)
-    trainer = L.Trainer(max_steps=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
-    trainer.fit(model, datamodule=dm)
     path = tmp_path / "model.ckpt"
-    trainer.save_checkpoint(path)
+    model = saved_checkpoint(tiny_kwargs, path)
     summary = tmp_path / "train_summary.json"
     summary.write_text(json.dumps({"name": "toy", "epochs": 3, "fit_seconds": 12.5,
                                    "metrics": {"test/path_acc": 0.97}, "data": {"train_questions": 48}}))
