@@ -31,6 +31,7 @@ from common import data_semantics, free_port, machine, wait_http  # noqa: E402  
 
 from rra.answer import GraphScorer  # noqa: E402
 from rra.eval.metrics import compute_metrics  # noqa: E402
+from rra.eval.run import with_gold  # noqa: E402  (gold answers are attached after answering)
 from rra.graph import SparqlGraph, load_graph, write_ntriples  # noqa: E402
 from rra.pipeline import RRAPipeline  # noqa: E402
 from rra.retrieve import PathRetrieval  # noqa: E402
@@ -99,7 +100,8 @@ def main() -> None:
                 t0 = time.perf_counter()
                 preds = []
                 for i in range(0, len(examples), args.batch_size):
-                    preds += pipe.answer_batch(examples[i:i + args.batch_size])
+                    batch = examples[i:i + args.batch_size]
+                    preds += [with_gold(p, ex) for p, ex in zip(pipe.answer_batch(batch), batch)]
                 wall = time.perf_counter() - t0
                 m = compute_metrics(preds, wall_s=wall)
                 row = {"hits@1": m["hits@1"], "n": m["n"], "questions_per_s": round(len(preds) / wall, 2),
