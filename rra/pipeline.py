@@ -95,7 +95,8 @@ class RRAPipeline:
             queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
         texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
         found: dict[int, list] = {}
-        for (i, c), paths in zip(queries, self.retrieval.predict(texts)):
+        topics = [c.entity if c else (links[i].entities[0] if links[i].entities else None) for i, c in queries]
+        for (i, c), paths in zip(queries, self.retrieval.predict(texts, kg=self.kg, topics=topics)):
             found.setdefault(i, []).append((c, paths))
         out = {}
         for i, options in found.items():
