@@ -134,6 +134,7 @@ def main() -> None:
     ap.add_argument("--nocache-n", type=int, default=640, help="questions timed without the encoding cache")
     ap.add_argument("--uncached-only", action="store_true",
                     help="only the cache-off figures per hop, pruning on and off (bench_retriever_uncached.json)")
+    ap.add_argument("--quantize", default=None, help="int8: dynamic int8 encoder (Retriever.quantize)")
     ap.add_argument("--training-json", help="training figures of an earlier run (JSON file) instead of --train")
     ap.add_argument("overrides", nargs="*", help="extra train.py overrides")
     args = ap.parse_args()
@@ -145,8 +146,9 @@ def main() -> None:
         result["training"] = train(args.overrides)
     elif args.training_json:
         result["training"] = json.loads(Path(args.training_json).read_text())
-    model = Retriever.load(args.ckpt)
+    model = Retriever.load(args.ckpt).quantize(args.quantize)
     result["checkpoint"] = args.ckpt
+    result["quantize"] = args.quantize
     if args.uncached_only:
         from rra.data.metaqa import load_metaqa_graph
 
@@ -168,7 +170,7 @@ def main() -> None:
                           "--call-size questions; retriever trained on MetaQA dev. 'pruned': graph_pruning with "
                           "the MetaQA KG and the gold topic entity; 'model_only': the pure model beam search.")
         result["machine"]["loadavg_end"] = os.getloadavg()
-        out = REPO / "bench" / "results" / "bench_retriever_uncached.json"
+        out = REPO / "bench" / "results" / f"bench_retriever_uncached{'_' + args.quantize if args.quantize else ''}.json"
         out.write_text(json.dumps(result, indent=1, default=str))
         return
     result["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}

@@ -200,7 +200,7 @@ class PathRetrieval:
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
                         seed: int = 0, try_second_hop: bool = False,
                         max_instances: int = 10_000, semantics=None,
-                        graph_pruning: bool = True) -> "PathRetrieval":
+                        graph_pruning: bool = True, quantize: str | None = None) -> "PathRetrieval":
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -208,7 +208,7 @@ class PathRetrieval:
         if not Path(ckpt).is_file():
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
-        return cls(Retriever.load(ckpt), topk, candidates, max_triples, seed, try_second_hop,
+        return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
                    max_instances, AnswerSemantics.of(semantics), graph_pruning)
 
     def predict(self, questions: Sequence[str], kg: KnowledgeGraph | None = None,

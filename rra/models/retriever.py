@@ -413,6 +413,23 @@ class Retriever(L.LightningModule):
         model.checkpoint_path = str(path)
         return model.to(map_location).eval()
 
+    def quantize(self, mode: str | None = "int8") -> "Retriever":
+        """Opt-in, inference only, CPU: dynamic int8 quantisation of the encoder's Linear layers
+        (weights int8, activations quantised per batch). None/"none" leaves the model as is.
+        Measured side by side with float32 in bench/results/bench_retriever_uncached*.json."""
+        if mode in (None, "none", "fp32"):
+            return self
+        if mode != "int8":
+            raise ValueError(f"quantize={mode!r}: supported are 'int8' and None")
+        import warnings
+
+        with warnings.catch_warnings():  # torch marks quantised tensor creation as deprecated
+            warnings.simplefilter("ignore")
+            torch.ao.quantization.quantize_dynamic(self.encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+        self._predict_cache.clear()
+        self.quantized = mode
+        return self.eval()
+
     def check_relations(self, kg_relations: Sequence[str]) -> None:
         """Fail clearly if the KG's relations differ from the checkpoint's vocabulary. Forward-only
         lists (as `KnowledgeGraph.relation_types()` gives) are expanded with their inverses."""

@@ -278,3 +278,15 @@ def test_graph_pruning_keeps_paths_with_instances_and_cuts_passes(trained):
     assert [[p.path for p in ps] for ps in unknown] == [[p.path for p in ps] for ps in plain[:2]]
     with pytest.raises(ValueError, match="2 topics for 16 questions"):
         model.predict(questions, kg=kg, topics=topics[:2])
+
+
+def test_int8_quantisation_keeps_the_paths(trained):
+    import copy
+
+    model, batch = trained
+    q = copy.deepcopy(model).quantize("int8")
+    assert type(q.encoder.model.encoder.layer[0].attention.self.query).__module__.startswith("torch.ao.nn.quantized")
+    assert [p[0].path for p in q.predict(batch["question"], topk=3, use_cache=False)] == batch["path"]
+    assert model.quantize(None) is model
+    with pytest.raises(ValueError, match="quantize='int4'"):
+        model.quantize("int4")
