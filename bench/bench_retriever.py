@@ -19,12 +19,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as rra/__init__.py, before torch loads
-import torch  # noqa: E402
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import rra  # noqa: E402,F401  (first: sets OMP_WAIT_POLICY before torch loads)
+import torch  # noqa: E402
 from common import machine  # noqa: E402  (bench/common.py)
 from rra.data.metaqa import load_metaqa  # noqa: E402
 from rra.models.retriever import Retriever  # noqa: E402
@@ -75,6 +74,34 @@ def throughput(model: Retriever, root: Path, call_size: int, batch_size: int, li
             "encoder_passes_per_question": model.encoded_texts / len(questions)}
 
 
+def uncached(model: Retriever, examples: list, kg, call_size: int, batch_size: int, pruning: bool,
+             topk: int = 3) -> dict:
+    """What a user with non-repeating questions gets: the encoding cache off, `call_size`
+    questions per predict() call; graph pruning on (kg + topic entity given) or off (pure model).
+    Latency percentiles are per call; path accuracy is top-1 against the gold path."""
+    questions = [e.question for e in examples]
+    topics = [e.topic_entities[0] for e in examples]
+    kw = dict(kg=kg, graph_pruning=True) if pruning else {}
+    model.predict(questions[:call_size], topk=topk, batch_size=batch_size, use_cache=False,
+                  topics=topics[:call_size] if pruning else None, **kw)  # warm-up
+    model.encoded_texts = 0
+    calls, preds = [], []
+    for i in range(0, len(questions), call_size):
+        start = time.perf_counter()
+        preds += model.predict(questions[i : i + call_size], topk=topk, batch_size=batch_size, use_cache=False,
+                               topics=topics[i : i + call_size] if pruning else None, **kw)
+        calls.append(time.perf_counter() - start)
+    n = len(questions)
+    lat = sorted(calls)
+    gold = [e.relation_path for e in examples]
+    return {"questions": n, "questions_per_call": call_size, "graph_pruning": pruning, "encoding_cache": False,
+            "seconds": sum(calls), "questions_per_s": n / sum(calls),
+            "latency_per_call_p50_s": lat[len(lat) // 2], "latency_per_call_p95_s": lat[min(len(lat) - 1, int(0.95 * len(lat)))],
+            "encoder_passes_per_question": model.encoded_texts / n,
+            "path_acc_top1": sum(bool(p) and p[0].path == g for p, g in zip(preds, gold)) / n,
+            f"path_acc_top{topk}": sum(any(x.path == g for x in p[:topk]) for p, g in zip(preds, gold)) / n}
+
+
 def raw_encoder_speed(model: Retriever, n: int = 512, batch_size: int = 128) -> dict:
     """Sequences/s of the encoder + head on distinct 2-hop step texts (no de-duplication): what a
     question costs when nothing repeats, 1 + beam passes for a 2-hop question."""
@@ -99,6 +126,8 @@ def main() -> None:
     ap.add_argument("--call-size", type=int, default=32, help="questions per predict() call (infer.py's batch_size)")
     ap.add_argument("--throughput-n", type=int, default=3000, help="2-hop test questions timed in calls of --call-size")
     ap.add_argument("--nocache-n", type=int, default=640, help="questions timed without the encoding cache")
+    ap.add_argument("--uncached-only", action="store_true",
+                    help="only the cache-off figures per hop, pruning on and off (bench_retriever_uncached.json)")
     ap.add_argument("--training-json", help="training figures of an earlier run (JSON file) instead of --train")
     ap.add_argument("--quantize", choices=["int8"], help="dynamic int8 encoder (CPU); writes bench_retriever_int8.json")
     ap.add_argument("--skip-eval", action="store_true", help="throughput only (no full test-split accuracy)")
@@ -113,7 +142,32 @@ def main() -> None:
     elif args.training_json:
         result["training"] = json.loads(Path(args.training_json).read_text())
     model = Retriever.load(args.ckpt).quantize(args.quantize)
-    result["checkpoint"], result["quantize"] = args.ckpt, args.quantize
+    result["checkpoint"] = args.ckpt
+    result["quantize"] = args.quantize
+    if args.uncached_only:
+        from rra.data.metaqa import load_metaqa_graph
+
+        kg = load_metaqa_graph(args.root)
+        table = {}
+        for hop in (1, 2, 3):
+            test = load_metaqa(Path(args.root), hops=[hop], split="test")
+            distinct = list({model.mask(e.question): e for e in reversed(test)}.values())[::-1]
+            # "test": as the split comes (masked templates repeat inside a call, encoded once);
+            # "distinct": one question per masked text, so nothing is shared: what users' questions cost
+            for name, examples in (("test", test[: args.nocache_n]), ("distinct", distinct[: args.nocache_n])):
+                for pruning in (False, True):
+                    key = f"{hop}hop_top3_{name}_{'pruned' if pruning else 'model_only'}"
+                    table[key] = uncached(model, examples, kg, args.call_size, args.batch_size, pruning)
+                    print(key, json.dumps(table[key]), flush=True)
+        result["uncached"] = table
+        result["note"] = ("MetaQA test questions (first --nocache-n per hop; 'distinct': one per masked template, "
+                          "so no encoding is shared inside a call), encoding cache off, calls of "
+                          "--call-size questions; retriever trained on MetaQA dev. 'pruned': graph_pruning with "
+                          "the MetaQA KG and the gold topic entity; 'model_only': the pure model beam search.")
+        result["machine"]["loadavg_end"] = os.getloadavg()
+        out = REPO / "bench" / "results" / f"bench_retriever_uncached{'_' + args.quantize if args.quantize else ''}.json"
+        out.write_text(json.dumps(result, indent=1, default=str))
+        return
     result["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}
     start = time.perf_counter()
     if not args.skip_eval:

@@ -138,7 +138,8 @@ class RRAPipeline:
             queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
         texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
         found: dict[int, list] = {}
-        for (i, c), paths in zip(queries, self.retrieval.predict(texts)):
+        topics = [c.entity if c else (links[i].entities[0] if links[i].entities else None) for i, c in queries]
+        for (i, c), paths in zip(queries, self.retrieval.predict(texts, kg=self.kg, topics=topics)):
             found.setdefault(i, []).append((c, paths))
         many = [(c.entity, paths) for options in found.values() if len(options) > 1 for c, paths in options]
         scores = iter(self._instantiated_scores(many))

@@ -24,7 +24,9 @@ class PathPredictor(Protocol):
     each with `.path` (list of relations, `^r` inverse), `.score`, `.hop`, `.hop_prob`."""
 
     def predict(self, questions: Sequence[str], topk: int, hops=None,
-                try_second_hop: bool = False) -> list[list]: ...
+                try_second_hop: bool = False, **graph) -> list[list]: ...
+    # **graph: kg=, topics= (relations with no instance from the path's frontier are never
+    # predicted); PathRetrieval passes them only when graph_pruning is on and both are known
 
 
 @dataclass
@@ -158,6 +160,14 @@ def sample_triples(
     return out
 
 
+def _accepts(fn, *names: str) -> bool:
+    """Whether `fn` takes these keyword arguments (predictors without graph pruning do not)."""
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    return any(p.kind is p.VAR_KEYWORD for p in params.values()) or all(n in params for n in names)
+
+
 def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> str:
     if r.errors and not r.dropped:
         return "graph_error"
@@ -191,11 +201,16 @@ class PathRetrieval:
     try_second_hop: bool = False
     max_instances: int = 10_000
     semantics: AnswerSemantics = field(default_factory=AnswerSemantics)  # the dataset's answer rule
+    # Predict only relations with an instance from the topic's path so far (needs kg + topics): fewer
+    # encoder passes, but the paths can differ from the pure model's, so it is opt-in (and on a
+    # SPARQL store every check is a query).
+    graph_pruning: bool = False
 
     @classmethod
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
                         seed: int = 0, try_second_hop: bool = False,
-                        max_instances: int = 10_000, semantics=None, quantize: str | None = None) -> "PathRetrieval":
+                        max_instances: int = 10_000, semantics=None,
+                        graph_pruning: bool = False, quantize: str | None = None) -> "PathRetrieval":
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -207,11 +222,17 @@ class PathRetrieval:
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
         return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
-                   max_instances, AnswerSemantics.of(semantics))
+                   max_instances, AnswerSemantics.of(semantics), graph_pruning)
 
-    def predict(self, questions: Sequence[str]) -> list[list]:
+    def predict(self, questions: Sequence[str], kg: KnowledgeGraph | None = None,
+                topics: Sequence[str | None] | None = None) -> list[list]:
+        """Candidate paths per question; with graph_pruning and kg + topics (each question's topic
+        entity id, None if unknown) only relations with an instance from the path so far."""
         n = max(self.candidates, self.topk)
-        return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop)
+        graph = {}
+        if self.graph_pruning and kg is not None and topics and _accepts(self.model.predict, "kg", "topics"):
+            graph = dict(kg=kg, topics=list(topics))
+        return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop, **graph)
 
     def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence,
                  prefetched: dict | None = None) -> Retrieval:

@@ -38,35 +38,76 @@ class RelationPathPredictor(nn.Module):
 
 
 ScoreFn = Callable[[list[tuple[int, tuple[int, ...]]]], torch.Tensor]
+# given [(query index, relation-id prefix)], the relation ids that may come next (None: any)
+AllowFn = Callable[[list[tuple[int, tuple[int, ...]]]], list["set[int] | None"]]
+
+
+def _masked(logp: torch.Tensor, allowed: "set[int] | None") -> torch.Tensor:
+    if allowed is None:
+        return logp
+    keep = torch.full_like(logp, float("-inf"))
+    if allowed:
+        idx = torch.tensor(sorted(allowed), dtype=torch.long, device=logp.device)
+        keep[idx] = logp[idx]
+    return keep
+
+
+def _top(logp: torch.Tensor, k: int) -> list[tuple[int, float]]:
+    """The k best (relation id, log-prob) of one row, skipping masked (-inf) entries."""
+    top = logp.topk(min(k, logp.numel()))
+    return [(r, s) for s, r in zip(top.values.tolist(), top.indices.tolist()) if s != float("-inf")]
 
 
 def beam_search(
-    first_logp: torch.Tensor, lengths: Sequence[int], beam: int, score_fn: ScoreFn
+    first_logp: torch.Tensor, lengths: Sequence[int], beam: int, score_fn: ScoreFn,
+    allowed: AllowFn | None = None,
 ) -> list[list[tuple[tuple[int, ...], float]]]:
     """Top-`beam` relation paths of exactly `lengths[i]` steps for each query i.
 
     first_logp: (n, R) log-probabilities of the first relation (already computed, e.g. in the same
         encoder pass as the hop classifier).
-    score_fn: given [(query index, relation-id prefix)], returns (len, R) next-step log-probs; it
-        is called once per depth with every live beam of every query, so encoding is batched.
+    score_fn: given [(query index, relation-id prefix)], returns (len, R) next-step log-probs. One
+        call per expansion round, with the beams of every query that round expands (batched).
+    allowed: optional graph pruning: relations outside the returned set are never chosen (a beam
+        with no allowed continuation dies before it is encoded).
+
+    Lazy expansion: at each depth a query's beams are expanded best first, and a beam is only
+    encoded while its score can still beat the k-th best continuation found so far (step
+    log-probs are <= 0, so a continuation never scores above its prefix). The result equals plain
+    beam search (expand all k beams, keep the top k of the k*k continuations); a confident model
+    needs about one encoder pass per depth instead of k.
     Returns per query a list of (relation ids, log score), best first.
     """
     n, num_rel = first_logp.shape
     k = min(beam, num_rel)
-    top = first_logp.topk(k, dim=-1)
-    beams = [
-        [((int(r),), float(s)) for s, r in zip(top.values[i], top.indices[i])] for i in range(n)
-    ]
+    first_allowed = allowed([(i, ()) for i in range(n)]) if allowed else [None] * n
+    beams = [[((r,), s) for r, s in _top(_masked(first_logp[i], first_allowed[i]), k)] for i in range(n)]
     for depth in range(1, max(lengths, default=0)):
-        live = [(i, path, score) for i in range(n) if lengths[i] > depth for path, score in beams[i]]
-        if not live:
+        todo = [i for i in range(n) if lengths[i] > depth]
+        if not todo:
             break
-        logp = score_fn([(i, path) for i, path, _ in live])
-        step = logp.topk(k, dim=-1)
-        grown: dict[int, list] = {}
-        for row, (i, path, score) in enumerate(live):
-            for s, r in zip(step.values[row].tolist(), step.indices[row].tolist()):
-                grown.setdefault(i, []).append((path + (r,), score + s))
-        for i, cands in grown.items():
-            beams[i] = sorted(cands, key=lambda c: -c[1])[:k]
+        grown: dict[int, list] = {i: [] for i in todo}
+        for rnd in range(k):
+            items = []  # (query, prefix, prefix score)
+            for i in todo:
+                if rnd >= len(beams[i]):
+                    continue
+                path, score = beams[i][rnd]
+                found = grown[i]
+                if len(found) >= k and score <= found[k - 1][1]:
+                    continue  # nothing under this beam can enter the top k
+                items.append((i, path, score))
+            if allowed and items:
+                ok = allowed([(i, p) for i, p, _ in items])
+                items = [(it, a) for it, a in zip(items, ok) if a is None or a]
+            else:
+                items = [(it, None) for it in items]
+            if not items:
+                break
+            logp = score_fn([(i, p) for (i, p, _), _ in items])
+            for row, ((i, path, score), ok) in enumerate(items):
+                cands = grown[i] + [(path + (r,), score + s) for r, s in _top(_masked(logp[row], ok), k)]
+                grown[i] = sorted(cands, key=lambda c: -c[1])[:k]
+        for i in todo:
+            beams[i] = grown[i]
     return beams

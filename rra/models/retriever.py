@@ -256,16 +256,58 @@ class Retriever(L.LightningModule):
 
     # -- inference ---------------------------------------------------------------------------
     def _search(self, questions: list[str], first_logits: torch.Tensor, lengths: list[int], beam: int,
-                query_question: list[int] | None = None, batch_size: int = 256, cache: dict | None = None):
-        """Beam search for query j over question `query_question[j]` (default j) with `lengths[j]` steps."""
+                query_question: list[int] | None = None, batch_size: int = 256, cache: dict | None = None,
+                allowed=None):
+        """Beam search for query j over question `query_question[j]` (default j) with `lengths[j]` steps.
+        `allowed(items)`: optional graph pruning over (question index, prefix) items."""
         qq = query_question if query_question is not None else list(range(len(lengths)))
 
         def score(items):
             texts = [step_text(questions[qq[j]], [self.relations[r] for r in prefix], self.sep) for j, prefix in items]
             return F.log_softmax(self.path_head(self.encode_unique(texts, batch_size, cache)).float(), -1)
 
+        allow = (lambda items: allowed([(qq[j], prefix) for j, prefix in items])) if allowed else None
         first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
-        return beam_search(first_logp, lengths, beam, score)
+        return beam_search(first_logp, lengths, beam, score, allow)
+
+    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int = 5000):
+        """`allowed` for beam search: the relation ids with an instance from the entities a prefix
+        reaches from question i's topic entity `topics[i]` in `kg` (None: no pruning for that
+        question, e.g. no topic or a frontier above `max_frontier` entities)."""
+        frontiers: dict[tuple[str, tuple[int, ...]], set[str] | None] = {}
+        nexts: dict[tuple[str, tuple[int, ...]], set[int] | None] = {}
+
+        def frontier(topic: str, prefix: tuple[int, ...]) -> set[str] | None:
+            key = (topic, prefix)
+            if key not in frontiers:
+                if not prefix:
+                    frontiers[key] = {topic} if kg.has_entity(topic) else set()
+                else:
+                    before = frontier(topic, prefix[:-1])
+                    if before is None:
+                        frontiers[key] = None
+                    else:
+                        found = kg.neighbors_batch(sorted(before), self.relations[prefix[-1]]) if before else {}
+                        reached = {e for ends in found.values() for e in ends}
+                        frontiers[key] = reached if len(reached) <= max_frontier else None
+            return frontiers[key]
+
+        def allowed(items):
+            out = []
+            for i, prefix in items:
+                topic = topics[i] if i < len(topics) else None
+                if not topic:
+                    out.append(None)
+                    continue
+                key = (topic, tuple(prefix))
+                if key not in nexts:
+                    ends = frontier(topic, key[1])
+                    nexts[key] = None if ends is None else {
+                        self.rel_index[r] for e in ends for r in kg.relations(e) if r in self.rel_index}
+                out.append(nexts[key])
+            return out
+
+        return allowed
 
     @torch.no_grad()
     def predict(
@@ -277,6 +319,9 @@ class Retriever(L.LightningModule):
         batch_size: int = 256,
         topic_entities: Sequence[Sequence[str]] | None = None,
         use_cache: bool = True,
+        kg=None,
+        topics: Sequence[str | None] | None = None,
+        graph_pruning: bool = True,
     ) -> list[list[PathPrediction]]:
         """Top-`topk` relation paths per question, best first.
 
@@ -294,8 +339,8 @@ class Retriever(L.LightningModule):
             self._predict_cache.clear()
         self.eval()
         try:
-            topics = topic_entities or [()] * len(questions)
-            masked = [self.mask(q, t) for q, t in zip(questions, topics)]
+            mask_with = topic_entities or [()] * len(questions)
+            masked = [self.mask(q, t) for q, t in zip(questions, mask_with)]
             cache = self._predict_cache if use_cache else None
             pooled = self.encode_unique(masked, batch_size, cache)
             hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
@@ -307,8 +352,11 @@ class Retriever(L.LightningModule):
                     continue
                 for rank in range(2 if try_second_hop and self.hparams.max_hops > 1 else 1):
                     queries.append((i, int(hop_rank[i, rank]), float(hop_prob[i, rank])))
+            if topics is not None and len(topics) != len(masked):
+                raise ValueError(f"predict: {len(topics)} topics for {len(masked)} questions")
+            allowed = self.graph_pruner(kg, topics) if graph_pruning and kg is not None and topics else None
             beams = self._search(masked, first_logits, [h for _, h, _ in queries], topk,
-                                 [i for i, _, _ in queries], batch_size, cache)
+                                 [i for i, _, _ in queries], batch_size, cache, allowed)
             results: list[list[PathPrediction]] = [[] for _ in masked]
             for (i, hop, p), found in zip(queries, beams):
                 results[i] += [
@@ -365,10 +413,10 @@ class Retriever(L.LightningModule):
     def quantize(self, mode: str | None) -> "Retriever":
         """Inference on CPU with the encoder's Linear layers in dynamic int8 (`mode="int8"`), a
         speed/accuracy trade measured in bench/bench_retriever.py; None leaves the model as is."""
-        if mode is None:
+        if mode in (None, "none", "fp32"):
             return self
         if mode != "int8":
-            raise ValueError(f"retriever quantize must be null or int8, got {mode!r}")
+            raise ValueError(f"quantize={mode!r}: supported are 'int8' and null")
         from torch.ao.quantization import quantize_dynamic
 
         self.encoder = quantize_dynamic(self.encoder.eval(), {torch.nn.Linear}, dtype=torch.qint8)

@@ -251,3 +251,95 @@ def test_int8_quantized_retriever_still_predicts(tiny_kwargs):
     assert all(0.0 < p.score <= 1.0 for q in after for p in q)
     with pytest.raises(ValueError, match="int8"):
         model.quantize("int4")
+
+
+def _plain_beam_search(first, lengths, beam, table_fn):
+    """Reference: expand every beam at every depth, keep the top `beam` of the beam*R continuations."""
+    out = []
+    for i, length in enumerate(lengths):
+        top = first[i].topk(beam)
+        beams = [((int(r),), float(s)) for s, r in zip(top.values, top.indices)]
+        for _ in range(1, length):
+            cands = [(p + (r,), s + float(table_fn(i, p)[r])) for p, s in beams for r in range(first.shape[1])]
+            beams = sorted(cands, key=lambda c: -c[1])[:beam]
+        out.append(beams)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lazy_beam_search_equals_plain_beam_search_with_fewer_rows(seed):
+    torch.manual_seed(seed)
+    num_rel, beam = 6, 3
+    table: dict = {}
+
+    def logp(i, prefix):
+        if (i, prefix) not in table:  # peaked distributions, like a trained model's
+            table[(i, prefix)] = (torch.randn(num_rel) * 4).log_softmax(-1)
+        return table[(i, prefix)]
+
+    lengths = [1, 2, 3, 2, 3]
+    first = torch.stack([logp(i, ()) for i in range(len(lengths))])
+    rows = []
+
+    def score(items):
+        rows.extend(items)
+        return torch.stack([logp(i, p) for i, p in items])
+
+    found = beam_search(first, lengths, beam, score)
+    expected = _plain_beam_search(first, lengths, beam, logp)
+    for got, want in zip(found, expected):
+        assert [p for p, _ in got] == [p for p, _ in want]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want])
+    assert len(rows) <= beam * sum(max(0, n - 1) for n in lengths)
+    assert len(set(rows)) == len(rows)  # no beam encoded twice
+
+
+def test_beam_search_allowed_relations_prune_before_scoring():
+    num_rel = 4
+    first = torch.tensor([[0.0, -1.0, -2.0, -3.0]]).log_softmax(-1)
+    scored = []
+
+    def score(items):
+        scored.extend(items)
+        return torch.zeros(len(items), num_rel).log_softmax(-1)
+
+    # relation 0 first is not allowed; after (1,) only relation 3; after (2,) nothing (dead end)
+    rules = {(): {1, 2}, (1,): {3}, (2,): set()}
+    found = beam_search(first, [2], 3, score, lambda items: [rules.get(p) for _, p in items])
+    assert [p for p, _ in found[0]] == [(1, 3)]
+    assert scored == [(0, (1,))]  # the dead-end beam (2,) was never encoded
+
+
+def test_graph_pruning_keeps_paths_with_instances_and_cuts_passes(trained):
+    model, _ = trained
+    kg = toy_kg()
+    examples = toy_questions(16, seed=3)
+    questions, topics = [e.question for e in examples], [e.topic_entities[0] for e in examples]
+    model.encoded_texts = 0
+    plain = model.predict(questions, topk=3, use_cache=False)
+    plain_passes, model.encoded_texts = model.encoded_texts, 0
+    pruned = model.predict(questions, topk=3, use_cache=False, kg=kg, topics=topics)
+    assert model.encoded_texts <= plain_passes
+    gold = [e.relation_path for e in examples]
+    assert [p[0].path for p in pruned] == gold == [p[0].path for p in plain]
+    for topic, paths in zip(topics, pruned):
+        assert paths and all(kg.follow_path(topic, p.path, limit=1) for p in paths)
+    assert any(not kg.follow_path(t, p.path, limit=1) for t, ps in zip(topics, plain) for p in ps)
+    off = model.predict(questions, topk=3, use_cache=False, kg=kg, topics=topics, graph_pruning=False)
+    assert [[p.path for p in ps] for ps in off] == [[p.path for p in ps] for ps in plain]
+    unknown = model.predict(questions[:2], topk=3, use_cache=False, kg=kg, topics=[None, None])
+    assert [[p.path for p in ps] for ps in unknown] == [[p.path for p in ps] for ps in plain[:2]]
+    with pytest.raises(ValueError, match="2 topics for 16 questions"):
+        model.predict(questions, kg=kg, topics=topics[:2])
+
+
+def test_int8_quantisation_keeps_the_paths(trained):
+    import copy
+
+    model, batch = trained
+    q = copy.deepcopy(model).quantize("int8")
+    assert type(q.encoder.model.encoder.layer[0].attention.self.query).__module__.startswith("torch.ao.nn.quantized")
+    assert [p[0].path for p in q.predict(batch["question"], topk=3, use_cache=False)] == batch["path"]
+    assert model.quantize(None) is model
+    with pytest.raises(ValueError, match="quantize='int4'"):
+        model.quantize("int4")
