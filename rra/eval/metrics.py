@@ -26,6 +26,7 @@ A gold answer matches a predicted string equal to its id or, when the dataset gi
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Iterable
 
@@ -71,8 +72,10 @@ def hit_at_1(p: dict) -> bool:
 
 def hit_at_1_strict(p: dict) -> bool:
     """The answer the method commits to is gold, scored exactly: answers[0] for ranked answers;
-    for a free-form reply the first item of its final answer (`rra.llm.parse.committed_answers`),
-    so a reply that lists or echoes many entities earns nothing for naming the right one somewhere."""
+    for a free-form reply, the first KG entity (of the method's answers, topic entities excluded)
+    named inside the reply's final answer (`rra.llm.parse.committed_answers`), else that answer's
+    first item itself. A reply that lists or echoes the knowledge earns nothing for naming the right
+    entity somewhere else."""
     gold = gold_units(p)
     if not gold:
         return False
@@ -80,7 +83,13 @@ def hit_at_1_strict(p: dict) -> bool:
         from rra.llm.parse import committed_answers
 
         committed = committed_answers(p.get("reply", ""))
-        first = committed[0] if committed else ""
+        if not committed:
+            return False
+        span = normalize_answer(" | ".join(committed))
+        topics = {normalize_answer(t) for t in p.get("topic_entities") or []}
+        named = [a for a in (p.get("answers") or []) if normalize_answer(a) not in topics
+                 and re.search(r"(?<!\w)" + re.escape(normalize_answer(a)) + r"(?!\w)", span)]
+        first = named[0] if named else committed[0]
     else:
         first = (p.get("answers") or [""])[0]
     return bool(first) and any(normalize_answer(first) in unit for unit in gold)

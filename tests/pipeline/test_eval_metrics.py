@@ -77,3 +77,18 @@ def test_gold_labels_count_for_kgs_whose_ids_are_not_names():
     assert hit_at_1(d)
     # 2 of 3 predicted strings name gold answers, both gold answers found: P = 2/3, R = 1
     assert answer_f1(d) == pytest.approx(0.8)
+
+
+def test_strict_hits_credit_the_entity_a_reply_commits_to_not_one_named_elsewhere():
+    from rra.eval.metrics import hit_at_1_strict
+
+    def pred(reply, answers):
+        return Prediction("q", "who directed [Alien]", answers, reply=reply, gold_answers=["Ridley Scott"],
+                          topic_entities=["Alien"], hits_mode="reply").to_dict()
+
+    assert hit_at_1_strict(pred("The director of Alien is Ridley Scott.", ["Alien", "Ridley Scott"]))
+    assert hit_at_1_strict(pred("Answer: Ridley Scott", ["Ridley Scott"]))
+    # an echo of the prompt: its final answer is its first line, which names nothing gold
+    echo = "[echo] model=echo\nUser: facts: (Alien, directed_by, Ridley Scott)\nQuestion: who directed Alien\nAnswer:"
+    assert not hit_at_1_strict(pred(echo, ["Alien", "Ridley Scott"]))
+    assert not hit_at_1_strict(pred("Answer: James Cameron (not Ridley Scott)", ["James Cameron", "Ridley Scott"]))
