@@ -98,15 +98,22 @@ def triple_count(m: RdfMapping) -> str:
     return "SELECT (COUNT(*) AS ?c) WHERE { ?s ?p ?o }"
 
 
-def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str]) -> str:
-    """?x0 .. ?xn: every instantiation of a relation path from each of `entities` (?x0), in one
-    query: the path is a join, the start entities a VALUES block."""
-    steps, prev = [values("x0", [m.entity_iri(x) for x in entities])], "?x0"
+def _join(m: RdfMapping, start: str, relations: Sequence[str]) -> list[str]:
+    """The triple patterns of a relation path from `start` (an IRI or a variable) to ?x1 .. ?xn;
+    `^r` walks r backwards."""
+    steps, prev = [], start
     for i, relation in enumerate(relations, 1):
         inverse = relation.startswith("^")
         r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
         steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
         prev = f"?x{i}"
+    return steps
+
+
+def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str]) -> str:
+    """?x0 .. ?xn: every instantiation of a relation path from each of `entities` (?x0), in one
+    query: the path is a join, the start entities a VALUES block."""
+    steps = [values("x0", [m.entity_iri(x) for x in entities])] + _join(m, "?x0", relations)
     variables = " ".join(f"?x{i}" for i in range(len(relations) + 1))
     return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
 
@@ -114,12 +121,7 @@ def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str])
 def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
     """?x1 .. ?xn: every instantiation of a relation path from `entity` in one query
     (`^r` walks r backwards), so an n-hop path costs one round trip, not n."""
-    steps, prev = [], iri_ref(m.entity_iri(entity))
-    for i, relation in enumerate(relations, 1):
-        inverse = relation.startswith("^")
-        r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
-        steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
-        prev = f"?x{i}"
+    steps = _join(m, iri_ref(m.entity_iri(entity)), relations)
     variables = " ".join(f"?x{i}" for i in range(1, len(relations) + 1))
     return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
 
@@ -130,12 +132,7 @@ def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[
     variables past a shorter path stay unbound."""
     branches, longest = [], 0
     for k, (entities, relations) in enumerate(requests):
-        steps, prev = [values("x0", [m.entity_iri(x) for x in entities])], "?x0"
-        for i, relation in enumerate(relations, 1):
-            inverse = relation.startswith("^")
-            r = iri_ref(m.relation_iri(relation[1:] if inverse else relation))
-            steps.append(f"?x{i} {r} {prev} ." if inverse else f"{prev} {r} ?x{i} .")
-            prev = f"?x{i}"
+        steps = [values("x0", [m.entity_iri(x) for x in entities])] + _join(m, "?x0", relations)
         longest = max(longest, len(relations))
         branches.append(f"{{ {' '.join(steps)} BIND({k} AS ?k) }}")
     variables = " ".join(["?k"] + [f"?x{i}" for i in range(longest + 1)])
