@@ -57,10 +57,10 @@ class RRAPipeline:
                 candidates = self._predict(examples, links, todo)
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
-        # One graph request per distinct predicted path for the whole batch (SPARQL stores).
-        prefetched, prefetch_errors = self.retrieval.prefetch(
+        # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
+        # whose batch query failed is not prefetched: each question's own call retries and records it.
+        prefetched, _ = self.retrieval.prefetch(
             self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities])
-        self.prefetch_errors = prefetch_errors
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
         # Retrieve per question; rewrite the ready ones together (a trained rewriter generates all
