@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 from rra.llm.parse import clean_reply, parse_choice, try_parse
-from rra.retrieve import Retrieval
+from rra.retrieve import QuestionContext, Retrieval
 from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
 
 @dataclass
@@ -32,22 +32,23 @@ class Answer:
     errors: list[str] = field(default_factory=list)
     hits_mode: str = "top"  # "top": answers[0] must be gold; "reply": a gold answer in the reply
     extra: dict = field(default_factory=dict)
-    usage: dict | None = None  # {"calls", "prompt_tokens", "completion_tokens"} this answer spent
 
 
 @runtime_checkable
 class Answerer(Protocol):
+    """Reads a `QuestionContext` (question, knowledge text, retrieval, labels) and answers. The
+    pipeline calls `answer_many` with the batch; subclasses get the one-by-one default, and one
+    that calls an LLM records each reply with `context.trace.record(reply)`."""
+
     name: str
 
-    def answer(self, question: str, knowledge: str, retrieval: Retrieval,
-               labels: dict[str, str]) -> Answer: ...
+    def answer(self, context: QuestionContext) -> Answer: ...
 
-# Optional: `answer_many(items)` with items (question, knowledge, retrieval, labels) answers a whole
-# batch at once (one batched LLM call); the pipeline uses it when present. Each Answer then carries
-# its own `usage`, since a batched call cannot be split by before/after counters.
+    def answer_many(self, contexts: Sequence[QuestionContext]) -> list[Answer]:
+        return [self.answer(c) for c in contexts]
 
 
-class GraphScorer:
+class GraphScorer(Answerer):
     """Answers = end entities of the kept paths, ranked by path score (summed over the paths that
     reach an entity, or their max). Entities scoring below `min_relative_score` x the best score
     are not answers (a path at 0.002 next to one at 0.98 is noise), but every candidate is kept
@@ -62,7 +63,8 @@ class GraphScorer:
             raise ValueError(f"answer.min_relative_score must be in [0, 1], got {min_relative_score!r}")
         self.aggregate, self.min_relative_score, self.max_candidates = aggregate, min_relative_score, max_candidates
 
-    def answer(self, question, knowledge, retrieval, labels) -> Answer:
+    def answer(self, context: QuestionContext) -> Answer:
+        retrieval, labels = context.retrieval, context.labels
         ranked = retrieval.end_scores(self.aggregate)
         best_path: dict[str, list[str]] = {}
         for p in retrieval.paths:  # best first: the first path reaching an entity is its evidence
@@ -80,7 +82,7 @@ class GraphScorer:
 
 def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> Answer:
     """The graph scorer's answer, marked with why the LLM's could not be used."""
-    a = GraphScorer().answer("", "", retrieval, {})
+    a = GraphScorer().answer(QuestionContext("", retrieval=retrieval))
     a.status, a.errors, a.reply = status, [error], reply
     return a
 
@@ -100,12 +102,7 @@ def candidate_entities(retrieval: Retrieval, topics: set[str], source: str) -> l
     return list(seen)
 
 
-def usage_of(reply) -> dict:
-    """Per-question LLM usage from the reply itself (batched calls share one usage counter)."""
-    return {"calls": 1, "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
-
-
-class LLMAnswerer:
+class LLMAnswerer(Answerer):
     """Free-form answers. `answer_many` sends the prompts of a whole batch in one `generate` call
     (local backends batch them, HTTP ones send them concurrently)."""
 
@@ -118,17 +115,17 @@ class LLMAnswerer:
         self.llm, self.prompt, self.no_knowledge_prompt = llm, prompt, no_knowledge_prompt
         self.max_new_tokens = max_new_tokens
 
-    def answer(self, question, knowledge, retrieval, labels) -> Answer:
-        return self.answer_many([(question, knowledge, retrieval, labels)])[0]
+    def answer(self, context: QuestionContext) -> Answer:
+        return self.answer_many([context])[0]
 
-    def answer_many(self, items: Sequence[tuple]) -> list[Answer]:
+    def answer_many(self, contexts: Sequence[QuestionContext]) -> list[Answer]:
         prompts = []
-        for question, knowledge, _, _ in items:
-            q = strip_brackets(question)
-            prompts.append(self.prompt.format(knowledge=knowledge, question=q) if knowledge.strip()
+        for c in contexts:
+            q = strip_brackets(c.question)
+            prompts.append(self.prompt.format(knowledge=c.knowledge, question=q) if c.knowledge.strip()
                            else self.no_knowledge_prompt.format(question=q))
         replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
-        return [self._read(reply, r, labels) for reply, (_, _, r, labels) in zip(replies, items)]
+        return [self._read(c.trace.record(reply), c.retrieval, c.labels) for reply, c in zip(replies, contexts)]
 
     @staticmethod
     def _read(reply, retrieval, labels) -> Answer:
@@ -140,11 +137,10 @@ class LLMAnswerer:
         else:
             answers = mentioned_entities(text, labels) or [text.splitlines()[0].strip()]
             a = Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
-        a.usage = usage_of(reply)
         return a
 
 
-class ChoiceAnswerer:
+class ChoiceAnswerer(Answerer):
     """The LM picks one of the candidate entities. `mode=score`: one `llm.score` call per question
     (all candidates scored in it); `mode=number`: the prompts of a batch go in one `generate` call."""
 
@@ -162,33 +158,36 @@ class ChoiceAnswerer:
         self.max_candidates, self.prompt, self.choice_prompt = max_candidates, prompt, choice_prompt
         self.max_new_tokens, self.length_norm = max_new_tokens, length_norm
 
-    def answer(self, question, knowledge, retrieval, labels) -> Answer:
-        return self.answer_many([(question, knowledge, retrieval, labels)])[0]
+    def answer(self, context: QuestionContext) -> Answer:
+        return self.answer_many([context])[0]
 
-    def answer_many(self, items: Sequence[tuple]) -> list[Answer]:
-        out: list[Answer | None] = [None] * len(items)
-        asks = []  # (index, question, knowledge, retrieval, candidates, names)
-        for i, (question, knowledge, r, labels) in enumerate(items):
+    def answer_many(self, contexts: Sequence[QuestionContext]) -> list[Answer]:
+        out: list[Answer | None] = [None] * len(contexts)
+        asks = []  # (index, context, candidates, names)
+        for i, c in enumerate(contexts):
+            r = c.retrieval
             cands = candidate_entities(r, {r.topic_entity}, self.source)[: self.max_candidates]
             if not cands:
                 out[i] = fallback(r, "no_path", "choice: no candidate entity in the knowledge")
             elif len(cands) == 1:  # nothing to choose: no LLM call
                 out[i] = Answer(cands, answer_set=cands, extra={"candidates": cands})
             else:
-                asks.append((i, strip_brackets(question), knowledge, r, cands, [labels.get(c, c) for c in cands]))
+                asks.append((i, c, cands, [c.labels.get(e, e) for e in cands]))
         if self.mode == "score":
             for i, *ask in asks:
                 out[i] = self._by_score(*ask)
         elif asks:
-            prompts = [self.choice_prompt.format(knowledge=k, question=q, options="\n".join(
-                f"{n}. {name}" for n, name in enumerate(names, 1))) for _, q, k, _, _, names in asks]
+            prompts = [self.choice_prompt.format(knowledge=c.knowledge, question=strip_brackets(c.question),
+                                                 options="\n".join(f"{n}. {name}" for n, name in enumerate(names, 1)))
+                       for _, c, _, names in asks]
             replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
-            for (i, _, _, r, cands, names), reply in zip(asks, replies):
-                out[i] = self._read_number(reply, r, cands, names)
+            for (i, c, cands, names), reply in zip(asks, replies):
+                out[i] = self._read_number(c.trace.record(reply), c.retrieval, cands, names)
         return out
 
-    def _by_score(self, q, knowledge, retrieval, cands, names) -> Answer:
-        prompt = self.prompt.format(knowledge=knowledge, question=q)
+    def _by_score(self, context: QuestionContext, cands, names) -> Answer:
+        retrieval = context.retrieval
+        prompt = self.prompt.format(knowledge=context.knowledge, question=strip_brackets(context.question))
         before = self.llm.usage.snapshot()
         try:
             scores = self.llm.score(prompt, [" " + n for n in names])
@@ -197,9 +196,8 @@ class ChoiceAnswerer:
             error = "choice: this LLM backend cannot score; use answer.mode=number"
         except Exception as err:
             error = f"choice llm: {type(err).__name__}: {err}"
-        used = self.llm.usage.since(before)
-        usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,
-                 "completion_tokens": used.completion_tokens}
+        used = self.llm.usage.since(before)  # `score` gives no reply objects: count by the backend's delta
+        context.trace.add(used.calls, used.prompt_tokens, used.completion_tokens)
         if error:
             a = fallback(retrieval, "llm_error", error)
         else:
@@ -209,7 +207,6 @@ class ChoiceAnswerer:
             ranked = [cands[i] for i in order]
             a = Answer(ranked, answer_set=ranked[:1],
                        extra={"candidates": cands, "choice_scores": [round(float(s), 4) for s in scores]})
-        a.usage = usage
         return a
 
     @staticmethod
@@ -224,5 +221,4 @@ class ChoiceAnswerer:
             else:
                 ranked = [cands[k]] + [c for j, c in enumerate(cands) if j != k]
                 a = Answer(ranked, answer_set=ranked[:1], reply=reply.text, extra={"candidates": cands})
-        a.usage = usage_of(reply)
         return a

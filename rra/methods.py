@@ -5,11 +5,13 @@ calls `answer(example)` per question; the evaluation code only ever sees `Predic
 """
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
 from rra.data.records import QAExample
 from rra.graph.base import Triple
+from rra.llm.base import LLMReply
 
 # Per-question status values. Anything but "ok" is still a scored prediction, never a crash.
 STATUSES = (
@@ -88,3 +90,82 @@ class QAMethod(Protocol):
     name: str
 
     def answer(self, example: QAExample) -> Prediction: ...
+
+
+@dataclass
+class Trace:
+    """One question's LLM use: calls, tokens, cache hits, failures, and its start time. Every
+    method keeps one per question (the baselines through `ask`, RRA's rewrite and answer steps by
+    `record`ing each reply of a batched call), so a Prediction reports its own calls and tokens
+    even when the backend is shared (the backend's `usage` totals are for the whole run)."""
+
+    llm: object = None
+    max_new_tokens: int = 128
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    errors: list[str] = field(default_factory=list)
+    failed: bool = False
+    unparseable: bool = False
+    start: float = field(default_factory=time.perf_counter)
+
+    def record(self, reply: LLMReply) -> LLMReply:
+        """Count one reply (a failed one too: it was a call)."""
+        self.calls += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.cache_hits += int(reply.cached)
+        return reply
+
+    def add(self, calls: int, prompt_tokens: int, completion_tokens: int = 0) -> None:
+        """Count calls that give no reply objects (`llm.score`), from the backend's usage delta."""
+        self.calls += calls
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+
+    def ask(self, prompts: Sequence, max_new_tokens: int | None = None) -> list[LLMReply]:
+        """One reply per prompt from `self.llm` (independent prompts go in one call: HTTP backends
+        run them concurrently), counted, failures recorded. A backend that raises despite the
+        protocol is caught and recorded."""
+        if not prompts:
+            return []
+        try:
+            replies = list(self.llm.generate(list(prompts), max_new_tokens=max_new_tokens or self.max_new_tokens))
+        except Exception as e:  # the protocol says never raise; a broken backend must not crash a run
+            replies = [LLMReply("", error=f"{type(e).__name__}: {e}") for _ in prompts]
+        if len(replies) != len(prompts):
+            replies = (replies + [LLMReply("", error="backend returned too few replies")] * len(prompts))[: len(prompts)]
+        for r in replies:
+            self.record(r)
+            if r.error:
+                self.failed = True
+                self.errors.append(f"llm: {r.error}")
+        return replies
+
+    def bad_reply(self, what: str, reply: LLMReply) -> None:
+        """Record a reply we could not read (failed calls are already recorded by `ask`)."""
+        if reply.ok:
+            self.unparseable = True
+            self.errors.append(f"unparseable {what}: {reply.text[:200]!r}")
+
+    def status(self, default: str = "ok") -> str:
+        if self.failed:
+            return "llm_error"
+        if self.unparseable:
+            return "unparseable"
+        return default
+
+    def count_into(self, pred: Prediction) -> None:
+        """Copy the LLM counts into `pred`."""
+        pred.llm_calls = self.calls
+        pred.llm_prompt_tokens = self.prompt_tokens
+        pred.llm_completion_tokens = self.completion_tokens
+        if self.cache_hits:
+            pred.extra["llm_cache_hits"] = self.cache_hits
+
+    def fill(self, pred: Prediction) -> Prediction:
+        """Copy the counts into `pred`; this trace's errors go before the ones `pred` has."""
+        self.count_into(pred)
+        pred.errors = self.errors + pred.errors
+        return pred

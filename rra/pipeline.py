@@ -7,8 +7,10 @@ be answered (unknown entity, no path, graph or LLM failure) gets a status and th
 available, never an exception.
 
 `answer_batch` runs the retriever's encoder on a whole batch of questions at once (the expensive
-part on a CPU), retrieves and rewrites per question, then answers the batch with one batched LLM
-call when the answerer offers `answer_many`. `build_rra` is the Hydra target of conf/method/rra.yaml.
+part on a CPU), retrieves per question, then rewrites and answers the batch with one call each
+(`rewrite_many`, `answer_many`: a local LLM generates a batch much faster than one by one). Each
+question travels between the steps as a `QuestionContext`. `build_rra` is the Hydra target of
+conf/method/rra.yaml.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_e
                                 relation_vocabulary)
 from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch, follow_paths_batch
 from rra.methods import Prediction, failure_status
-from rra.retrieve import PathRetrieval
+from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
 from rra.text import BRACKETED
 
@@ -34,6 +36,10 @@ class RRAPipeline:
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
                  max_ngram: int = 8, link_candidates: int = 3):
+        for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
+            if not isinstance(step, protocol):  # its batch method is what the pipeline calls
+                raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
+                                f"batch method that subclassing {protocol.__module__}.{protocol.__name__} gives)")
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
         self.llm, self.name = llm, name
         self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
@@ -63,26 +69,22 @@ class RRAPipeline:
             self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities])
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
-        # Retrieve per question; rewrite the ready ones together (a trained rewriter generates all
-        # their chunks in one batched call), then answer them with one batched answer call (a
-        # local LLM generates a batch much faster than one by one).
-        preds, ready = [], []
+        # Retrieve per question; rewrite the ready ones together, then answer them together.
+        preds, ready, contexts = [], [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            pred, item = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
+            pred, context = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
-            if item is not None:
-                ready.append((pred, item))
-        self._fill_labels(ready)
-        waiting = self._rewrite_all(ready)
-        if waiting:
-            t0 = time.perf_counter()
-            answers = self._answer_all([item for _, item in waiting])
-            each = (time.perf_counter() - t0) / len(waiting)
-            for (pred, (_, _, _, labels)), ans in zip(waiting, answers):
-                self._apply(pred, ans, labels)
-                pred.latency_s += each
+            if context is not None:
+                ready.append(pred)
+                contexts.append(context)
+        if contexts:
+            self._fill_labels(contexts)
+            self._timed(ready, self._rewrite_all, contexts)
+            answers = self._timed(ready, self._answer_all, contexts)
+            for pred, context, ans in zip(ready, contexts, answers):
+                self._apply(pred, ans, context)
         for pred in preds:
             pred.latency_s = round(pred.latency_s, 6)
         return preds
@@ -192,9 +194,10 @@ class RRAPipeline:
         return 0.0
 
     # --- one question ----------------------------------------------------------------------------
-    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str, prefetched=None):
+    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str,
+                 prefetched=None) -> tuple[Prediction, QuestionContext | None]:
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
-        rewrite, (question, retrieval, labels)."""
+        rewrite, its context for the next steps."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[])
         pred.topic_entities = link.entities
         pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
@@ -221,104 +224,80 @@ class RRAPipeline:
             pred.status = r.status
             return pred, None
 
-        return pred, (ex.question, r, {})
+        return pred, QuestionContext(ex.question, retrieval=r)
 
-    def _answer_all(self, items: list[tuple]) -> list[Answer]:
-        many = getattr(self.answerer, "answer_many", None)
-        try:
-            if many is not None:
-                return many(items)
-        except Exception as err:  # a failed answerer costs answers, not the run (bugs raise under strict)
-            status = failure_status(err)
-            return [fallback(r, status, f"answerer: {type(err).__name__}: {err}") for _, _, r, _ in items]
-        answers = []
-        for item in items:
-            before = self.llm.usage.snapshot() if self.llm is not None else None
-            try:
-                ans = self.answerer.answer(*item)
-            except Exception as err:
-                ans = fallback(item[2], failure_status(err), f"answerer: {type(err).__name__}: {err}")
-            if ans.usage is None and before is not None:
-                used = self.llm.usage.since(before)
-                ans.usage = {"calls": used.calls, "prompt_tokens": used.prompt_tokens,
-                             "completion_tokens": used.completion_tokens}
-            answers.append(ans)
-        return answers
-
-    def _fill_labels(self, ready: list[tuple]) -> None:
-        """Labels of every entity the ready questions retrieved, in one `labels` call for the batch
-        (chunked by the backend), written into each question's label dict."""
-        wanted = {id(r): {e for t in r.triples for e in (t.head, t.tail)} | {e for p in r.paths for e in p.ends}
-                  for _, (_, r, _) in ready}
-        try:
-            labels = self.kg.labels(sorted(set().union(*wanted.values()))) if wanted else {}
-        except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them
-            labels = {}
-        for _, (_, r, own) in ready:
-            own.update({e: labels.get(e, e) for e in wanted[id(r)]})
-
-    def _rewrite_all(self, ready: list[tuple]) -> list[tuple]:
-        """Knowledge text for each (pred, (question, retrieval, labels)); returns (pred, answerer
-        input). One `rewrite_many` call when the rewriter has it, else question by question with
-        its LLM use counted per question. A failed rewrite falls back to the triple form."""
-        from rra.rewrite import TripleRewriter
-
-        if not ready:
-            return []
-        items = [(q, [Triple(labels.get(t.head, t.head), t.relation, labels.get(t.tail, t.tail)) for t in r.triples])
-                 for _, (q, r, labels) in ready]
-        name = getattr(self.rewriter, "name", "?")
-        texts: list[str | None] = [None] * len(items)
-        errors: list[list[str]] = [[] for _ in items]
-        many = getattr(self.rewriter, "rewrite_many", None)
-        start = time.perf_counter()
-        if many is not None:
-            try:
-                texts = list(many(items))
-            except Exception as err:
-                errors = [[f"rewriter {name}: {type(err).__name__}: {err}"] for _ in items]
-            share = (time.perf_counter() - start) / len(items)
-            for pred, _ in ready:
-                pred.latency_s += share
-        else:
-            for k, ((pred, _), (q, triples)) in enumerate(zip(ready, items)):
-                t0 = time.perf_counter()
-                before = self.llm.usage.snapshot() if self.llm is not None else None
-                try:
-                    texts[k] = self.rewriter.rewrite(q, triples)
-                    errors[k] = list(getattr(self.rewriter, "last_errors", []) or [])
-                except Exception as err:
-                    errors[k] = [f"rewriter {name}: {type(err).__name__}: {err}"]
-                self._count(pred, before)
-                pred.latency_s += time.perf_counter() - t0
-        out = []
-        for (pred, (q, r, labels)), (_, triples), text, errs in zip(ready, items, texts, errors):
-            pred.errors += errs
-            if text is None:
-                text = TripleRewriter().rewrite(q, triples)
-            pred.knowledge = text
-            out.append((pred, (q, text, r, labels)))
+    @staticmethod
+    def _timed(preds: list[Prediction], step, contexts: list[QuestionContext]):
+        """Run a batch step; each question's latency gets an equal share of its time."""
+        t0 = time.perf_counter()
+        out = step(contexts)
+        share = (time.perf_counter() - t0) / len(contexts)
+        for pred in preds:
+            pred.latency_s += share
         return out
 
     @staticmethod
-    def _apply(pred: Prediction, ans: Answer, labels: dict[str, str]) -> None:
+    def _batch_then_each(call, contexts: list[QuestionContext], recover) -> list:
+        """`call(contexts)` for the whole batch; if it raises, each question alone, so a question
+        that breaks a step costs only itself; one that fails alone gets `recover(context, error)`."""
+        if len(contexts) > 1:
+            try:
+                return list(call(contexts))
+            except Exception:  # noqa: BLE001 - retried one by one below, where each error is kept
+                pass
+        out = []
+        for c in contexts:
+            try:
+                out.append(call([c])[0])
+            except Exception as err:
+                out.append(recover(c, err))
+        return out
+
+    def _fill_labels(self, contexts: list[QuestionContext]) -> None:
+        """Labels of every entity the questions retrieved, in one `labels` call for the batch
+        (chunked by the backend); each context gets its labels and its triples written with them."""
+        wanted = [{e for t in c.retrieval.triples for e in (t.head, t.tail)} | {e for p in c.retrieval.paths for e in p.ends}
+                  for c in contexts]
+        try:
+            labels = self.kg.labels(sorted(set().union(*wanted)))
+        except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them
+            labels = {}
+        for c, own in zip(contexts, wanted):
+            c.labels = {e: labels.get(e, e) for e in own}
+            c.triples = [Triple(c.labels.get(t.head, t.head), t.relation, c.labels.get(t.tail, t.tail))
+                         for t in c.retrieval.triples]
+
+    def _rewrite_all(self, contexts: list[QuestionContext]) -> None:
+        """Each context's knowledge text, by one `rewrite_many` call for the batch. A failed
+        rewrite falls back to the triple form and records the error."""
+        from rra.rewrite import TripleRewriter
+
+        name = self.rewriter.name
+
+        def recover(c: QuestionContext, err: Exception) -> None:
+            c.trace.errors.append(f"rewriter {name}: {type(err).__name__}: {err}")
+
+        texts = self._batch_then_each(self.rewriter.rewrite_many, contexts, recover)
+        for c, text in zip(contexts, texts):
+            c.knowledge = TripleRewriter().rewrite(c.question, c.triples) if text is None else text
+
+    def _answer_all(self, contexts: list[QuestionContext]) -> list[Answer]:
+        """Answers by one `answer_many` call for the batch; a failed answer is the graph scorer's,
+        with the error (bugs raise under strict errors)."""
+        def recover(c: QuestionContext, err: Exception) -> Answer:
+            return fallback(c.retrieval, failure_status(err), f"answerer: {type(err).__name__}: {err}")
+
+        return self._batch_then_each(self.answerer.answer_many, contexts, recover)
+
+    @staticmethod
+    def _apply(pred: Prediction, ans: Answer, context: QuestionContext) -> None:
+        pred.knowledge = context.knowledge
         pred.answers, pred.reply, pred.status = ans.answers, ans.reply, ans.status
-        pred.errors += ans.errors
+        pred.errors += context.trace.errors + ans.errors
         pred.extra.update(ans.extra)
         pred.answer_set, pred.hits_mode = list(ans.answer_set), ans.hits_mode
-        pred.extra["answer_labels"] = [labels.get(a, a) for a in ans.answers[:10]]
-        if ans.usage:
-            pred.llm_calls += ans.usage.get("calls", 0)
-            pred.llm_prompt_tokens += ans.usage.get("prompt_tokens", 0)
-            pred.llm_completion_tokens += ans.usage.get("completion_tokens", 0)
-
-    def _count(self, pred: Prediction, before) -> None:
-        """LLM use of the retrieve/rewrite steps (e.g. an LLM rewriter), by usage before/after."""
-        if before is not None:
-            used = self.llm.usage.since(before)
-            pred.llm_calls += used.calls
-            pred.llm_prompt_tokens += used.prompt_tokens
-            pred.llm_completion_tokens += used.completion_tokens
+        pred.extra["answer_labels"] = [context.labels.get(a, a) for a in ans.answers[:10]]
+        context.trace.count_into(pred)
 
 
 class LookAhead:

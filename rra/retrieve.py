@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 from rra.data.records import AnswerSemantics
 from rra.graph.base import (GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError,
                             follow_paths_batch)
+from rra.methods import Trace
 
 
 class PathPredictor(Protocol):
@@ -79,6 +80,21 @@ class Retrieval:
             raise ValueError(f"unknown path-score aggregate {aggregate!r}; expected sum or max")
         key = total if aggregate == "sum" else best
         return sorted(((e, key[e]) for e in key), key=lambda x: (-x[1], -best[x[0]], x[0]))
+
+
+@dataclass
+class QuestionContext:
+    """One question as it goes from Retrieve through Rewrite to Answer: the question, the triples
+    with entity labels in place of ids (what a rewriter reads), the knowledge text once rewritten,
+    the retrieval (paths, scores, evidence) and id -> label map the answerer ranks with, and the
+    trace where every step that calls an LLM records its replies."""
+
+    question: str
+    triples: list[Triple] = field(default_factory=list)
+    knowledge: str = ""
+    retrieval: Retrieval | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    trace: Trace = field(default_factory=Trace)
 
 
 def sample_triples(

@@ -7,17 +7,20 @@ Every rewriter takes the question and the triples *with labels already in place 
 - `TemplateRewriter`: one sentence per (head, relation) group from a relation -> phrase table,
   with a generic fallback (`has_genre` -> "X has genre Y.") for relations not in the table;
 - `LLMRewriter`: asks any LLM backend to verbalise the triples; a failed or empty call falls back
-  to the template text and the error is kept in `last_errors` for the pipeline to record;
+  to the template text and the error goes into the question's trace;
 - `TrainedRewriter`: a fine-tuned KG-to-text checkpoint (rra.models.rewriter, conf/rewriter/trained.yaml).
 
-`last_errors` (optional attribute, a list of strings for the latest call) is how a rewriter
-reports a failure that it recovered from; the pipeline copies it into Prediction.errors.
+The pipeline calls `rewrite_many` with the batch's `QuestionContext`s. A rewriter that subclasses
+`Rewriter` and writes only `rewrite(question, triples)` gets the one-by-one `rewrite_many`; one
+that generates in batches or calls an LLM overrides `rewrite_many`, records each reply with
+`context.trace.record(reply)` and a failure it recovered from in `context.trace.errors`.
 """
 from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 from rra.graph.base import Triple, base_relation, is_inverse
+from rra.retrieve import QuestionContext
 from rra.text import relation_words
 
 
@@ -27,13 +30,18 @@ class Rewriter(Protocol):
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str: ...
 
+    def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
+        """The knowledge text of each context (its question and labelled triples); by default
+        one `rewrite` at a time."""
+        return [self.rewrite(c.question, c.triples) for c in contexts]
+
 
 def forward(t: Triple) -> Triple:
     """A triple written with an inverse relation (tail, ^r, head) -> the KG's (head, r, tail)."""
     return Triple(t.tail, base_relation(t.relation), t.head) if is_inverse(t.relation) else t
 
 
-class TripleRewriter:
+class TripleRewriter(Rewriter):
     name = "triple"
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
@@ -71,7 +79,7 @@ def join_names(names: Sequence[str]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-class TemplateRewriter:
+class TemplateRewriter(Rewriter):
     """Group the triples by (head, relation), keep their order, one sentence per group:
     "Alien was directed by Ridley Scott." / "Heat stars Al Pacino, Robert De Niro and Val Kilmer."
     Grouping keeps the text short, which matters for small LMs with short contexts."""
@@ -105,7 +113,7 @@ LLM_REWRITE_PROMPT = (
 )
 
 
-class LLMRewriter:
+class LLMRewriter(Rewriter):
     """KG-to-text with a prompted LLM (any backend of rra.llm). Triples are sent in chunks of
     `chunk_size` (small models lose facts in long inputs); a failed or empty chunk uses the
     template text for that chunk and records the error."""
@@ -122,28 +130,35 @@ class LLMRewriter:
         self.max_new_tokens = max_new_tokens
         self.fallback = fallback or TemplateRewriter()
         self.lines = TripleRewriter()
-        self.last_errors: list[str] = []
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
-        self.last_errors = []
-        if not triples:
-            return ""
-        chunks = [list(triples[i:i + self.chunk_size]) for i in range(0, len(triples), self.chunk_size)]
-        prompts = [self.prompt.format(triples=self.lines.rewrite(question, c), question=question)
-                   for c in chunks]
-        replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens)
-        parts = []
-        for chunk, reply in zip(chunks, replies):
+        return self.rewrite_many([QuestionContext(question, list(triples))])[0]
+
+    def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
+        """Every chunk of every context in one `generate` call; each reply is counted in its
+        question's trace, and a failed or empty one is replaced by that chunk's template text."""
+        owner, chunks = [], []
+        for k, c in enumerate(contexts):
+            for i in range(0, len(c.triples), self.chunk_size):
+                owner.append(k)
+                chunks.append(list(c.triples[i:i + self.chunk_size]))
+        prompts = [self.prompt.format(triples=self.lines.rewrite(contexts[k].question, chunk),
+                                      question=contexts[k].question) for k, chunk in zip(owner, chunks)]
+        replies = self.llm.generate(prompts, max_new_tokens=self.max_new_tokens) if prompts else []
+        parts: list[list[str]] = [[] for _ in contexts]
+        for k, chunk, reply in zip(owner, chunks, replies):
+            trace = contexts[k].trace
+            trace.record(reply)
             text = (reply.text or "").strip()
             if not reply.ok or not text:
                 why = reply.error or "empty reply"
-                self.last_errors.append(f"rewriter llm failed ({why}); used template text")
-                text = self.fallback.rewrite(question, chunk)
-            parts.append(text)
-        return "\n".join(parts)
+                trace.errors.append(f"rewriter llm failed ({why}); used template text")
+                text = self.fallback.rewrite(contexts[k].question, chunk)
+            parts[k].append(text)
+        return ["\n".join(p) for p in parts]
 
 
-class NoKnowledge:
+class NoKnowledge(Rewriter):
     """Rewrites to nothing: the answerer sees only the question (the LLM-only comparison)."""
 
     name = "none"
@@ -152,7 +167,7 @@ class NoKnowledge:
         return ""
 
 
-class TrainedRewriter:
+class TrainedRewriter(Rewriter):
     """The pipeline's `Rewriter` (rra.rewrite): triples -> text with a fine-tuned checkpoint.
 
     The question is not used: the rewriter was trained question-agnostic (WebNLG has no questions).
@@ -173,7 +188,6 @@ class TrainedRewriter:
         self.module = module.eval()
         self.chunk_size = max(1, chunk_size)
         self.num_beams, self.max_new_tokens, self.batch_size = num_beams, max_new_tokens, batch_size
-        self.last_errors: list[str] = []
 
     def chunks(self, triples: Sequence) -> list[list[tuple[str, str, str]]]:
         by_head: dict[str, list[tuple[str, str, str]]] = {}
@@ -183,21 +197,20 @@ class TrainedRewriter:
         return [g[i:i + self.chunk_size] for g in by_head.values() for i in range(0, len(g), self.chunk_size)]
 
     def rewrite(self, question: str, triples: Sequence) -> str:
-        return self.rewrite_many([(question, triples)])[0]
+        return self.rewrite_many([QuestionContext(question, list(triples))])[0]
 
-    def rewrite_many(self, items: Sequence[tuple[str, Sequence]]) -> list[str]:
-        """Texts for many (question, triples) at once: every chunk of every item in one batched
-        generate call (the pipeline rewrites a whole batch of questions this way)."""
+    def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
+        """Texts for many questions at once: every chunk of every context in one batched generate
+        call (the pipeline rewrites a whole batch of questions this way)."""
         from rra.data.webnlg import linearise  # the format the model was trained on
 
-        self.last_errors = []
         owner, sources = [], []
-        for k, (_, triples) in enumerate(items):
-            for c in self.chunks(triples):
+        for k, ctx in enumerate(contexts):
+            for chunk in self.chunks(ctx.triples):
                 owner.append(k)
-                sources.append(linearise(c))
+                sources.append(linearise(chunk))
         texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size) if sources else []
-        parts: list[list[str]] = [[] for _ in items]
+        parts: list[list[str]] = [[] for _ in contexts]
         for k, t in zip(owner, texts):
             if t:
                 parts[k].append(t)

@@ -10,8 +10,7 @@ from typing import Protocol, Sequence
 
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
-from rra.llm.base import LLMReply
-from rra.methods import Prediction, failure_status
+from rra.methods import Prediction, Trace, failure_status
 from rra.text import mentioned_entities, normalize
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
@@ -34,68 +33,6 @@ def triple_text(t: Triple, labels: dict[str, str]) -> str:
 def seed_for(seed: int, *parts: str) -> int:
     """A stable per-(question, entity, relation) seed; Python's hash() changes per process."""
     return zlib.crc32("|".join([str(seed), *parts]).encode())
-
-
-@dataclass
-class Trace:
-    """One question's LLM calls, tokens, failures and timing. Baselines call `ask` instead of
-    `llm.generate` so the Prediction reports calls/tokens per question even when the backend is
-    shared (its `usage` totals are for the whole run)."""
-
-    llm: object = None
-    max_new_tokens: int = 128
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cache_hits: int = 0
-    errors: list[str] = field(default_factory=list)
-    failed: bool = False
-    unparseable: bool = False
-    start: float = field(default_factory=time.perf_counter)
-
-    def ask(self, prompts: Sequence, max_new_tokens: int | None = None) -> list[LLMReply]:
-        """One reply per prompt (independent prompts go in one call: HTTP backends run them
-        concurrently). A backend that raises despite the protocol is caught and recorded."""
-        if not prompts:
-            return []
-        try:
-            replies = list(self.llm.generate(list(prompts), max_new_tokens=max_new_tokens or self.max_new_tokens))
-        except Exception as e:  # the protocol says never raise; a broken backend must not crash a run
-            replies = [LLMReply("", error=f"{type(e).__name__}: {e}") for _ in prompts]
-        if len(replies) != len(prompts):
-            replies = (replies + [LLMReply("", error="backend returned too few replies")] * len(prompts))[: len(prompts)]
-        for r in replies:
-            self.calls += 1
-            self.prompt_tokens += r.prompt_tokens
-            self.completion_tokens += r.completion_tokens
-            self.cache_hits += int(r.cached)
-            if r.error:
-                self.failed = True
-                self.errors.append(f"llm: {r.error}")
-        return replies
-
-    def bad_reply(self, what: str, reply: LLMReply) -> None:
-        """Record a reply we could not read (failed calls are already recorded by `ask`)."""
-        if reply.ok:
-            self.unparseable = True
-            self.errors.append(f"unparseable {what}: {reply.text[:200]!r}")
-
-    def status(self, default: str = "ok") -> str:
-        if self.failed:
-            return "llm_error"
-        if self.unparseable:
-            return "unparseable"
-        return default
-
-    def fill(self, pred: Prediction) -> Prediction:
-        pred.llm_calls = self.calls
-        pred.llm_prompt_tokens = self.prompt_tokens
-        pred.llm_completion_tokens = self.completion_tokens
-        pred.errors = self.errors + pred.errors
-        pred.latency_s = time.perf_counter() - self.start
-        if self.cache_hits:
-            pred.extra["llm_cache_hits"] = self.cache_hits
-        return pred
 
 
 def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
@@ -187,6 +124,7 @@ def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -
         pred.status = failure_status(e)
         pred.errors.append(f"{type(e).__name__}: {e}")
     pred.extra["mode"] = method.mode
+    pred.latency_s = time.perf_counter() - trace.start
     return trace.fill(pred)
 
 

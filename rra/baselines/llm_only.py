@@ -2,11 +2,11 @@
 retrieval method should beat)."""
 from __future__ import annotations
 
-from rra.baselines.common import (
-    Trace, read_answers, set_answers, start_prediction,
-)
+import time
+
+from rra.baselines.common import read_answers, set_answers, start_prediction
 from rra.data.records import QAExample
-from rra.methods import Prediction
+from rra.methods import Prediction, Trace
 from rra.text import OWN_KNOWLEDGE_PROMPT, strip_brackets
 
 
@@ -30,4 +30,5 @@ class LLMOnly:
         set_answers(pred, answers or [], True)
         pred.status = trace.status()
         pred.extra["mode"] = "llm"
+        pred.latency_s = time.perf_counter() - trace.start
         return trace.fill(pred)

@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    BaselineSettings, Trace, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
+    BaselineSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
 )
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.data.records import QAExample
 from rra.graph.base import Triple, inverse, sample, step_triple
-from rra.methods import Prediction
+from rra.methods import Prediction, Trace
 from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
 
 SELECT_PROMPT = """You are reading a knowledge graph to answer a question. Choose the relations (at most {k}) worth following next from the current entities. Reply with the relation names separated by ";".

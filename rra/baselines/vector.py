@@ -25,12 +25,12 @@ from pathlib import Path
 import torch
 
 from rra.baselines.common import (
-    BaselineSettings, Trace, excluded, read_answers, run_method, set_answers,
+    BaselineSettings, excluded, read_answers, run_method, set_answers,
 )
 from rra.baselines.kgqp import rank_facts
 from rra.data.records import QAExample
 from rra.graph.base import Triple, sample
-from rra.methods import Prediction
+from rra.methods import Prediction, Trace
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 log = logging.getLogger(__name__)

@@ -2,6 +2,7 @@ import pytest
 
 from rra.graph import Triple
 from rra.llm import ScriptedLLM
+from rra.retrieve import QuestionContext
 from rra.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter
 from rra.text import relation_words
 
@@ -36,17 +37,21 @@ def test_template_generic_fallback_and_custom_table():
 def test_llm_rewriter_uses_reply_and_chunks():
     llm = ScriptedLLM(default="Heat stars Al Pacino.")
     rw = LLMRewriter(llm, chunk_size=2)
-    text = rw.rewrite("who acted in Heat", T)
+    c = QuestionContext("who acted in Heat", T)
+    text = rw.rewrite_many([c])[0]
     assert text.splitlines() == ["Heat stars Al Pacino."] * 2
-    assert llm.usage.calls == 2 and rw.last_errors == []
+    assert llm.usage.calls == 2 and c.trace.errors == [] and c.trace.calls == 2
+    assert rw.rewrite("who acted in Heat", T) == text
     assert "(Heat, starred actors, Al Pacino)" in llm.prompt_texts[0]
 
 
 def test_llm_rewriter_falls_back_to_template_on_failure_and_empty_reply():
     llm = ScriptedLLM([ScriptedLLM.timeout(), ""])
     rw = LLMRewriter(llm, chunk_size=2)
-    text = rw.rewrite("q", T)
+    c = QuestionContext("q", T)
+    text = rw.rewrite_many([c])[0]
     assert text.splitlines() == ["Heat stars Al Pacino and Robert De Niro.", "Heat was released in 1995."]
-    assert len(rw.last_errors) == 2 and "timeout" in rw.last_errors[0] and "empty" in rw.last_errors[1]
+    errors = c.trace.errors
+    assert len(errors) == 2 and "timeout" in errors[0] and "empty" in errors[1]
     with pytest.raises(ValueError, match="needs an LLM"):
         LLMRewriter(None)

@@ -6,7 +6,7 @@ from rra.llm import ScriptedLLM
 from rra.methods import QAMethod
 from rra.pipeline import RRAPipeline
 from rra.retrieve import PathRetrieval
-from rra.rewrite import LLMRewriter, TemplateRewriter
+from rra.rewrite import LLMRewriter, Rewriter, TemplateRewriter
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +110,8 @@ def test_answers_of_a_batch_go_in_one_llm_call_and_usage_is_per_question(movie_k
     assert out[0].llm_prompt_tokens > 0 and out[0].status == "ok" and out[2].status == "unknown_entity"
 
 
-class BatchRewriter:
-    """A rewriter with rewrite_many (as TrainedRewriter has): records how it was called."""
+class BatchRewriter(Rewriter):
+    """A rewriter with its own rewrite_many (as TrainedRewriter has): records how it was called."""
 
     name = "batch"
 
@@ -121,11 +121,11 @@ class BatchRewriter:
     def rewrite(self, question, triples):
         raise AssertionError("the pipeline must use rewrite_many when it exists")
 
-    def rewrite_many(self, items):
-        self.calls.append(len(items))
+    def rewrite_many(self, contexts):
+        self.calls.append(len(contexts))
         if self.fail:
             raise RuntimeError("model exploded")
-        return [f"{len(triples)} facts about {q}" for q, triples in items]
+        return [f"{len(c.triples)} facts about {c.question}" for c in contexts]
 
 
 def test_rewriter_with_rewrite_many_gets_the_whole_batch_once(movie_kg, retrieval, example):
@@ -145,6 +145,45 @@ def test_failed_rewrite_many_falls_back_to_triples_and_records_the_error(movie_k
     assert "(Alien, directed by, Ridley Scott)" in preds[0].knowledge
     assert any("rewriter batch: RuntimeError: model exploded" in e for e in preds[0].errors)
     assert preds[0].answers[0] == "Ridley Scott"
+
+
+class PickyRewriter(Rewriter):
+    """Writes only `rewrite`; fails on one question (the one-by-one default comes from Rewriter)."""
+
+    name = "picky"
+
+    def rewrite(self, question, triples):
+        if "Gladiator" in question:
+            raise ValueError("cannot phrase this one")
+        return f"{len(triples)} facts"
+
+
+def test_a_rewriter_failing_on_one_question_costs_only_that_question(movie_kg, retrieval, example):
+    preds = make(movie_kg, retrieval, rewriter=PickyRewriter()).answer_batch(
+        [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+         example("who directed [Gladiator]", ["Ridley Scott"], qid="2")])
+    assert preds[0].knowledge == f"{len(preds[0].triples)} facts" and preds[0].errors == []
+    assert "(Gladiator, directed by, Ridley Scott)" in preds[1].knowledge
+    assert any("rewriter picky: ValueError: cannot phrase this one" in e for e in preds[1].errors)
+
+
+def test_a_step_outside_the_protocol_is_refused_with_its_name(movie_kg, retrieval):
+    class OnlyRewrite:  # duck-typed: no rewrite_many, no name
+        def rewrite(self, question, triples):
+            return ""
+
+    with pytest.raises(TypeError, match="OnlyRewrite is not a Rewriter"):
+        make(movie_kg, retrieval, rewriter=OnlyRewrite())
+
+
+def test_llm_rewriter_calls_are_counted_per_question(movie_kg, retrieval, example):
+    llm = ScriptedLLM(default="Some facts.")
+    preds = make(movie_kg, retrieval, LLMAnswerer(llm), LLMRewriter(llm, chunk_size=1), llm).answer_batch(
+        [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
+         example("when was [Witness] released", ["1985"], qid="2")])
+    # one rewrite call per triple (chunk_size 1) plus one answer call, for each question alone
+    assert [p.llm_calls for p in preds] == [len(p.triples) + 1 for p in preds]
+    assert sum(p.llm_calls for p in preds) == llm.usage.calls
 
 
 class CountingGraph:
