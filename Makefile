@@ -8,6 +8,7 @@ install:
 
 install-test:
 	bash scripts/install.sh test,optuna
+	bash scripts/install-virtuoso.sh
 
 # Main job: train the retriever on the built-in KG, then answer its test questions.
 run: install

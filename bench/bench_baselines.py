@@ -71,36 +71,24 @@ def build_rra(kg, args, llm=None, answer: str = "graph"):
 def run_one(method, examples, out_dir: Path, max_seconds: float | None, concurrency: int = 1):
     """Answer `examples`, appending to out_dir/predictions.jsonl: questions already there (a killed or
     time-capped earlier run) are not asked again. Metrics cover every sampled question in the file."""
-    from tqdm import tqdm
+    from rra.eval.report import PredictionWriter, read_predictions
+    from rra.eval.run import answer_and_score
 
-    from rra.eval.metrics import compute_metrics
-    from rra.eval.report import PredictionWriter
-    from rra.eval.run import answer_all
-
+    path, saved = out_dir / "predictions.jsonl", out_dir / "metrics.json"
     wanted = {ex.qid for ex in examples}
-    start, load0, new = time.perf_counter(), os.getloadavg(), []
-    with PredictionWriter(out_dir / "predictions.jsonl") as writer:
-        old = [d for d in writer.previous if d.get("qid") in wanted]
-        todo = [ex for ex in examples if ex.qid not in writer.done]
-        saved = out_dir / "metrics.json"
-        if not todo and saved.exists():  # nothing new: keep the metrics (and timing) of the run that did it
-            m = json.loads(saved.read_text())
-            if m.get("n") == len(old):
-                return m
-        answers = answer_all(method, todo, concurrency=concurrency)
-        for ex, p in tqdm(answers, total=len(todo), desc=f"{out_dir.parent.parent.name}/{out_dir.name}", leave=False):
-            new.append(p.to_dict())
-            writer.write(new[-1])
-            if max_seconds and time.perf_counter() - start > max_seconds:
-                answers.close()  # bounded: the run reports how many questions it got through
-                break
-    wall = time.perf_counter() - start
-    preds = old + new
-    metrics = compute_metrics(preds, wall_s=wall if new and not old else None)
-    metrics.update(wall_s=round(wall, 2), load_start=load0, load_end=os.getloadavg(), resumed=len(old),
-                   new_questions=len(new), concurrency=concurrency, stopped_early=len(preds) < len(examples))
+    old = len({d.get("qid") for d in read_predictions(path)} & wanted)
+    if old == len(wanted) and saved.exists():  # nothing new: keep the metrics (and timing) of the run that did it
+        m = json.loads(saved.read_text())
+        if m.get("n") == old:
+            return m
+    start, load0 = time.perf_counter(), os.getloadavg()
+    metrics, preds = answer_and_score(method, examples, PredictionWriter(path), concurrency=concurrency,
+                                      max_seconds=max_seconds, desc=f"{out_dir.parent.parent.name}/{out_dir.name}")
+    wall, new = time.perf_counter() - start, metrics["new_questions"]
     if new and old:  # throughput of this session's part only
-        metrics["questions_per_s"] = round(len(new) / wall, 4)
+        metrics["questions_per_s"] = round(new / wall, 4)
+    metrics.update(wall_s=round(wall, 2), load_start=load0, load_end=os.getloadavg(), resumed=old,
+                   concurrency=concurrency, stopped_early=len(preds) < len(examples))
     return metrics
 
 

@@ -20,7 +20,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -33,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from common import free_port, oxigraph_binary  # bench/common.py
+from common import free_port, machine, oxigraph_binary  # bench/common.py
 from rra.graph import SparqlGraph, load_graph, read_triples, write_ntriples
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,9 +201,8 @@ def main() -> None:
         "figures": figures,
         "targets": TARGETS,
         "targets_met": checks,
-        "machine": {
-            "platform": platform.platform(), "python": platform.python_version(), "cpu_count": os.cpu_count(),
-            "torch": version("torch"), "networkx": version("networkx"), "pyoxigraph": version("pyoxigraph"),
+        "machine": machine() | {
+            "networkx": version("networkx"), "pyoxigraph": version("pyoxigraph"),
             "loadavg_start": [round(x, 2) for x in load_start], "loadavg_end": [round(x, 2) for x in os.getloadavg()],
             "note": "2 cores shared with other jobs; see the load averages",
         },

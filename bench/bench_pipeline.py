@@ -23,13 +23,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from common import data_semantics, machine  # bench/common.py
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.data.metaqa import load_metaqa
-from rra.eval.metrics import compute_metrics, scored
-from rra.eval.run import answer_all
+from rra.eval.metrics import scored
+from rra.eval.run import answer_and_score
 from rra.eval.report import PredictionWriter, read_predictions
 from rra.graph import load_graph
 from rra.pipeline import RRAPipeline
@@ -49,21 +48,11 @@ TARGETS = {"1hop": 98.0, "2hop": 99.5, "3hop": 99.0}
 
 
 def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:
-    """Answer `examples` (resuming bench/cache/<name>.jsonl), return metrics over all of them."""
+    """Answer `examples` (resuming bench/cache/<name>.jsonl) with infer.py's loop, return metrics over all of them."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    writer = PredictionWriter(CACHE / f"{name}.jsonl")
-    todo = [e for e in examples if e.qid not in writer.done]
-    start = time.perf_counter()
-    with writer, tqdm(total=len(todo), desc=name, unit="q", dynamic_ncols=True) as bar:
-        for _, p in answer_all(pipe, todo, batch_size):  # infer.py's loop: gold attached after answering
-            writer.write(p)
-            bar.update(1)
-    wall = time.perf_counter() - start
-    wanted = {e.qid for e in examples}
-    preds = [d for d in read_predictions(writer.path) if d["qid"] in wanted]
-    m = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
-    m["wall_s"] = round(wall, 2)
-    m["resumed"] = len(preds) - len(todo)
+    m, _ = answer_and_score(pipe, examples, PredictionWriter(CACHE / f"{name}.jsonl"), batch_size, desc=name)
+    m["wall_s"] = round(m["wall_s"], 2)
+    m["resumed"] = m["n"] - m.pop("new_questions")
     return m
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
@@ -88,11 +87,12 @@ def main() -> None:
 
     sys.path.insert(0, str(REPO / "bench"))
     from bench_pipeline import run, sample_2hop
+    from common import machine
 
     from rra.answer import LLMAnswerer
     from rra.graph import load_graph
     from rra.llm import TransformersLLM
-    from rra.models.rewriter import TrainedRewriter
+    from rra.rewrite import TrainedRewriter
     from rra.pipeline import RRAPipeline
     from rra.retrieve import PathRetrieval
     from common import data_semantics  # bench/common.py
@@ -131,8 +131,7 @@ def main() -> None:
             "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})){', first ' + str(args.first) if args.first else ''}, RRA retriever + "
                     f"rewriter + free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply",
             "train_split": "dev", "command": "python " + " ".join(sys.argv), "config": vars(args),
-            "machine": {"platform": platform.platform(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-                        "threads": torch.get_num_threads()},
+            "machine": machine(),
             "loadavg_start": load0, "loadavg_end": os.getloadavg(),
             "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         })

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
-from common import data_semantics  # bench/common.py
+from common import data_semantics, machine  # bench/common.py
 from rra.data.metaqa import load_metaqa, load_metaqa_graph
 from rra.data.supervision import SupervisionConfig, label_examples
 
@@ -129,11 +128,7 @@ def main() -> None:
         "figures": figures,
         "targets": TARGETS,
         "targets_met": {"wall_s": wall <= TARGETS["wall_s"], "coverage": report.coverage >= TARGETS["coverage"]},
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "torch": version("torch"),
+        "machine": machine() | {
             "networkx": version("networkx"),
             "loadavg_start": [round(x, 2) for x in load_start],
             "loadavg_end": [round(x, 2) for x in os.getloadavg()],

@@ -197,7 +197,7 @@ class ChoiceAnswerer(Answerer):
         except Exception as err:
             error = f"choice llm: {type(err).__name__}: {err}"
         used = self.llm.usage.since(before)  # `score` gives no reply objects: count by the backend's delta
-        context.trace.add(used.calls, used.prompt_tokens, used.completion_tokens)
+        context.trace.usage.add(used)
         if error:
             a = fallback(retrieval, "llm_error", error)
         else:

@@ -11,7 +11,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 from rra.data.records import QAExample
 from rra.graph.base import Triple
-from rra.llm.base import LLMReply
+from rra.llm.base import LLMReply, LLMUsage
 
 # Per-question status values. Anything but "ok" is still a scored prediction, never a crash.
 STATUSES = (
@@ -94,17 +94,15 @@ class QAMethod(Protocol):
 
 @dataclass
 class Trace:
-    """One question's LLM use: calls, tokens, cache hits, failures, and its start time. Every
-    method keeps one per question (the baselines through `ask`, RRA's rewrite and answer steps by
-    `record`ing each reply of a batched call), so a Prediction reports its own calls and tokens
-    even when the backend is shared (the backend's `usage` totals are for the whole run)."""
+    """One question's LLM use (an `LLMUsage` of its own: calls, tokens, cache hits, failures),
+    its error messages and its start time. Every method keeps one per question (the baselines
+    through `ask`, RRA's rewrite and answer steps by `record`ing each reply of a batched call), so
+    a Prediction reports its own calls and tokens even when the backend is shared (the backend's
+    `usage` totals are for the whole run)."""
 
     llm: object = None
     max_new_tokens: int = 128
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cache_hits: int = 0
+    usage: LLMUsage = field(default_factory=LLMUsage)
     errors: list[str] = field(default_factory=list)
     failed: bool = False
     unparseable: bool = False
@@ -112,17 +110,8 @@ class Trace:
 
     def record(self, reply: LLMReply) -> LLMReply:
         """Count one reply (a failed one too: it was a call)."""
-        self.calls += 1
-        self.prompt_tokens += reply.prompt_tokens
-        self.completion_tokens += reply.completion_tokens
-        self.cache_hits += int(reply.cached)
+        self.usage.record(reply)
         return reply
-
-    def add(self, calls: int, prompt_tokens: int, completion_tokens: int = 0) -> None:
-        """Count calls that give no reply objects (`llm.score`), from the backend's usage delta."""
-        self.calls += calls
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
 
     def ask(self, prompts: Sequence, max_new_tokens: int | None = None) -> list[LLMReply]:
         """One reply per prompt from `self.llm` (independent prompts go in one call: HTTP backends
@@ -158,11 +147,11 @@ class Trace:
 
     def count_into(self, pred: Prediction) -> None:
         """Copy the LLM counts into `pred`."""
-        pred.llm_calls = self.calls
-        pred.llm_prompt_tokens = self.prompt_tokens
-        pred.llm_completion_tokens = self.completion_tokens
-        if self.cache_hits:
-            pred.extra["llm_cache_hits"] = self.cache_hits
+        pred.llm_calls = self.usage.calls
+        pred.llm_prompt_tokens = self.usage.prompt_tokens
+        pred.llm_completion_tokens = self.usage.completion_tokens
+        if self.usage.cache_hits:
+            pred.extra["llm_cache_hits"] = self.usage.cache_hits
 
     def fill(self, pred: Prediction) -> Prediction:
         """Copy the counts into `pred`; this trace's errors go before the ones `pred` has."""

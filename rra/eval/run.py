@@ -142,25 +142,16 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
     writer = report.PredictionWriter(out / report.PREDICTIONS, resume=resume, redo=integrity.TRANSIENT)
-    todo = [ex for ex in examples if ex.qid not in writer.done]
-    if len(todo) < len(examples):
-        log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
-                 len(examples), writer.path)
-    wanted = {ex.qid for ex in examples}
+    done = sum(ex.qid in writer.done for ex in examples)
+    if done:
+        log.info("resuming: %d of %d questions already answered in %s", done, len(examples), writer.path)
     requests_before = getattr(kg, "requests", None)  # SPARQL backends count their queries
-    start = time.perf_counter()
-    with writer, tqdm(total=len(todo), desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
-                      unit="q", dynamic_ncols=True) as bar:
-        for ex, pred in answer_all(method, todo, int(cfg.get("batch_size", 32)), int(cfg.get("concurrency", 1) or 1)):
-            writer.write(pred)
-            bar.update(1)
-    wall = time.perf_counter() - start
-    preds = [d for d in integrity.latest_per_qid(report.read_predictions(writer.path)) if d.get("qid") in wanted]
-    metrics = compute_metrics(preds, wall_s=wall if len(todo) == len(preds) else None)
-    metrics.update(split=cfg.split, method=getattr(method, "name", "?"), new_questions=len(todo),
-                   wall_s=round(wall, 3))
-    if requests_before is not None and todo:
-        metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / len(todo), 3)
+    metrics, preds = answer_and_score(method, examples, writer, int(cfg.get("batch_size", 32)),
+                                      int(cfg.get("concurrency", 1) or 1),
+                                      desc=f"{getattr(method, 'name', 'method')} {cfg.split}")
+    metrics.update(split=cfg.split, method=getattr(method, "name", "?"))
+    if requests_before is not None and metrics["new_questions"]:
+        metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / metrics["new_questions"], 3)
     if llm is not None and hasattr(llm, "usage"):
         metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
     warnings = run_warnings(metrics, llm)
@@ -190,6 +181,33 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     if warnings and cfg.get("strict", False):
         raise RunFailedError(f"strict=true and the run has problems: {' '.join(warnings)} (results kept in {out})")
     return metrics
+
+
+def answer_and_score(method, examples: list[QAExample], writer: report.PredictionWriter, batch_size: int = 32,
+                     concurrency: int = 1, max_seconds: float | None = None, desc: str = "") -> tuple[dict, list[dict]]:
+    """The evaluation loop of infer.py and the benchmarks: answer the examples that `writer` (an
+    opened predictions.jsonl, resumed) does not hold yet, streaming each prediction to it, then
+    score every example's latest prediction. `max_seconds`: stop after the question that crosses
+    it (the metrics' `n` says how many were answered). Returns (metrics, predictions)."""
+    todo = [ex for ex in examples if ex.qid not in writer.done]
+    wanted = {ex.qid for ex in examples}
+    start = time.perf_counter()
+    new = 0
+    with writer, tqdm(total=len(todo), desc=desc or getattr(method, "name", "method"), unit="q",
+                      dynamic_ncols=True) as bar:
+        answers = answer_all(method, todo, batch_size, concurrency)
+        for _, pred in answers:
+            writer.write(pred)
+            new += 1
+            bar.update(1)
+            if max_seconds and time.perf_counter() - start > max_seconds:
+                answers.close()  # bounded: the run reports how many questions it got through
+                break
+    wall = time.perf_counter() - start
+    preds = [d for d in integrity.latest_per_qid(report.read_predictions(writer.path)) if d.get("qid") in wanted]
+    metrics = compute_metrics(preds, wall_s=wall if new == len(preds) else None)
+    metrics.update(new_questions=new, wall_s=round(wall, 3))
+    return metrics, preds
 
 
 class RunFailedError(RuntimeError):

@@ -86,6 +86,17 @@ class LLMUsage:
             per_call_latency=now.per_call_latency[len(earlier.per_call_latency):],
         )
 
+    def add(self, other: LLMUsage) -> None:
+        """Add another counter's totals (e.g. a `since` delta) to this one."""
+        with _USAGE_LOCK:
+            self.calls += other.calls
+            self.failures += other.failures
+            self.cache_hits += other.cache_hits
+            self.prompt_tokens += other.prompt_tokens
+            self.completion_tokens += other.completion_tokens
+            self.seconds += other.seconds
+            self.per_call_latency += other.per_call_latency
+
     def to_dict(self) -> dict:
         lat = sorted(self.per_call_latency)
 

@@ -61,6 +61,14 @@ def clean_reply(text: str | None) -> str:
     return text.strip()
 
 
+def _nonempty(text: str | None) -> str:
+    """The cleaned reply, or ParseError for an empty one."""
+    text = clean_reply(text)
+    if not text:
+        raise ParseError("empty reply", "")
+    return text
+
+
 def clean_item(item: str) -> str:
     """One parsed item without list markers, markdown, braces, quotes, score suffix or end dot."""
     s = item.strip()
@@ -131,9 +139,7 @@ def _balanced_spans(text: str, limit: int = 20) -> list[str]:
 
 def parse_json(text: str | None) -> Any:
     """The first JSON object/array in the reply (fenced block first), leniently decoded."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
+    text = _nonempty(text)
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for c in candidates:
         try:
@@ -190,9 +196,7 @@ def _dedupe(items: list[str], max_items: int | None) -> list[str]:
 
 def parse_list(text: str | None, max_items: int | None = None) -> list[str]:
     """Items of a list-shaped reply, in order, deduplicated (case-insensitive)."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
+    text = _nonempty(text)
     if "[" in text or "{" in text:
         try:
             items = _json_items(parse_json(text))
@@ -228,21 +232,27 @@ _ANSWER_LABEL = re.compile(r"(?:^|\n)\s*(?:\*\*)?(?:final\s+)?answers?(?:\*\*)?\
 _ANSWER_IS = re.compile(r"\banswers?\s+(?:to\s+[^\n]*?\s+)?(?:is|are|would be)\s*[:]?\s*(.+)", re.I)
 
 
+def _json_object(text: str, marker: str) -> dict:
+    """The JSON object a reply holds ({} when it has none: the caller reads the prose). Only tried
+    when the reply has `{` and `marker`, so plain prose is never parsed as JSON."""
+    if "{" not in text or marker not in text:
+        return {}
+    try:
+        value = parse_json(text)
+    except ParseError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def parse_answer(text: str | None) -> str:
     """The answer string: JSON "answer", last "Answer: X" line, "the answer is {X}", or first line."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
-    if "{" in text and '"' in text:
-        try:
-            value = parse_json(text)
-            if isinstance(value, dict) and "answer" in value:
-                v = value["answer"]
-                ans = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
-                if ans.strip():
-                    return clean_item(ans)
-        except ParseError:
-            pass
+    text = _nonempty(text)
+    value = _json_object(text, '"')
+    if "answer" in value:
+        v = value["answer"]
+        ans = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+        if ans.strip():
+            return clean_item(ans)
     labelled = _ANSWER_LABEL.findall(text)
     match = labelled[-1] if labelled else None
     if match is None:
@@ -287,20 +297,12 @@ _NEGATIVE_PHRASES = re.compile(
 
 def parse_yes_no(text: str | None) -> bool:
     """True for yes/sufficient, False for no/insufficient, from the first decisive word."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
-    if "{" in text and ":" in text:
-        try:
-            value = parse_json(text)
-            if isinstance(value, dict):
-                for v in value.values():
-                    if isinstance(v, bool):
-                        return v
-                    if isinstance(v, str) and v.strip().lower() in _YES | _NO:
-                        return v.strip().lower() in _YES
-        except ParseError:
-            pass
+    text = _nonempty(text)
+    for v in _json_object(text, ":").values():
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, str) and v.strip().lower() in _YES | _NO:
+            return v.strip().lower() in _YES
     for word in re.findall(r"[A-Za-z]+", text[:400]):
         w = word.lower()
         if w in ("yes", "true", "no", "false"):
@@ -328,9 +330,7 @@ def _choice_value(token: str, n: int) -> int | None:
 def parse_choice(text: str | None, n_options: int, options: Sequence[str] | None = None) -> int:
     """0-based index of the chosen option: "2", "Option 2", "(B)", "answer: c", "#3", or the
     text of one of `options`. Numbers are 1-based, letters A=0. Out-of-range numbers are ignored."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
+    text = _nonempty(text)
     patterns = [
         r"\b(?:option|choice|answer|candidate|number|no\.)\s*(?:is\s*)?[:#\-]?\s*\(?([A-Za-z]|\d{1,3})\)?(?!\w)",
         r"^\s*\(?([A-Z]|\d{1,3})(?:[).:\]]|\s*$|\s)",
@@ -359,9 +359,7 @@ _SCORED_LINE = [
 
 def parse_scored_items(text: str | None) -> list[tuple[str, float]]:
     """[(item, score)] from ToG-style "{rel (Score: 0.5)}", "rel: 0.5", "rel (0.5)" lines or JSON."""
-    text = clean_reply(text)
-    if not text:
-        raise ParseError("empty reply", "")
+    text = _nonempty(text)
     if "{" in text and ('":' in text or "':" in text):
         try:
             value = parse_json(text)

@@ -19,7 +19,6 @@ Inference for the pipeline:
 from __future__ import annotations
 
 import math
-import pickle
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from torch.nn import functional as F
 from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
+from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
 from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
@@ -41,10 +41,6 @@ from rra.resources import DEFAULT_ENCODER
 
 CHECKPOINT_FORMAT = "rra-retriever"
 CHECKPOINT_VERSION = 1
-
-
-class CheckpointError(ValueError):
-    """A file that is not a loadable rra retriever checkpoint."""
 
 
 class RelationMismatchError(ValueError):
@@ -383,32 +379,13 @@ class Retriever(L.LightningModule):
     def load(cls, path: str | Path, map_location: str | torch.device = "cpu") -> "Retriever":
         """Rebuild a trained retriever from its checkpoint alone (no pretrained weights, no config):
         a checkpoint file, a directory written by `rra-export`, or a Hub id holding one."""
-        from rra.models.export import ExportError, read, resolve
-
-        try:
-            exported = resolve(path)
-        except ExportError as e:
-            raise CheckpointError(str(e)) from e
-        path = Path(path)
-        ckpt = read(exported, map_location) if exported is not None else _torch_load(path, map_location)
-        info = ckpt.get("rra") if isinstance(ckpt, dict) else None
-        if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError(
-                f"{path}: not an rra retriever checkpoint (missing the 'rra' block with format "
-                f"{CHECKPOINT_FORMAT!r}); train one with `python train.py`"
-            )
-        if info.get("version", 0) > CHECKPOINT_VERSION:
-            raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
+        ckpt = read_checkpoint(path, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, "train one with `python train.py`",
+                               map_location)
+        info = ckpt["rra"]
         hp = dict(ckpt.get("hyper_parameters", {}))
         hp.update(relations=info["relations"], encoder_config=info["encoder_config"], pretrained=False,
                   tokenizer_state=info["tokenizer"])
-        model = cls(**hp)
-        try:
-            model.load_state_dict(ckpt["state_dict"], strict=True)
-        except (KeyError, RuntimeError) as e:
-            raise CheckpointError(f"{path}: weights do not match the stored model config: {e}") from e
-        model.checkpoint_path = str(path)
-        return model.to(map_location).eval()
+        return load_weights(cls(**hp), ckpt, path, map_location)
 
     def quantize(self, mode: str | None) -> "Retriever":
         """Inference on CPU with the encoder's Linear layers in dynamic int8 (`mode="int8"`), a
@@ -456,16 +433,3 @@ def few(items: Sequence[str], n: int = 8) -> str:
     """The first `n` items and how many more: error messages never list hundreds of names."""
     shown = ", ".join(items[:n])
     return shown + (f", ... ({len(items) - n} more)" if len(items) > n else "")
-
-
-def _torch_load(path: Path, map_location) -> dict:
-    try:
-        try:
-            return torch.load(path, map_location=map_location, weights_only=True)
-        except pickle.UnpicklingError as e:
-            if "weights_only" not in str(e):
-                raise
-            # Lightning checkpoints may hold plain objects beyond tensors; the file is the user's own
-            return torch.load(path, map_location=map_location, weights_only=False)
-    except Exception as e:  # corrupt, truncated, or not a torch file at all
-        raise CheckpointError(f"{path}: not a readable PyTorch checkpoint ({type(e).__name__}: {e})") from e

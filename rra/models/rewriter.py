@@ -15,7 +15,6 @@ rewriter.ckpt=...`).
 """
 from __future__ import annotations
 
-import pickle
 import time
 from pathlib import Path
 from typing import Sequence
@@ -27,6 +26,7 @@ from torch.nn import functional as F
 from torchmetrics import MeanMetric, MinMetric
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
+from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
 from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
@@ -53,10 +53,6 @@ TINY_CONFIG = dict(
     max_position_embeddings=512,
     tie_word_embeddings=True,
 )
-
-
-class CheckpointError(ValueError):
-    """A file that is not a loadable rra rewriter checkpoint."""
 
 
 def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: bool = True,
@@ -308,7 +304,6 @@ class RewriterModule(L.LightningModule):
     @classmethod
     def load(cls, path: str | Path, map_location: str | torch.device = "cpu") -> "RewriterModule":
         """Rebuild a fine-tuned rewriter from its checkpoint alone (no pretrained weights read)."""
-        path = Path(path)
         ckpt = _read_checkpoint(path)
         info = ckpt["rra"]
         hp = dict(ckpt.get("hyper_parameters", {}))
@@ -318,36 +313,8 @@ class RewriterModule(L.LightningModule):
             model = cls(**hp)
         except (TypeError, ValueError) as e:
             raise CheckpointError(f"{path}: cannot rebuild the model from the stored config: {e}") from e
-        try:
-            model.load_state_dict(ckpt["state_dict"], strict=True)
-        except (KeyError, RuntimeError) as e:
-            raise CheckpointError(f"{path}: weights do not match the stored model config: {e}") from e
-        model.checkpoint_path = str(path)
-        return model.to(map_location).eval()
+        return load_weights(model, ckpt, path, map_location)
 
 
 def _read_checkpoint(path: str | Path) -> dict:
-    """A rewriter checkpoint's dict (from a checkpoint file, a directory written by `rra-export`, or
-    a Hub id holding one), or a CheckpointError naming the file and what is wrong with it."""
-    from rra.models.export import ExportError, read, resolve
-
-    try:
-        exported = resolve(path)
-    except ExportError as e:
-        raise CheckpointError(str(e)) from e
-    path = Path(path)
-    try:
-        ckpt = read(exported) if exported is not None else torch.load(path, map_location="cpu", weights_only=False)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as e:
-        raise CheckpointError(f"{path}: not a readable checkpoint (corrupt or truncated?): {e}") from e
-    info = ckpt.get("rra") if isinstance(ckpt, dict) else None
-    if not isinstance(info, dict) or info.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(
-            f"{path}: not an rra rewriter checkpoint (no 'rra' block with format {CHECKPOINT_FORMAT!r}); "
-            "train one with `python train.py task=rewriter`"
-        )
-    if info.get("version", 0) > CHECKPOINT_VERSION:
-        raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
-    if "state_dict" not in ckpt:
-        raise CheckpointError(f"{path}: checkpoint has no state_dict")
-    return ckpt
+    return read_checkpoint(path, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, "train one with `python train.py task=rewriter`")

@@ -57,7 +57,7 @@ def test_free_form_answers_are_entities_named_in_reply(retrieval):
     llm = ScriptedLLM(default="Gladiator, and also Blade Runner.")
     c = ctx("which movies have the same director as [Alien]", "facts", retrieval, labels_of(retrieval))
     a = LLMAnswerer(llm).answer(c)
-    assert c.trace.calls == 1 and c.trace.prompt_tokens > 0  # the question's own trace counts its call
+    assert c.trace.usage.calls == 1 and c.trace.usage.prompt_tokens > 0  # the question's own trace counts its call
     assert a.answers == ["Gladiator", "Blade Runner"] and a.hits_mode == "reply"
     assert "Alien" in llm.prompt_texts[0] and "[Alien]" not in llm.prompt_texts[0]
     assert "facts" in llm.prompt_texts[0]
@@ -76,7 +76,7 @@ def test_choice_by_likelihood(retrieval):
     llm = ScriptedLLM(scores={" Gladiator": -1.0, " Blade Runner": -5.0})
     c = ctx("q", "k", retrieval, labels_of(retrieval))
     a = ChoiceAnswerer(llm, mode="score").answer(c)
-    assert c.trace.calls == 1
+    assert c.trace.usage.calls == 1
     assert a.answers[0] == "Gladiator" and a.answer_set == ["Gladiator"]
     # candidates come from the knowledge, topic entity excluded
     assert "Alien" not in a.extra["candidates"] and "Ridley Scott" in a.extra["candidates"]

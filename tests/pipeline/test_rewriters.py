@@ -40,7 +40,7 @@ def test_llm_rewriter_uses_reply_and_chunks():
     c = QuestionContext("who acted in Heat", T)
     text = rw.rewrite_many([c])[0]
     assert text.splitlines() == ["Heat stars Al Pacino."] * 2
-    assert llm.usage.calls == 2 and c.trace.errors == [] and c.trace.calls == 2
+    assert llm.usage.calls == 2 and c.trace.errors == [] and c.trace.usage.calls == 2
     assert rw.rewrite("who acted in Heat", T) == text
     assert "(Heat, starred actors, Al Pacino)" in llm.prompt_texts[0]
 

@@ -1,0 +1,61 @@
+"""Reading rra's own checkpoints (the retriever's and the rewriter's): a Lightning .ckpt file, a
+directory written by `rra-export`, or a Hub id holding one. Every problem is a `CheckpointError`
+that names the file and says what is wrong: unreadable, another kind of checkpoint, written by a
+newer version, or weights that do not fit the stored model config."""
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import torch
+
+
+class CheckpointError(ValueError):
+    """A file that is not a loadable rra checkpoint of the kind asked for."""
+
+
+def read_checkpoint(path: str | Path, fmt: str, version: int, how_to_train: str, map_location="cpu") -> dict:
+    """The checkpoint dict, checked: it has rra's block with format `fmt`, a version this code
+    reads, and a state_dict. `how_to_train` ends the message for a checkpoint of another kind."""
+    from rra.models.export import ExportError, read, resolve
+
+    try:
+        exported = resolve(path)
+    except ExportError as e:
+        raise CheckpointError(str(e)) from e
+    path = Path(path)
+    ckpt = read(exported, map_location) if exported is not None else _torch_load(path, map_location)
+    info = ckpt.get("rra") if isinstance(ckpt, dict) else None
+    if not isinstance(info, dict) or info.get("format") != fmt:
+        kind = fmt.removeprefix("rra-")
+        raise CheckpointError(f"{path}: not an rra {kind} checkpoint (no 'rra' block with format {fmt!r}); "
+                              f"{how_to_train}")
+    if info.get("version", 0) > version:
+        raise CheckpointError(f"{path}: checkpoint version {info['version']} is newer than this code")
+    if "state_dict" not in ckpt:
+        raise CheckpointError(f"{path}: checkpoint has no state_dict")
+    return ckpt
+
+
+def load_weights(model: torch.nn.Module, ckpt: dict, path: str | Path, map_location="cpu") -> torch.nn.Module:
+    """`model` (built from the checkpoint's stored config) with the checkpoint's weights, in eval mode."""
+    try:
+        model.load_state_dict(ckpt["state_dict"], strict=True)
+    except (KeyError, RuntimeError) as e:
+        raise CheckpointError(f"{path}: weights do not match the stored model config: {e}") from e
+    model.checkpoint_path = str(path)
+    return model.to(map_location).eval()
+
+
+def _torch_load(path: Path, map_location) -> dict:
+    try:
+        try:
+            return torch.load(path, map_location=map_location, weights_only=True)
+        except pickle.UnpicklingError as e:
+            if "weights_only" not in str(e):
+                raise
+            # Lightning checkpoints may hold plain objects beyond tensors; the file is the user's own
+            return torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as e:  # corrupt, truncated, or not a torch file at all
+        raise CheckpointError(f"{path}: not a readable PyTorch checkpoint (corrupt or truncated?): "
+                              f"{type(e).__name__}: {e}") from e
