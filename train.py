@@ -20,7 +20,6 @@ import logging
 import time
 from pathlib import Path
 
-import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
 import hydra
 import lightning as L
 from omegaconf import DictConfig, OmegaConf

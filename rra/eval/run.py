@@ -152,8 +152,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     metrics.update(split=cfg.split, method=getattr(method, "name", "?"))
     if requests_before is not None and metrics["new_questions"]:
         metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / metrics["new_questions"], 3)
-    if llm is not None and hasattr(llm, "usage"):
-        metrics["llm_usage"] = llm.usage.to_dict() if hasattr(llm.usage, "to_dict") else {}
+    if llm is not None:
+        metrics["llm_usage"] = llm.usage.to_dict()
     warnings = run_warnings(metrics, llm)
     metrics["warnings"] = warnings
     report.write_json(out / report.METRICS, metrics)

@@ -144,3 +144,11 @@ class LLM(Protocol):
         Backends that cannot score raise NotImplementedError; a failed call raises LLMError.
         Every backend here also takes `reduction="mean"` (per-token average) as a keyword."""
         ...
+
+    def cache_params(self) -> dict:
+        """What besides the prompt decides a reply (model, sampling settings): part of the key
+        under which `CachedLLM` stores it. Backends subclassing `LLM` add theirs."""
+        return {}
+
+    def close(self) -> None:
+        """Release connections, threads or files; nothing by default."""

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.llm.base import LLMReply, Prompt
+from rra.llm.base import LLM, LLMReply, Prompt
 
 
 @dataclass
@@ -32,14 +32,14 @@ class _Job:
     done: threading.Event = field(default_factory=threading.Event)
 
 
-class BatchingLLM:
+class BatchingLLM(LLM):
     FORGET_S = 5.0  # a thread that has not called for this long no longer counts as a caller
 
     def __init__(self, inner, max_batch: int = 32, wait_s: float = 0.05):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         self.inner, self.max_batch, self.wait_s = inner, int(max_batch), float(wait_s)
-        self.name = getattr(inner, "name", "llm")
+        self.name = inner.name
         self.model = getattr(inner, "model", "")
         self._pending: list[_Job] = []
         self._mutex = threading.Lock()
@@ -54,7 +54,7 @@ class BatchingLLM:
         return self.inner.usage
 
     def cache_params(self) -> dict:
-        return self.inner.cache_params() if hasattr(self.inner, "cache_params") else {}
+        return self.inner.cache_params()
 
     def score(self, prompt: Prompt, continuations: Sequence[str], **kwargs) -> list[float]:
         return self.inner.score(prompt, continuations, **kwargs)
@@ -118,5 +118,4 @@ class BatchingLLM:
             job.done.set()
 
     def close(self) -> None:
-        if hasattr(self.inner, "close"):
-            self.inner.close()
+        self.inner.close()

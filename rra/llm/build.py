@@ -23,4 +23,7 @@ def build_llm(cfg: Any, cache_path: str | Path | None = None) -> LLM | None:
         from hydra.utils import instantiate  # only needed for configs, not for ready backends
 
         llm = instantiate(cfg)
+    if not isinstance(llm, LLM):
+        raise TypeError(f"llm: {type(llm).__name__} is not an LLM backend (subclass rra.llm.LLM: `name`, `usage`, "
+                        "`generate`, `score`; `cache_params` and `close` come with it)")
     return CachedLLM(llm, cache_path) if cache_path else llm

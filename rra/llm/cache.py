@@ -25,7 +25,7 @@ from typing import Sequence
 from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt
 
 
-class CachedLLM:
+class CachedLLM(LLM):
     def __init__(self, inner: LLM, path: str | Path, cache_sampled: bool = False):
         self.inner, self.cache_sampled = inner, cache_sampled
         self.name = inner.name
@@ -40,7 +40,7 @@ class CachedLLM:
             self._db.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
     def _key(self, kind: str, payload: dict) -> str:
-        params = self.inner.cache_params() if hasattr(self.inner, "cache_params") else {}
+        params = self.inner.cache_params()
         blob = json.dumps({"backend": self.inner.name, "model": self.model, "kind": kind,
                            "params": params, **payload}, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -60,7 +60,7 @@ class CachedLLM:
             return self._db.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
 
     def cache_params(self) -> dict:
-        return self.inner.cache_params() if hasattr(self.inner, "cache_params") else {}
+        return self.inner.cache_params()
 
     def generate(
         self, prompts: Sequence[Prompt], max_new_tokens: int = 128, temperature: float = 0.0
@@ -115,5 +115,4 @@ class CachedLLM:
     def close(self) -> None:
         with self._lock:
             self._db.close()
-        if hasattr(self.inner, "close"):
-            self.inner.close()
+        self.inner.close()

@@ -24,13 +24,13 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from rra.llm.base import LLMReply, LLMUsage, Prompt, prompt_to_text
+from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt, prompt_to_text
 
 Reply = str | LLMReply
 Script = Sequence[Reply] | dict[str, Reply] | Callable[[str], Reply]
 
 
-class ScriptedLLM:
+class ScriptedLLM(LLM):
     def __init__(
         self,
         script: Script | None = None,

@@ -33,10 +33,10 @@ from typing import Sequence
 
 import httpx
 
-from rra.llm.base import LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
+from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
 
 
-class OpenAICompatibleLLM:
+class OpenAICompatibleLLM(LLM):
     def __init__(
         self,
         model: str = "default",

