@@ -55,11 +55,7 @@ def find_entities(m: RdfMapping, text: str, mode: str) -> str:
 
 def relations(m: RdfMapping, entity: str) -> str:
     """?out (relations leaving the entity) or ?in (relations arriving), one bound per row."""
-    e = iri_ref(m.entity_iri(entity))
-    return (
-        f"SELECT DISTINCT ?out ?in WHERE {{ {{ {e} ?out ?o {_not_label('out', m)} }} "
-        f"UNION {{ ?s ?in {e} }} }}"
-    )
+    return _both_ways(m, entity, "DISTINCT ?out ?in", "out", "in")
 
 
 def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bool) -> str:
@@ -71,11 +67,14 @@ def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bo
 
 def triples(m: RdfMapping, entity: str) -> str:
     """?p with ?o (outgoing: entity p o) or with ?s (incoming: s p entity)."""
+    return _both_ways(m, entity, "?p ?o ?s", "p", "p")
+
+
+def _both_ways(m: RdfMapping, entity: str, select: str, out_rel: str, in_rel: str) -> str:
+    """Edges leaving the entity (`?out_rel ?o`, label relations left out) UNION edges arriving (`?s ?in_rel`)."""
     e = iri_ref(m.entity_iri(entity))
-    return (
-        f"SELECT ?p ?o ?s WHERE {{ {{ {e} ?p ?o {_not_label('p', m)} }} "
-        f"UNION {{ ?s ?p {e} }} }}"
-    )
+    return (f"SELECT {select} WHERE {{ {{ {e} ?{out_rel} ?o {_not_label(out_rel, m)} }} "
+            f"UNION {{ ?s ?{in_rel} {e} }} }}")
 
 
 def entity_count(m: RdfMapping) -> str:
