@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
+from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.retrieve import QuestionContext, Retrieval
 from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
@@ -194,7 +195,7 @@ class ChoiceAnswerer(Answerer):
             error = ""
         except NotImplementedError:
             error = "choice: this LLM backend cannot score; use answer.mode=number"
-        except Exception as err:
+        except LLMError as err:  # a failed call; anything else is a bug (recorded as `error` by the pipeline)
             error = f"choice llm: {type(err).__name__}: {err}"
         used = self.llm.usage.since(before)  # `score` gives no reply objects: count by the backend's delta
         context.trace.usage.add(used)

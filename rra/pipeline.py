@@ -23,7 +23,8 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import GraphError, KnowledgeGraph, Triple, find_entities_batch, follow_paths_batch
+from rra.graph.base import (GraphError, KnowledgeGraph, Triple, UnknownEntityError, find_entities_batch,
+                            follow_paths_batch)
 from rra.methods import Prediction, failure_status
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
@@ -187,7 +188,7 @@ class RRAPipeline:
         for p in sorted(paths, key=lambda p: -float(p.score)):
             try:
                 walks = self.kg.follow_path(entity, list(p.path), limit=100)
-            except Exception:  # a graph failure here only costs the linking choice
+            except (GraphError, UnknownEntityError):  # a graph failure here only costs the linking choice
                 return 0.0
             if any(self.retrieval.semantics.keeps(w.entities, entity) for w in walks):
                 return float(p.score)

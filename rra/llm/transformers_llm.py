@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Sequence
 
-from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt, as_messages
+from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages
 from rra.resources import GGUF_CACHE_DIR, load_pretrained
 
 
@@ -204,7 +204,11 @@ class TransformersLLM(LLM):
                 except Exception:  # a model whose cache cannot be copied/expanded: score whole sequences
                     self.prefix_cache, sums = False, {}
             if todo and not sums:
-                sums = self._score_full(prompt_ids, conts, todo)
+                try:
+                    sums = self._score_full(prompt_ids, conts, todo)
+                except RuntimeError as e:  # out of memory and the like: a failed call, as the protocol says
+                    self.usage.record(LLMReply("", error=f"score: {e}", latency_s=time.perf_counter() - start))
+                    raise LLMError(f"score: {type(e).__name__}: {e}") from e
                 n_tokens = sum(len(prompt_ids) + len(conts[i]) for i in todo)
             scores = [0.0] * len(conts)
             for i, total in sums.items():
