@@ -91,6 +91,11 @@ class QAMethod(Protocol):
 
     def answer(self, example: QAExample) -> Prediction: ...
 
+    def describe(self) -> dict:
+        """What a reader of a run's summary should know about this method's parts (a checkpoint,
+        the steps it was built from), as label -> value; nothing by default."""
+        return {}
+
 
 @dataclass
 class Trace:

@@ -25,7 +25,7 @@ from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_e
                                 relation_vocabulary)
 from rra.graph.base import (GraphError, KnowledgeGraph, Triple, UnknownEntityError, find_entities_batch,
                             follow_paths_batch)
-from rra.methods import Prediction, failure_status
+from rra.methods import Prediction, QAMethod, failure_status
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
 from rra.text import BRACKETED
@@ -33,10 +33,10 @@ from rra.text import BRACKETED
 log = logging.getLogger(__name__)
 
 
-class RRAPipeline:
+class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
-                 max_ngram: int = 8, link_candidates: int = 3):
+                 max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
             if not isinstance(step, protocol):  # its batch method is what the pipeline calls
                 raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
@@ -45,6 +45,10 @@ class RRAPipeline:
         self.llm, self.name = llm, name
         self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
         self._rel_words: frozenset[str] | None = None
+        self.retriever_ckpt = retriever_ckpt
+
+    def describe(self) -> dict:
+        return {"retriever": self.retriever_ckpt, "rewriter": self.rewriter.name, "answer": self.answerer.name}
 
     # --- QAMethod ------------------------------------------------------------------------------
     def answer(self, example: QAExample) -> Prediction:
@@ -391,4 +395,5 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
         rewriter=build(rewriter, llm=llm),
         answerer=build(answer, llm=llm),
         llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
+        retriever_ckpt=retriever.get("ckpt"),
     )

@@ -55,7 +55,10 @@ def test_split_run_writes_outputs_and_resumes(trained_root, tmp_path):
     assert {"qid", "answers", "paths", "triples", "status", "latency_s"} <= set(pred)
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["hits@1"] == metrics["hits@1"] and saved["hop_acc_n"] == 10
-    assert "| Hits@1 (%) |" in (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| Hits@1 (%) |" in summary
+    # the method describes its own parts (rra.methods.QAMethod.describe)
+    assert "best.ckpt" in summary and "- **rewriter**: template" in summary and "- **answer**: graph" in summary
     # same output dir: nothing is answered twice, the metrics cover all questions
     again = run_split(compose_cfg("infer", trained_root, ["limit=12", "llm=none"]), tmp_path)
     assert again["new_questions"] == 2 and again["n"] == 12

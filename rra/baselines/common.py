@@ -10,7 +10,7 @@ from typing import Protocol, Sequence
 
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
-from rra.methods import Prediction, Trace, failure_status
+from rra.methods import Prediction, QAMethod, Trace, failure_status
 from rra.text import mentioned_entities, normalize
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
@@ -77,7 +77,7 @@ def resolve_mode(name: str, mode: str, llm, encoder, encoder_always: bool = Fals
 
 
 @dataclass(eq=False)  # identity semantics: methods are shared objects, not values
-class BaselineSettings:
+class BaselineSettings(QAMethod):
     """The settings every graph baseline shares, declared once; ToG, StructGPT, KGQP and VectorRAG
     are dataclasses that add their own. `mode` "auto" becomes "llm" when an LLM is configured, else
     "heuristic" (MiniLM similarity, no LLM)."""

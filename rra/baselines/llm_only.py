@@ -6,11 +6,11 @@ import time
 
 from rra.baselines.common import read_answers, set_answers, start_prediction
 from rra.data.records import QAExample
-from rra.methods import Prediction, Trace
+from rra.methods import Prediction, QAMethod, Trace
 from rra.text import OWN_KNOWLEDGE_PROMPT, strip_brackets
 
 
-class LLMOnly:
+class LLMOnly(QAMethod):
     name = "llm_only"
 
     def __init__(self, llm, max_new_tokens: int = 64, kg=None, **_ignored):

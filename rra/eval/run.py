@@ -21,7 +21,7 @@ from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction, failure_status
+from rra.methods import Prediction, QAMethod, failure_status
 
 log = logging.getLogger("infer")
 
@@ -37,6 +37,9 @@ def build(cfg: DictConfig):
         llm = BatchingLLM(llm, max_batch=int(cfg.get("llm_max_batch", 32)))  # pool the threads' calls
     log.info("method <%s>, llm %s", cfg.method.get("_target_"), getattr(llm, "name", None))
     method = instantiate(cfg.method, kg=kg, llm=llm)
+    if not isinstance(method, QAMethod):
+        raise TypeError(f"method: {type(method).__name__} is not a QA method (subclass rra.methods.QAMethod: "
+                        "`name`, `answer(example) -> Prediction`; `describe` comes with it)")
     return kg, llm, method
 
 
@@ -165,10 +168,7 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
              "llm": (f"{getattr(llm, 'name', '?')} ({getattr(llm, 'model', '')})" if used_llm
                      else "none used (no question asked an LLM)"),
              "output": str(out)}
-    if metrics["method"] == "rra":
-        setup.update(retriever=cfg.retriever.get("ckpt"),
-                     rewriter=picked.get("rewriter") or cfg.rewriter.get("_target_"),
-                     answer=picked.get("answer") or cfg.answer.get("_target_"))
+    setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
                                    [d for d in preds if d.get("status") == "ok"])
