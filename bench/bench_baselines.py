@@ -26,28 +26,30 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from common import machine  # bench/common.py
+from common import infer_config, machine  # bench/common.py
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a plain script from anywhere (`python bench/...`)
 
 
 def build_method(name: str, mode: str, kg, llm, encoder, args):
-    from rra.baselines import KGQP, LLMOnly, StructGPT, ToG, VectorRAG
+    """A baseline as infer.py builds it (conf/method/<name>.yaml) with this benchmark's settings,
+    sharing one graph, LLM and sentence encoder; None for LLM-only in heuristic mode."""
+    from hydra.utils import instantiate
 
-    use_llm = llm if mode == "llm" else None
-    if name == "tog":
-        return ToG(kg, use_llm, encoder, mode=mode, seed=args.seed, max_new_tokens=args.max_new_tokens)
-    if name == "structgpt":
-        return StructGPT(kg, use_llm, encoder, mode=mode, seed=args.seed, max_new_tokens=args.max_new_tokens)
-    if name == "kgqp":
-        return KGQP(kg, use_llm, encoder, mode=mode, seed=args.seed)
+    if name == "llm_only" and mode != "llm":
+        return None
+    overrides = [f"method={name}", "data=metaqa", "llm=none"]
+    if name != "llm_only":
+        overrides += [f"method.mode={mode}", f"method.seed={args.seed}"]
+    if name in ("tog", "structgpt"):
+        overrides.append(f"method.max_new_tokens={args.max_new_tokens}")
     if name == "vector":
-        return VectorRAG(kg, use_llm, encoder, mode=mode, seed=args.seed, cache_dir=args.cache_dir,
-                         max_facts=args.vector_max_facts)
-    if name == "llm_only":
-        return LLMOnly(llm) if mode == "llm" else None
-    raise ValueError(f"unknown method {name!r}")
+        overrides += [f"method.cache_dir={args.cache_dir}",
+                      f"method.max_facts={'null' if args.vector_max_facts is None else args.vector_max_facts}"]
+    node = infer_config(overrides).method
+    shared = {"encoder": encoder} if "encoder" in node else {}
+    return instantiate(node, kg=kg, llm=llm if mode == "llm" else None, **shared)
 
 
 def build_rra(kg, args, llm=None, answer: str = "graph"):
@@ -57,12 +59,9 @@ def build_rra(kg, args, llm=None, answer: str = "graph"):
     if not ckpt.exists():
         return None, f"no checkpoint at {args.rra_ckpt}"
     try:
-        from hydra import compose, initialize_config_dir
         from hydra.utils import instantiate
 
-        with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
-            cfg = compose("infer", overrides=[f"retriever.ckpt={ckpt}", "llm=none", "logger=none",
-                                              f"answer={answer}"] + args.rra_override)
+        cfg = infer_config([f"retriever.ckpt={ckpt}", "llm=none", f"answer={answer}"] + args.rra_override)
         return instantiate(cfg.method, kg=kg, llm=llm), ""
     except Exception as e:  # RRA is optional here: report why it is missing, keep the baselines
         return None, f"{type(e).__name__}: {e}"

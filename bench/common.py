@@ -33,6 +33,19 @@ def data_semantics(name: str):
     return AnswerSemantics.of(OmegaConf.load(conf).get("semantics"))
 
 
+def infer_config(overrides: list[str]):
+    """conf/infer.yaml composed with `overrides`, as `python infer.py ...` would see it: benchmarks
+    build their methods from it (`instantiate(cfg.method, kg=..., llm=...)`) like infer.py does."""
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+
+    import rra.config  # noqa: F401  (registers the ${repo_root:} resolvers)
+
+    with initialize_config_dir(str(Path(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
+        return compose("infer", overrides=["logger=none", *overrides])
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 for a server a benchmark starts."""
     import socket

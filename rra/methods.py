@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 from rra.data.records import QAExample
 from rra.graph.base import Triple
@@ -85,11 +85,39 @@ class Prediction:
         return d
 
 
+def safe_answer(method, example: QAExample) -> Prediction:
+    """`method.answer(example)`; an exception costs that question (status by the error's layer, see
+    `failure_status`), never the run, unless strict errors are on."""
+    t0 = time.perf_counter()
+    try:
+        return method.answer(example)
+    except Exception as err:
+        return Prediction(example.qid, example.question, [], status=failure_status(err),
+                          errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
+
+
 @runtime_checkable
 class QAMethod(Protocol):
     name: str
 
     def answer(self, example: QAExample) -> Prediction: ...
+
+    def answer_batch(self, examples: Sequence[QAExample], concurrency: int = 1) -> Iterable[Prediction]:
+        """One prediction per example, in order; a failure costs its question only. Default: yields
+        question by question as each is answered (so a caller can stream them to disk), or with
+        `concurrency` > 1 answers that many at once in threads (their LLM calls are then pooled into
+        batches by `BatchingLLM`). RRA overrides it to run its encoder on the whole batch."""
+        if concurrency <= 1:
+            for ex in examples:
+                yield safe_answer(self, ex)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=concurrency)
+        try:
+            yield from pool.map(lambda ex: safe_answer(self, ex), examples)
+        finally:  # closed early (a time cap): drop the questions not started instead of waiting
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def describe(self) -> dict:
         """What a reader of a run's summary should know about this method's parts (a checkpoint,

@@ -23,8 +23,7 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import (GraphError, KnowledgeGraph, Triple, UnknownEntityError, find_entities_batch,
-                            follow_paths_batch)
+from rra.graph.base import GraphError, KnowledgeGraph, Triple, UnknownEntityError
 from rra.methods import Prediction, QAMethod, failure_status
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
@@ -54,7 +53,9 @@ class RRAPipeline(QAMethod):
     def answer(self, example: QAExample) -> Prediction:
         return self.answer_batch([example])[0]
 
-    def answer_batch(self, examples: Sequence[QAExample]) -> list[Prediction]:
+    def answer_batch(self, examples: Sequence[QAExample], concurrency: int = 1) -> list[Prediction]:
+        """The whole batch through each step at once (`concurrency` is not needed: the batch is the
+        unit of parallel work)."""
         start = time.perf_counter()
         given_labels = self._given_labels(examples)
         links = self._link_all(examples, given_labels)
@@ -176,7 +177,7 @@ class RRAPipeline(QAMethod):
             for k in active:
                 starts.setdefault(tuple(order[k][step[k]].path), []).append(options[k][0])
             try:
-                got = dict(zip(starts, follow_paths_batch(self.kg, [(e, list(p)) for p, e in starts.items()], 100)))
+                got = dict(zip(starts, self.kg.follow_paths_batch([(e, list(p)) for p, e in starts.items()], 100)))
             except GraphError:  # each option alone, as before
                 return [self._instantiated_score(e, paths) for e, paths in options]
             for k in active:
@@ -342,7 +343,7 @@ class LookAhead:
             known = self.kg.labels(asked)
             self._exists.update({e: e in known for e in asked})
         for (mode, limit), texts in self._ask_found.items():
-            for text, hits in find_entities_batch(self.kg, sorted(texts), mode, limit).items():
+            for text, hits in self.kg.find_entities_batch(sorted(texts), mode, limit).items():
                 self._found[(text, mode, limit)] = hits
         self._ask_exists, self._ask_found, self.recording = set(), {}, False
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from rra.data.records import AnswerSemantics
-from rra.graph.base import (GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError,
-                            follow_paths_batch)
+from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError
 from rra.methods import Trace
 
 
@@ -276,7 +275,7 @@ class PathRetrieval:
                 break
             requests = [(list(dict.fromkeys(topics)), list(path)) for path, topics in by_path.items()]
             try:  # the whole round in one call: one UNION query on SPARQL backends
-                rounds = follow_paths_batch(kg, requests, self.max_instances)
+                rounds = kg.follow_paths_batch(requests, self.max_instances)
             except GraphError:  # then path by path, so that a failure stays with its path
                 rounds = None
             for k, (path, topics) in enumerate(by_path.items()):

@@ -21,7 +21,7 @@ from rra.config import build_graph, graph_description
 from rra.data.records import QAExample
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction, QAMethod, failure_status
+from rra.methods import Prediction, QAMethod
 
 log = logging.getLogger("infer")
 
@@ -228,13 +228,15 @@ def run_warnings(metrics: dict, llm) -> list[str]:
     return out
 
 
-def answer_all(method, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
+def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
     """Yield (example, prediction with its gold labels attached) in order: the evaluation loop of
-    infer.py and the benchmarks. Methods with `answer_batch` (RRA) get batches; the others go one
-    question at a time, or `concurrency` questions at once in threads (their LLM calls are then
-    pooled into batches by `BatchingLLM`, see `build`)."""
-    for ex, pred in _answers(method, examples, batch_size, concurrency):
-        yield ex, with_gold(pred, ex)
+    infer.py and the benchmarks. Each `batch_size` questions go to `method.answer_batch` (RRA runs
+    its encoder on the batch; the baselines answer `concurrency` of them at once in threads)."""
+    size = max(1, batch_size)
+    for b in range(0, len(examples), size):
+        batch = examples[b:b + size]
+        for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
+            yield ex, with_gold(pred, ex)
 
 
 def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
@@ -248,26 +250,6 @@ def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     return pred
 
 
-def _answers(method, examples: list[QAExample], batch_size: int, concurrency: int):
-    answer_batch = getattr(method, "answer_batch", None)
-    if answer_batch:
-        size = max(1, batch_size)
-        for b in range(0, len(examples), size):
-            batch = examples[b:b + size]
-            yield from zip(batch, answer_batch(batch))
-    elif concurrency <= 1:
-        for ex in examples:
-            yield ex, safe_answer(method, ex)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(max_workers=concurrency)
-        try:
-            yield from zip(examples, pool.map(lambda ex: safe_answer(method, ex), examples))
-        finally:  # interrupted: drop the questions not started yet instead of waiting for all
-            pool.shutdown(wait=False, cancel_futures=True)
-
-
 def choices() -> dict:
     """Which option of each config group this run uses (data=builtin, answer=graph, ...)."""
     try:
@@ -276,17 +258,6 @@ def choices() -> dict:
         return dict(HydraConfig.get().runtime.choices)
     except Exception:  # composed without Hydra's runtime config (plain compose in a script)
         return {}
-
-
-def safe_answer(method, ex: QAExample) -> Prediction:
-    """A method's exception costs its question (status by the error's layer, see
-    rra.methods.failure_status), never the run, unless strict errors are on."""
-    t0 = time.perf_counter()
-    try:
-        return method.answer(ex)
-    except Exception as err:
-        return Prediction(ex.qid, ex.question, [], status=failure_status(err),
-                          errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 
 def resolved_config(cfg: DictConfig) -> dict:

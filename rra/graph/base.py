@@ -147,6 +147,20 @@ class KnowledgeGraph(Protocol):
         as the vector baseline's index or silver rewriter pairs."""
         ...
 
+    # Batched lookups: part of the contract with a one-by-one default, so callers have one code
+    # path; SPARQL backends override them with one query per batch.
+    def follow_paths_batch(
+        self, requests: Sequence[tuple[Sequence[str], Sequence[str]]], limit: int | None = None
+    ) -> list[dict[str, list[PathInstance]]]:
+        """Several (start entities, path) requests at once, each answered as `follow_path_batch`
+        would (SPARQL backends: one UNION query for all of them)."""
+        return [self.follow_path_batch(list(starts), list(path), limit=limit) for starts, path in requests]
+
+    def find_entities_batch(self, texts: Sequence[str], mode: MatchMode = "exact",
+                            limit: int = 10) -> dict[str, list[str]]:
+        """`find_entities` for many texts, keyed by text (SPARQL backends: one query per batch)."""
+        return {t: self.find_entities(t, mode, limit) for t in dict.fromkeys(texts)}
+
 
 def sample(items: list, limit: int | None, seed: int | None) -> list:
     """Deterministic cap: keep all when under `limit`, else a seeded sample kept in input order."""
@@ -179,23 +193,3 @@ def walk_path(
     if not path:  # an empty path instantiates nothing
         return []
     return frontier if limit is None else frontier[:limit]
-
-
-def follow_paths_batch(
-    kg, requests: Sequence[tuple[Sequence[str], Sequence[str]]], limit: int | None = None
-) -> list[dict[str, list[PathInstance]]]:
-    """Several (start entities, path) requests at once: the graph's own `follow_paths_batch`
-    when it has one (SPARQL backends: one UNION query), else one `follow_path_batch` each."""
-    many = getattr(kg, "follow_paths_batch", None)
-    if many is not None:
-        return many(requests, limit)
-    return [kg.follow_path_batch(list(starts), list(path), limit=limit) for starts, path in requests]
-
-
-def find_entities_batch(kg, texts: Sequence[str], mode: MatchMode = "exact", limit: int = 10) -> dict[str, list[str]]:
-    """`find_entities` for many texts: the graph's own batched lookup when it has one (SPARQL
-    backends: one query per batch), else text by text."""
-    many = getattr(kg, "find_entities_batch", None)
-    if many is not None:
-        return many(texts, mode, limit)
-    return {t: kg.find_entities(t, mode, limit) for t in dict.fromkeys(texts)}

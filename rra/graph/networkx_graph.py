@@ -6,22 +6,12 @@ from typing import Iterable, Sequence
 
 import networkx as nx
 
-from rra.graph.base import (
-    Direction,
-    GraphStats,
-    MatchMode,
-    PathInstance,
-    Triple,
-    UnknownEntityError,
-    base_relation,
-    is_inverse,
-    sample,
-    walk_path,
-)
+from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, Triple,
+                            UnknownEntityError, base_relation, is_inverse, sample, walk_path)
 from rra.graph.loaders import paused_gc
 
 
-class NetworkXGraph:
+class NetworkXGraph(KnowledgeGraph):
     load_report = None  # set by rra.graph.load_graph: what the loader read and skipped
 
     def __init__(self, triples: Iterable[Triple] = (), labels: dict[str, str] | None = None):

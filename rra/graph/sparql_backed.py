@@ -10,19 +10,8 @@ import re
 from typing import Iterable, Sequence
 
 import rra.graph.queries as q
-from rra.graph.base import (
-    INVERSE_PREFIX,
-    Direction,
-    GraphStats,
-    MatchMode,
-    PathInstance,
-    Triple,
-    UnknownEntityError,
-    base_relation,
-    is_inverse,
-    sample,
-    step_triple,
-)
+from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
+                            Triple, UnknownEntityError, base_relation, is_inverse, sample, step_triple)
 from rra.graph.rdf import RdfMapping
 
 # A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
@@ -38,7 +27,7 @@ def chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
         yield items[i:i + size]
 
 
-class SparqlBackedGraph:
+class SparqlBackedGraph(KnowledgeGraph):
     mapping: RdfMapping
     batch_size: int = 500
     load_report = None  # set by rra.graph.load_graph

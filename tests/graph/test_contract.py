@@ -133,14 +133,12 @@ def test_follow_path_batch_is_follow_path_for_each_start(kg, reference):
 
 
 def test_follow_paths_batch_is_follow_path_batch_for_each_request(kg, reference):
-    from rra.graph import follow_paths_batch
-
     requests = [(["Alien", "Blade Runner", "Nobody at all"], ["directed_by", "^directed_by"]),
                 (["Star Wars", BACKSLASH, "Alien"], ["starred_actors", "^starred_actors", "directed_by"]),
                 (["Ridley Scott", INJECTION], ["influenced"]), ([], ["directed_by"]), (["Alien"], []),
                 (["Harrison Ford", "Alien", "Star Wars", "Blade Runner", "Alien"], ["^starred_actors"])]
     for limit in (None, 1, 2):
-        got = follow_paths_batch(kg, requests, limit)
+        got = kg.follow_paths_batch(requests, limit)
         assert len(got) == len(requests)
         for (starts, path), res in zip(requests, got):
             assert list(res) == list(dict.fromkeys(starts))
@@ -247,12 +245,10 @@ def test_custom_mapping_gives_the_same_answers(reference):
 
 @pytest.mark.parametrize("mode", ["exact", "casefold", "substring"])
 def test_find_entities_batch_is_find_entities_for_each_text(kg, reference, mode):
-    from rra.graph.base import find_entities_batch
-
     texts = ["Alien", "alien", "ALIEN", "Sir Ridley Scott", "sir ridley SCOTT", "AMÉLIE POULAIN", "東京", "Ghost",
              '"', "\\", "%", "Nobody", "\ud800", "Alien"] + [LABELS.get(x, x) for x in ENTITIES] + PAYLOADS
     for limit in (1, 2, 10):
-        got = find_entities_batch(kg, texts, mode, limit)
+        got = kg.find_entities_batch(texts, mode, limit)
         assert list(got) == list(dict.fromkeys(texts))
         for t in got:
             assert got[t] == reference.find_entities(t, mode, limit), (t, mode, limit)

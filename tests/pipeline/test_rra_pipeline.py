@@ -2,6 +2,7 @@
 import pytest
 
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.graph.base import KnowledgeGraph
 from rra.llm import ScriptedLLM
 from rra.methods import QAMethod
 from rra.pipeline import RRAPipeline
@@ -216,6 +217,9 @@ class CountingGraph:
     def follow_path_batch(self, entities, path, limit=None):
         self.batch_calls += 1
         return self.kg.follow_path_batch(entities, path, limit)
+
+    # the protocol's one-by-one batch, so that every path query goes through the counter above
+    follow_paths_batch = KnowledgeGraph.follow_paths_batch
 
 
 def test_a_batch_costs_one_path_query_per_distinct_path(movie_kg, retrieval, example):
