@@ -102,6 +102,16 @@ class BaselineSettings(QAMethod):
         return run_method(self, example, self.max_new_tokens)
 
 
+@dataclass(eq=False)
+class WalkSettings(BaselineSettings):
+    """What the step-by-step walkers (ToG, StructGPT) add: how many neighbours a step reads and,
+    in heuristic mode, how entity labels weigh and when the walk has found enough."""
+
+    max_candidates: int = 20  # neighbours read per (entity, relation), seeded sample
+    entity_weight: float = 0.0  # heuristic: weight of the end entity's label similarity (0 = skip)
+    stop_similarity: float = 0.8  # heuristic sufficiency: stop when the best path is this similar
+
+
 class GraphExplorer(Protocol):
     """What `run_method` needs of a baseline: its settings and one question's exploration, which
     fills `pred` (answers, paths, knowledge, status) and asks the LLM through `trace`."""

@@ -65,6 +65,8 @@ def rank_facts(encoder, question: str, facts: list[Triple], labels: dict[str, st
 
 @dataclass(eq=False)  # identity semantics: methods are shared objects, not values
 class KGQP(BaselineSettings):
+    """Entities named in the question, their facts within `hops`, an answer read from those facts."""
+
     name = "kgqp"
 
     identify: str | None = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    BaselineSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
+    WalkSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities, triple_text,
 )
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.data.records import QAExample
@@ -85,16 +85,15 @@ class Walk:
 
 
 @dataclass(eq=False)  # identity semantics: methods are shared objects, not values
-class StructGPT(BaselineSettings):
+class StructGPT(WalkSettings):
+    """StructGPT: read relations, select, read triples, filter, check; at most `max_iterations` times."""
+
     name = "structgpt"
 
     max_iterations: int = 3
-    max_relations: int = 3
-    max_candidates: int = 20
-    max_triples: int = 20
+    max_relations: int = 3  # relations selected per iteration
+    max_triples: int = 20  # above this many triples read, they are filtered
     max_relations_shown: int = 60
-    entity_weight: float = 0.0
-    stop_similarity: float = 0.8
 
     def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
         question = strip_brackets(example.question)

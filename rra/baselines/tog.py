@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rra.baselines.common import (
-    BaselineSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
+    WalkSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
 )
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
 from rra.data.records import QAExample
@@ -90,15 +90,14 @@ def _numbered(items: list[str]) -> str:
 
 
 @dataclass(eq=False)  # identity semantics: methods are shared objects, not values
-class ToG(BaselineSettings):
+class ToG(WalkSettings):
+    """Think-on-Graph: a beam of `width` relation paths grown for at most `depth` steps."""
+
     name = "tog"
 
     width: int = 3
     depth: int = 3
-    max_candidates: int = 20
-    max_relations: int = 60
-    entity_weight: float = 0.0
-    stop_similarity: float = 0.8
+    max_relations: int = 60  # relations shown to the LLM per entity
 
     # -- the walk -----------------------------------------------------------------------
     def _candidate_relations(self, beam: Beam) -> list[str]:

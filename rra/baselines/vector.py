@@ -79,6 +79,8 @@ def chunk_sentences(sentences: list[str], tokenizer, chunk_tokens: int = 100, ov
 
 @dataclass(eq=False)  # identity semantics: methods are shared objects, not values
 class VectorRAG(BaselineSettings):
+    """Chunk-and-embed RAG over the KG's facts as text: the `top_k` chunks nearest the question."""
+
     name = "vector"
 
     chunk_tokens: int = 100

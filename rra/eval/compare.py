@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from rra.cli import run_command
+
 COLUMNS = [  # (metrics.json key, column title, format)
     ("n", "n", "{:.0f}"),
     ("hits@1", "Hits@1", "{:.1f}"),
@@ -163,14 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder for compare.md, compare.json, compare.png")
     ap.add_argument("--title", default="Comparison")
     args = ap.parse_args(argv)
-    try:
-        result = compare(args.paths, args.out, args.title)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"compare: {e}", file=sys.stderr)
-        return 2
-    print(result["markdown"])
-    print(f"wrote {args.out}/compare.md, compare.json, compare.png")
-    return 0
+
+    def command() -> None:
+        print(compare(args.paths, args.out, args.title)["markdown"])
+        print(f"wrote {args.out}/compare.md, compare.json, compare.png")
+
+    return run_command("compare", command, (FileNotFoundError, ValueError))
 
 
 if __name__ == "__main__":

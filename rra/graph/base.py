@@ -147,6 +147,16 @@ class KnowledgeGraph(Protocol):
         as the vector baseline's index or silver rewriter pairs."""
         ...
 
+    # Resources: every backend is a context manager; only those holding a connection close anything.
+    def close(self) -> None:
+        """Release what the backend holds (an HTTP client); nothing by default."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     # Batched lookups: part of the contract with a one-by-one default, so callers have one code
     # path; SPARQL backends override them with one query per batch.
     def follow_paths_batch(

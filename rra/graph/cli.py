@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import asdict
 
+from rra.cli import run_command
 from rra.graph.base import GraphError
 from rra.graph.loaders import KGFormatError, load_graph, read_labels, read_triples, write_ntriples
 from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
@@ -53,11 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     mapping = RdfMapping(args.entity_base, args.relation_base, args.label_predicate)
-    try:
-        return _run(args, mapping)
-    except (KGFormatError, FileNotFoundError, ValueError, GraphError) as e:
-        print(f"rra-kg: error: {e}", file=sys.stderr)
-        return 2
+    return run_command("rra-kg", lambda: _run(args, mapping), (KGFormatError, FileNotFoundError, ValueError, GraphError))
 
 
 def _run(args, mapping: RdfMapping) -> int:

@@ -146,11 +146,5 @@ class SparqlGraph(SparqlBackedGraph):
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> "SparqlGraph":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"SparqlGraph({self.endpoint!r})"

@@ -14,15 +14,8 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedTokeniz
 from rra.resources import DEFAULT_ENCODER, resolve_model
 
 # A BERT small enough to train in a second on CPU; the vocabulary stays the packaged tokenizer's.
-TINY_CONFIG = dict(
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=2,
-    intermediate_size=64,
-    max_position_embeddings=128,
-    hidden_dropout_prob=0.0,
-    attention_probs_dropout_prob=0.0,
-)
+TINY_CONFIG = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                   max_position_embeddings=128, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
+
+from rra.cli import run_command
 
 WEIGHTS, CONFIG, TOKENIZER, CARD = "model.safetensors", "config.json", "tokenizer.json", "README.md"
 EXPORT_FORMAT = "rra-export"
@@ -123,14 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", help="directory to write (created)")
     ap.add_argument("--train-summary", help="train_summary.json of the run, for the model card's figures")
     args = ap.parse_args(argv)
-    try:
+
+    def command() -> None:
         out = export(args.ckpt, args.out, args.train_summary)
-    except (ExportError, FileNotFoundError) as e:
-        print(f"rra-export: error: {e}", file=sys.stderr)
-        return 2
-    size = sum(f.stat().st_size for f in out.iterdir()) / 2**20
-    print(f"wrote {out} ({size:.1f} MB): {', '.join(sorted(f.name for f in out.iterdir()))}")
-    return 0
+        size = sum(f.stat().st_size for f in out.iterdir()) / 2**20
+        print(f"wrote {out} ({size:.1f} MB): {', '.join(sorted(f.name for f in out.iterdir()))}")
+
+    return run_command("rra-export", command, (ExportError, FileNotFoundError))
 
 
 if __name__ == "__main__":

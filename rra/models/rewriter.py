@@ -43,16 +43,9 @@ ZERO_SHOT_PROMPT = (
 )
 
 # A Llama small enough to overfit a few pairs in seconds; the vocabulary stays the real tokenizer's.
-TINY_CONFIG = dict(
-    model_type="llama",
-    hidden_size=64,
-    intermediate_size=128,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    max_position_embeddings=512,
-    tie_word_embeddings=True,
-)
+TINY_CONFIG = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                   tie_word_embeddings=True)
 
 
 def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: bool = True,

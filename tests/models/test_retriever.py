@@ -1,4 +1,3 @@
-import math
 
 import lightning as L
 import pytest
