@@ -7,8 +7,9 @@ follows the same rules:
 - `score` returns summed log-probabilities; it raises `NotImplementedError` when the backend cannot
   score at all, and `LLMError` when a call that could work failed (there is no reply to carry it).
 - every `generate` prompt and every `score` call is recorded in `usage` (calls, failures, tokens,
-  seconds, per-call latency). Pipelines take `usage.snapshot()` before a question and
-  `usage.since(snapshot)` after it to report LLM calls and tokens per question.
+  seconds, per-call latency) of the whole run. Per question, methods count the replies they get in
+  a `rra.methods.Trace`; only `score` calls, which return no reply, are counted as a
+  `usage.since(snapshot)` delta of the backend (the choice answerer, the reply cache).
 """
 from __future__ import annotations
 

@@ -252,3 +252,17 @@ def test_find_entities_batch_is_find_entities_for_each_text(kg, reference, mode)
         assert list(got) == list(dict.fromkeys(texts))
         for t in got:
             assert got[t] == reference.find_entities(t, mode, limit), (t, mode, limit)
+
+
+@pytest.mark.parametrize("backend", ["NetworkXGraph", "OxigraphGraph", "SparqlGraph"])
+def test_every_backend_answers_every_query_of_the_protocol(backend):
+    """Backends subclass the protocol for its defaults (batched lookups, close); a query left to
+    the protocol's bare signature would silently answer None."""
+    import rra.graph as graph
+    from rra.graph.base import KnowledgeGraph
+
+    with_default = {"follow_paths_batch", "find_entities_batch", "close", "__enter__", "__exit__"}
+    queries = [n for n, v in vars(KnowledgeGraph).items() if callable(v) and not n.startswith("_")]
+    cls = getattr(graph, backend)
+    assert issubclass(cls, KnowledgeGraph)
+    assert [n for n in queries if n not in with_default and getattr(cls, n) is getattr(KnowledgeGraph, n)] == []

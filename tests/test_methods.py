@@ -1,0 +1,50 @@
+"""The QAMethod protocol's default batch method: what the evaluation loop calls for every method."""
+import pytest
+
+from rra.data.records import QAExample
+from rra.graph.base import GraphError
+from rra.methods import Prediction, QAMethod
+
+
+class Counting(QAMethod):
+    name = "counting"
+
+    def __init__(self, failing=()):
+        self.failing, self.asked = set(failing), []
+
+    def answer(self, example):
+        self.asked.append(example.qid)
+        if example.qid in self.failing:
+            raise GraphError(f"endpoint down for {example.qid}")
+        return Prediction(example.qid, example.question, [example.question.upper()])
+
+
+def examples(n):
+    return [QAExample(f"q{i}", [], [], qid=str(i)) for i in range(n)]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_default_batch_keeps_order_and_a_failure_costs_one_question(concurrency):
+    preds = list(Counting(failing={"2"}).answer_batch(examples(6), concurrency))
+    assert [p.qid for p in preds] == [str(i) for i in range(6)]
+    assert [p.status for p in preds] == ["ok", "ok", "graph_error", "ok", "ok", "ok"]
+    assert "endpoint down for 2" in preds[2].errors[0] and preds[0].answers == ["Q0"]
+
+
+def test_default_batch_streams_one_question_at_a_time():
+    method = Counting()
+    stream = method.answer_batch(examples(5))
+    assert next(iter(stream)).qid == "0" and method.asked == ["0"]  # nothing asked ahead of the reader
+
+
+def test_a_bug_inside_a_method_is_raised_under_strict_errors(monkeypatch):
+    class Buggy(Counting):
+        def answer(self, example):
+            raise TypeError("a bug")
+
+    monkeypatch.setenv("RRA_STRICT_ERRORS", "0")
+    (pred,) = list(Buggy().answer_batch(examples(1)))
+    assert pred.status == "error" and pred.errors == ["TypeError: a bug"]
+    monkeypatch.setenv("RRA_STRICT_ERRORS", "1")
+    with pytest.raises(TypeError):
+        list(Buggy().answer_batch(examples(1)))
