@@ -154,12 +154,10 @@ class Adjacency:
 
 
 def build_adjacency(kg) -> Adjacency:
-    """Read the whole graph in one pass when the backend can list its triples (NetworkXGraph);
-    otherwise fetch neighbours lazily through the protocol."""
-    if hasattr(kg, "g") and hasattr(kg.g, "edges"):
-        edges: Iterable = ((h, k, t) for h, t, k in kg.g.edges(keys=True))
-    elif hasattr(kg, "all_triples"):
-        edges = (t.as_tuple() for t in kg.all_triples())
+    """Read the whole graph in one pass (`all_triples`); a graph object that only answers
+    neighbour queries gets its neighbours fetched lazily instead."""
+    if hasattr(kg, "all_triples"):
+        edges: Iterable = (t.as_tuple() for t in kg.all_triples())
     else:
         rels = [r for base in kg.relation_types() for r in (base, inverse(base))]
         return Adjacency({r: _LazyNeighbours(kg, r) for r in rels}, None, kg)
