@@ -75,6 +75,7 @@ class Prediction:
     pred_path: list[str] | None = None
     # Gold labels: attached by the evaluator (rra.eval.run.with_gold) after the method answered.
     gold_labels: list[str] = field(default_factory=list)  # labels of gold_answers for id-named KGs
+    gold_aliases: list[list[str]] = field(default_factory=list)  # KG ids named by a gold answer given as a label
     gold_hop: int | None = None
     gold_path: list[str] | None = None
     extra: dict = field(default_factory=dict)  # method-specific trace (visited entities, ...)

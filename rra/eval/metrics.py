@@ -3,8 +3,10 @@ their JSONL dicts); everything reported is computed here.
 
 Definitions (per question, then averaged over all questions, failures included as misses; the
 answer metrics over the questions that have gold answers, `labelled` of them, n/a when none do):
-A gold answer matches a predicted string equal to its id or, when the dataset gives labels
-(`gold_labels`), to its label; all comparisons casefold and collapse whitespace.
+A gold answer matches a predicted string equal to its id or its label (`gold_labels`); a gold
+answer given as a name also matches the KG ids with that label (`gold_aliases`; the evaluation
+loop looks both up in the KG, `rra.eval.run.name_gold_answers`), so a dataset may give answers as
+ids or as names. All comparisons casefold and collapse whitespace.
 
 - **Hits@1**. Two ways, chosen per prediction by `hits_mode`:
   - `"top"` (default; graph scorer, candidate choice, any ranked answer): the top answer
@@ -50,9 +52,11 @@ def gold_units(p: dict) -> list[set[str]]:
     one (`gold_labels`, aligned with `gold_answers`), its label. KGs whose ids are not
     names (`person/ann_smith`) are scored on either, so an LLM reply naming "Ann Smith" counts."""
     labels = scored(p, "gold_labels") or []
+    aliases = p.get("gold_aliases") or []
     units = []
     for i, g in enumerate(p.get("gold_answers", [])):
         names = {normalize_answer(g)} | ({normalize_answer(labels[i])} if i < len(labels) and labels[i] else set())
+        names |= {normalize_answer(x) for x in (aliases[i] if i < len(aliases) else [])}
         names.discard("")
         if names:
             units.append(names)

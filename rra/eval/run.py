@@ -70,7 +70,31 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
                              f"{seen[ex.qid] + 1}; qids must be unique (results are stored and resumed by qid)")
         seen[ex.qid] = i
     limit = check_limit(cfg.get("limit"))
-    return examples[:limit] if limit else examples
+    examples = examples[:limit] if limit else examples
+    name_gold_answers(examples, kg)
+    return examples
+
+
+def name_gold_answers(examples: list[QAExample], kg) -> None:
+    """Say how each gold answer is named in the KG, so scoring does not depend on whether a dataset
+    gives answers as KG ids or as names: an answer the KG holds as an entity gets its label
+    (`extra["answer_labels"]`, for replies that name it); an answer that is not an entity id is
+    looked up as a label (exact, then case-insensitive), and the ids found count as that answer
+    (`extra["answer_ids"]`). A few batched lookups for the whole split; data that already
+    names its answers (the question generator) is left as it is."""
+    todo = [ex for ex in examples if ex.answers and not ex.extra.get("answer_labels")]
+    if not todo:
+        return
+    answers = list(dict.fromkeys(a for ex in todo for a in ex.answers))
+    labels = kg.labels(answers)  # only the entities the KG holds come back
+    names = [a for a in answers if a not in labels]
+    ids = kg.find_entities_batch(names, "exact", 10) if names else {}
+    missing = [a for a in names if not ids.get(a)]
+    if missing:
+        ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+    for ex in todo:
+        ex.extra["answer_labels"] = [labels.get(a, a) for a in ex.answers]
+        ex.extra["answer_ids"] = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
 
 
 def check_limit(limit):
@@ -245,6 +269,7 @@ def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     gold_path = ex.extra.get("gold_path") or ex.relation_path
     pred.gold_answers = list(ex.answers)
     pred.gold_labels = list(ex.extra.get("answer_labels") or [])
+    pred.gold_aliases = [list(a) for a in ex.extra.get("answer_ids") or []]
     pred.gold_path = list(gold_path) if gold_path else None
     pred.gold_hop = ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None)
     return pred

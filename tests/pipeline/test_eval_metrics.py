@@ -92,3 +92,33 @@ def test_strict_hits_credit_the_entity_a_reply_commits_to_not_one_named_elsewher
     echo = "[echo] model=echo\nUser: facts: (Alien, directed_by, Ridley Scott)\nQuestion: who directed Alien\nAnswer:"
     assert not hit_at_1_strict(pred(echo, ["Alien", "Ridley Scott"]))
     assert not hit_at_1_strict(pred("Answer: James Cameron (not Ridley Scott)", ["James Cameron", "Ridley Scott"]))
+
+
+def test_gold_answers_count_whether_given_as_ids_or_as_names():
+    """A dataset may give answers as KG ids (Wikidata-style IRIs) or as their names; the evaluation
+    loop looks both up in the KG, so the same prediction scores the same either way."""
+    from rra.data.records import QAExample
+    from rra.eval.metrics import hit_at_1, hit_at_1_strict
+    from rra.eval.run import name_gold_answers, with_gold
+    from rra.graph import NetworkXGraph, Triple
+    from rra.methods import Prediction
+
+    q, city, other = "http://ex.org/Q1", "http://ex.org/Q507", "http://ex.org/Q508"
+    kg = NetworkXGraph([Triple(q, "born_in", city), Triple(q, "lives_in", other)],
+                       labels={q: "Ann Reed", city: "Port Ellery", other: "Calder"})
+    given = {"id": [city], "name": ["Port Ellery"], "other case": ["port ELLERY"], "not in the KG": ["Atlantis"]}
+    exs = [QAExample("where was [Ann Reed] born", [q], answers, qid=k) for k, answers in given.items()]
+    name_gold_answers(exs, kg)
+    assert exs[0].extra == {"answer_labels": ["Port Ellery"], "answer_ids": [[city]]}
+    assert exs[1].extra["answer_ids"] == [[city]] and exs[2].extra["answer_ids"] == [[city]]
+    assert exs[3].extra["answer_ids"] == [[]]
+
+    def scored_as(ex, answers, reply="", mode="top"):
+        p = Prediction(ex.qid, ex.question, answers, reply=reply, hits_mode=mode, topic_entities=[q])
+        return hit_at_1(with_gold(p, ex).to_dict()), hit_at_1_strict(p.to_dict())
+
+    for ex in exs[:3]:
+        assert scored_as(ex, [city]) == (True, True)  # the graph scorer's id answer
+        assert scored_as(ex, [other]) == (False, False)
+        assert scored_as(ex, [city], reply="Answer: Port Ellery", mode="reply") == (True, True)
+    assert scored_as(exs[3], [city]) == (False, False)
