@@ -108,8 +108,8 @@ def link_entities(
         known = [e for e in given if e in given_labels]
         if known:
             return LinkResult(known, mentions=[given_labels[e] for e in known], source="given")
-        return LinkResult([], "unknown_entity", list(given), source="given",
-                          error=f"topic entity {given[0]!r} is not in the knowledge graph")
+        # not KG ids: the dataset names its topics ("Douglas Adams" for Q42); look the names up
+        return _link_mentions(kg, list(given), "given", max_entities)
 
     marked = BRACKETED.findall(question)
     if marked:
@@ -128,8 +128,9 @@ def _link_mentions(kg, mentions, source, max_entities) -> LinkResult:
             found.append(hits[0])
             used.append(m)
     if not found:
+        what = "topic entity" if source == "given" else "marked entity"
         return LinkResult([], "unknown_entity", mentions, ambiguous, source,
-                          error=f"marked entity {mentions[0]!r} is not in the knowledge graph")
+                          error=f"{what} {mentions[0]!r} is not in the knowledge graph (as an id or a label)")
     return LinkResult(found[:max_entities], "ok", used[:max_entities], ambiguous, source)
 
 

@@ -110,8 +110,9 @@ class RRAPipeline(QAMethod):
         every n-gram (id, exact and case-insensitive label): a first pass only records those
         lookups, they are answered in batches (a few queries on a SPARQL store instead of ~200
         per question), and the second pass links from the answers, with the same result."""
-        if self.use_gold_topic and given_labels is not None and all(ex.topic_entities for ex in examples):
-            return [self._link(ex, given_labels) for ex in examples]
+        if self.use_gold_topic and given_labels is not None and all(
+                any(e in given_labels for e in ex.topic_entities) for ex in examples):
+            return [self._link(ex, given_labels) for ex in examples]  # every question has a KG id
         ahead = LookAhead(self.kg)
         try:
             for ex in examples:

@@ -36,16 +36,11 @@ def seed_for(seed: int, *parts: str) -> int:
 
 
 def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
-    """The example's topic entities that the KG holds; a name not held as an id is looked up
-    exactly, then case-insensitively (datasets and KGs disagree on case now and then)."""
-    out: list[str] = []
-    for name in example.topic_entities:
-        if kg.has_entity(name):
-            out.append(name)
-            continue
-        hits = kg.find_entities(name, "exact", 1) or kg.find_entities(name, "casefold", 1)
-        out += hits
-    return list(dict.fromkeys(out))
+    """The example's topic entities that the KG holds; a name not held as an id is looked up as a
+    label (exactly, then case-insensitively), as RRA links given topics (`rra.entity_linking.lookup`)."""
+    from rra.entity_linking import lookup
+
+    return list(dict.fromkeys(e for name in example.topic_entities for e in lookup(kg, name, 1)))
 
 
 def missing_status(example: QAExample, topics: Sequence[str]) -> str | None:

@@ -100,3 +100,46 @@ def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
     assert set(model.asked) == {"which [Director] made Heat", "which Director made [Heat]"}
     assert pred.topic_entities[0] == "Heat" and pred.answers == ["Michael Mann"]
     assert pred.extra["linking"]["chosen_by"] == "retriever"
+
+
+def test_given_topics_may_be_names_as_well_as_ids():
+    """A dataset that names its topic entities ("Blade Runner" for id m1) links like one that gives
+    ids, for RRA and the baselines alike; a name the KG lacks is unknown_entity, named."""
+    from rra.baselines.common import topic_entities
+    from rra.data.records import QAExample
+
+    g = kg()
+    assert link_entities(g, "who directed it", ["m1"]).entities == ["m1"]
+    by_name = link_entities(g, "who directed it", ["blade runner"])
+    assert (by_name.status, by_name.entities, by_name.source) == ("ok", ["m1"], "given")
+    missing = link_entities(g, "who directed it", ["Alien"])
+    assert missing.status == "unknown_entity" and "'Alien' is not in the knowledge graph" in missing.error
+    assert topic_entities(g, QAExample("who directed it", ["Blade Runner", "m2"], [])) == ["m1", "m2"]
+
+
+def test_rra_links_given_names_in_a_batch(movie_kg):
+    from dataclasses import dataclass
+
+    from rra.answer import GraphScorer
+    from rra.data.records import QAExample
+    from rra.pipeline import RRAPipeline
+    from rra.retrieve import PathRetrieval
+    from rra.rewrite import TripleRewriter
+
+    @dataclass
+    class P:
+        path: list
+        score: float
+        hop: int = 1
+
+    class DirectedBy:
+        def predict(self, questions, topk, hops=None, try_second_hop=False):
+            return [[P(["directed_by"], 0.9)] for _ in questions]
+
+    pipe = RRAPipeline(movie_kg, PathRetrieval(DirectedBy()), TripleRewriter(), GraphScorer())
+    exs = [QAExample("who directed [Alien]", ["Alien"], ["Ridley Scott"], qid="id"),
+           QAExample("who directed it", ["alien"], ["Ridley Scott"], qid="name"),
+           QAExample("who directed it", ["Nothing Like It"], ["Ridley Scott"], qid="none")]
+    ok_id, ok_name, missing = pipe.answer_batch(exs)
+    assert ok_id.answers[:1] == ok_name.answers[:1] == ["Ridley Scott"] and ok_name.status == "ok"
+    assert missing.status == "unknown_entity" and "'Nothing Like It'" in missing.errors[0]
