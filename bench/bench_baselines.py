@@ -26,17 +26,15 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from common import infer_config, machine  # bench/common.py
+from common import build_method, machine  # bench/common.py
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a plain script from anywhere (`python bench/...`)
 
 
-def build_method(name: str, mode: str, kg, llm, encoder, args):
+def baseline(name: str, mode: str, kg, llm, encoder, args):
     """A baseline as infer.py builds it (conf/method/<name>.yaml) with this benchmark's settings,
     sharing one graph, LLM and sentence encoder; None for LLM-only in heuristic mode."""
-    from hydra.utils import instantiate
-
     if name == "llm_only" and mode != "llm":
         return None
     overrides = [f"method={name}", "data=metaqa", "llm=none"]
@@ -47,9 +45,7 @@ def build_method(name: str, mode: str, kg, llm, encoder, args):
     if name == "vector":
         overrides += [f"method.cache_dir={args.cache_dir}",
                       f"method.max_facts={'null' if args.vector_max_facts is None else args.vector_max_facts}"]
-    node = infer_config(overrides).method
-    shared = {"encoder": encoder} if "encoder" in node else {}
-    return instantiate(node, kg=kg, llm=llm if mode == "llm" else None, **shared)
+    return build_method(kg, llm if mode == "llm" else None, overrides, encoder=encoder)
 
 
 def build_rra(kg, args, llm=None, answer: str = "graph"):
@@ -59,10 +55,7 @@ def build_rra(kg, args, llm=None, answer: str = "graph"):
     if not ckpt.exists():
         return None, f"no checkpoint at {args.rra_ckpt}"
     try:
-        from hydra.utils import instantiate
-
-        cfg = infer_config([f"retriever.ckpt={ckpt}", "llm=none", f"answer={answer}"] + args.rra_override)
-        return instantiate(cfg.method, kg=kg, llm=llm), ""
+        return build_method(kg, llm, [f"retriever.ckpt={ckpt}", "llm=none", f"answer={answer}"] + args.rra_override), ""
     except Exception as e:  # RRA is optional here: report why it is missing, keep the baselines
         return None, f"{type(e).__name__}: {e}"
 
@@ -153,7 +146,7 @@ def main(argv=None) -> int:
                          "pooling": f"BatchingLLM over {args.concurrency} question threads"}
         llm = BatchingLLM(llm, max_batch=4 * args.llm_batch_size)
     if "vector" in args.methods:  # index once (or load it from the disk cache) and report the time
-        v = build_method("vector", "heuristic", kg, None, encoder, args)
+        v = baseline("vector", "heuristic", kg, None, encoder, args)
         v.build_index()
         result["vector_index"] = {"seconds_this_run": round(v.index_seconds, 2), "from_cache": v.index_from_cache,
                                   "chunks": len(v.chunks), "facts": len(v.facts)}
@@ -187,7 +180,7 @@ def main(argv=None) -> int:
                 method = rra if mode == "graph" else rra_llm
                 qs = sample if mode == "graph" else sample[: llm_n[hop]]
             else:
-                method = shared_vector if (name == "vector" and mode == "heuristic") else build_method(name, mode, kg, llm, encoder, args)
+                method = shared_vector if (name == "vector" and mode == "heuristic") else baseline(name, mode, kg, llm, encoder, args)
                 if method is None:
                     continue
                 if name == "vector":  # share the one index between modes

@@ -24,16 +24,13 @@ from pathlib import Path
 
 import torch
 
-from common import data_semantics, machine  # bench/common.py
-from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from common import build_method, data_semantics, machine  # bench/common.py
 from rra.data.metaqa import load_metaqa
 from rra.eval.metrics import scored
 from rra.eval.run import answer_and_score
 from rra.eval.report import PredictionWriter, read_predictions
 from rra.graph import load_graph
 from rra.pipeline import RRAPipeline
-from rra.retrieve import PathRetrieval
-from rra.rewrite import NoKnowledge, TemplateRewriter, TripleRewriter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -97,10 +94,8 @@ def bench_metaqa(args) -> None:
     t = time.perf_counter()
     kg = load_graph(root / "kb.txt")
     kg_s = time.perf_counter() - t
-    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
-                                              max_triples=args.max_triples, seed=0,
-                                              semantics=data_semantics("metaqa"))
-    pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(args.aggregate))
+    pipe = build_method(kg, None, rra_overrides(args) + ["rewriter=triple", "answer=graph",
+                                                         f"answer.aggregate={args.aggregate}"])
     figures = {}
     for hop in args.hops:
         examples = load_metaqa(root, hops=[hop], split="test", limit=args.limit)
@@ -144,6 +139,25 @@ LLM_CONFIGS = {
 }
 
 
+def rra_overrides(args) -> list[str]:
+    """RRA as `python infer.py data=metaqa ...` with this benchmark's retriever settings."""
+    return ["data=metaqa", "method=rra", "llm=none", "seed=0", f"retriever.ckpt={Path(args.ckpt).resolve()}",
+            f"retriever.topk={args.topk}", f"retriever.candidates={args.candidates}",
+            f"retriever.max_triples={args.max_triples}"]
+
+
+def llm_config(name: str, args) -> list[str]:
+    """The rewriter= and answer= overrides of one LLM_CONFIGS entry."""
+    rewriter, kind = LLM_CONFIGS[name]
+    answer = {
+        "graph": ["answer=graph"],
+        "free": ["answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"],
+        "choice": ["answer=choice", "answer.mode=score", f"answer.max_candidates={args.max_candidates}"],
+        "number": ["answer=choice", "answer.mode=number", f"answer.max_candidates={args.max_candidates}"],
+    }[kind]
+    return [f"rewriter={rewriter}"] + answer
+
+
 def sample_2hop(root: Path, n: int, seed: int) -> list:
     """The fixed MetaQA 2-hop test sample every LLM benchmark uses (bench_rewriter_qa.py too)."""
     examples = load_metaqa(root, hops=[2], split="test")
@@ -157,21 +171,11 @@ def bench_llm(args) -> None:
     load0 = os.getloadavg()
     kg = load_graph(root / "kb.txt")
     examples = sample_2hop(root, args.n, args.seed)
-    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
-                                              max_triples=args.max_triples, seed=0,
-                                              semantics=data_semantics("metaqa"))
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
-    rewriters = {"triple": TripleRewriter(), "template": TemplateRewriter(), "none": NoKnowledge()}
     figures = {}
     for name in args.configs:
         rw, kind = LLM_CONFIGS[name]
-        answerer = {
-            "graph": lambda: GraphScorer(),
-            "free": lambda: LLMAnswerer(llm, max_new_tokens=args.max_new_tokens),
-            "choice": lambda: ChoiceAnswerer(llm, mode="score", max_candidates=args.max_candidates),
-            "number": lambda: ChoiceAnswerer(llm, mode="number", max_candidates=args.max_candidates),
-        }[kind]()
-        pipe = RRAPipeline(kg, retrieval, rewriters[rw], answerer, llm=llm)
+        pipe = build_method(kg, llm, rra_overrides(args) + llm_config(name, args))
         m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}", args.batch_size)
         m["rewriter"], m["answer"] = rw, kind
         figures[name] = m

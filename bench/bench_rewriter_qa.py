@@ -27,10 +27,12 @@ from pathlib import Path
 
 import torch
 
+from rra.rewrite import Rewriter
+
 REPO = Path(__file__).resolve().parents[1]
 
 
-class TimedRewriter:
+class TimedRewriter(Rewriter):
     """Wraps a rewriter to total the seconds spent rewriting (the pipeline's own time includes
     retrieval). Questions are rewritten one at a time, as when these figures were first measured."""
 
@@ -86,41 +88,32 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     sys.path.insert(0, str(REPO / "bench"))
-    from bench_pipeline import run, sample_2hop
-    from common import machine
+    from bench_pipeline import rra_overrides, run, sample_2hop
+    from common import build_method, machine
 
-    from rra.answer import LLMAnswerer
     from rra.graph import load_graph
     from rra.llm import TransformersLLM
-    from rra.rewrite import TrainedRewriter
-    from rra.pipeline import RRAPipeline
-    from rra.retrieve import PathRetrieval
-    from common import data_semantics  # bench/common.py
-    from rra.rewrite import TemplateRewriter, TripleRewriter
 
     load0 = os.getloadavg()
     root = Path(args.data) / "metaqa"
     kg = load_graph(root / "kb.txt")
     examples = sample_2hop(root, args.n, args.seed)[: args.first]
-    retrieval = PathRetrieval.from_checkpoint(args.ckpt, topk=args.topk, candidates=args.candidates,
-                                              max_triples=args.max_triples, seed=0,
-                                              semantics=data_semantics("metaqa"))
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
-    makers = {
-        "triple": TripleRewriter,
-        "template": TemplateRewriter,
-        "trained": lambda: TrainedRewriter(args.rewriter_ckpt, chunk_size=args.chunk_size,
-                                           batch_size=args.rewrite_batch_size, max_new_tokens=args.rewrite_max_new_tokens),
-        "trained_silver": lambda: TrainedRewriter(args.silver_ckpt, chunk_size=args.chunk_size,
-                                                  batch_size=args.rewrite_batch_size,
-                                                  max_new_tokens=args.rewrite_max_new_tokens),
+    trained = ["rewriter=trained", f"rewriter.chunk_size={args.chunk_size}", f"rewriter.batch_size={args.rewrite_batch_size}",
+               f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}"]
+    rewriters = {  # the rewriter= overrides of each configuration
+        "triple": ["rewriter=triple"],
+        "template": ["rewriter=template"],
+        "trained": trained + [f"rewriter.ckpt={Path(args.rewriter_ckpt).resolve()}"],
+        "trained_silver": trained + [f"rewriter.ckpt={Path(args.silver_ckpt).resolve()}"],
     }
     out_path = REPO / "bench" / "results" / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
     result = json.loads(out_path.read_text()) if out_path.exists() else {}
     figures = result.setdefault("figures", {})
     for name in args.configs:
-        rewriter = TimedRewriter(makers[name]())
-        pipe = RRAPipeline(kg, retrieval, rewriter, LLMAnswerer(llm, max_new_tokens=args.max_new_tokens), llm=llm)
+        pipe = build_method(kg, llm, rra_overrides(args) + rewriters[name]
+                            + ["answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"])
+        pipe.rewriter = rewriter = TimedRewriter(pipe.rewriter)
         # same file names as bench_pipeline.py llm: triple/template are its triple_free/template_free runs
         m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}_free", args.batch_size)
         m.update(rewrite_s_per_q=rewriter.seconds / rewriter.calls if rewriter.calls else None,

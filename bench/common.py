@@ -46,6 +46,16 @@ def infer_config(overrides: list[str]):
         return compose("infer", overrides=["logger=none", *overrides])
 
 
+def build_method(kg, llm, overrides: list[str], **shared):
+    """The QA method that `python infer.py <overrides>` builds (conf/method, retriever, rewriter,
+    answer groups), on the graph and LLM the benchmark shares between its runs; `shared` passes
+    other shared objects (a sentence encoder)."""
+    from hydra.utils import instantiate
+
+    node = infer_config(overrides).method
+    return instantiate(node, kg=kg, llm=llm, **{k: v for k, v in shared.items() if k in node})
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 for a server a benchmark starts."""
     import socket

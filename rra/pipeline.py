@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
@@ -368,10 +368,19 @@ def build(cfg, **available):
     from hydra.utils import get_object, instantiate
 
     target = get_object(cfg["_target_"])
-    params = inspect.signature(target).parameters
+    params = {} if _protocol_init(target) else inspect.signature(target).parameters
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     kw = {k: v for k, v in available.items() if takes_all or k in params}
     return instantiate(cfg, **kw)
+
+
+def _protocol_init(target) -> bool:
+    """A step class without an __init__ of its own (TripleRewriter) inherits typing.Protocol's
+    placeholder, whose signature (*args, **kwargs) would seem to take any keyword: it takes none."""
+    if not isinstance(target, type):
+        return False
+    owner = next(c for c in target.__mro__ if "__init__" in vars(c))
+    return Protocol in owner.__bases__
 
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",

@@ -287,3 +287,20 @@ def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(trained_root, tmp
     assert metrics["hits@1"] >= 50 and metrics["hits@1_strict"] <= 10
     summary = (tmp_path / "summary.md").read_text()
     assert "Hits@1, first answer only" in summary
+
+
+@pytest.mark.parametrize("rewriter", ["triple", "template", "none", "llm"])
+@pytest.mark.parametrize("answer", ["graph", "llm", "choice"])
+def test_every_rewriter_and_answer_option_builds_and_answers(trained_root, rewriter, answer):
+    """Every option of the rewriter= and answer= groups (the trained rewriter has its own tests)
+    instantiates through conf/method/rra.yaml and answers; `rewriter=triple` once failed here
+    (a step class without its own __init__ looked as if it took any keyword)."""
+    from rra.eval.run import build, load_split
+
+    cfg = compose_cfg("infer", trained_root, [f"rewriter={rewriter}", f"answer={answer}", "llm=fake"])
+    kg, _, method = build(cfg)
+    examples = load_split(cfg, "test", kg)[:2]
+    preds = list(method.answer_batch(examples))
+    assert [p.qid for p in preds] == [ex.qid for ex in examples]
+    assert all(p.status in ("ok", "unparseable") and p.answers for p in preds), [p.errors for p in preds]
+    assert method.describe()["rewriter"] == method.rewriter.name and method.describe()["answer"] == answer
