@@ -1,4 +1,5 @@
-"""Read a KG from disk (``head|relation|tail``, TSV, N-Triples), write N-Triples, build a backend.
+"""Read a KG from disk (``head|relation|tail``, TSV, N-Triples, or any RDF syntax pyoxigraph
+reads: Turtle, N-Quads, TriG, RDF/XML), write N-Triples, build a backend.
 
 A malformed line is an error naming the file, the line number and the offending value; with
 ``on_error="skip"`` it is skipped instead and counted in the `LoadReport`, so one bad line in
@@ -15,13 +16,18 @@ from pathlib import Path
 from typing import IO, Iterable, Literal
 
 from rra.graph.base import INVERSE_PREFIX, Triple
-from rra.graph.rdf import RdfMapping, iri_ref, literal, unescape_literal
+from rra.graph.rdf import RdfMapping, iri_ref, label_rank, literal, unescape_literal
 
-Format = Literal["pipe", "tsv", "nt"]
+Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
+# RDF syntaxes other than N-Triples: parsed by pyoxigraph, then read like N-Triples (the triples
+# of every named graph; labels from the label predicate, as in .nt files).
+RDF_SYNTAXES = {"turtle": "TURTLE", "nquads": "N_QUADS", "trig": "TRIG", "rdfxml": "RDF_XML"}
 OnError = Literal["raise", "skip"]
 
 # Extension -> format. MetaQA's kb.txt is `head|relation|tail`, hence .txt -> pipe.
-EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".nt": "nt"}
+EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".nt": "nt",
+                                  ".ttl": "turtle", ".nq": "nquads", ".trig": "trig", ".rdf": "rdfxml",
+                                  ".owl": "rdfxml"}
 MAX_REASONS = 5
 MAX_VALUE_CHARS = 200  # a 1 MB line is quoted by its start, not whole
 # A first line made of these words is a column header, not a triple.
@@ -70,15 +76,15 @@ class LoadReport:
 
 
 def detect_format(path: str | Path, format: str | None = None) -> Format:
+    names = "pipe (head|relation|tail), tsv, nt, " + ", ".join(RDF_SYNTAXES)
     if format is not None:
-        if format not in ("pipe", "tsv", "nt"):
-            raise ValueError(f"unknown KG format {format!r}; expected pipe, tsv or nt")
+        if format not in ("pipe", "tsv", "nt", *RDF_SYNTAXES):
+            raise ValueError(f"unknown KG format {format!r}; expected one of {names}")
         return format  # type: ignore[return-value]
     suffix = Path(path).suffix.lower()
     if suffix not in EXTENSIONS:
         raise ValueError(
-            f"cannot tell the format of {path} from its extension {suffix!r}; "
-            f"pass format= one of pipe (head|relation|tail), tsv, nt"
+            f"cannot tell the format of {path} from its extension {suffix!r}; pass format= one of {names}"
         )
     return EXTENSIONS[suffix]
 
@@ -87,7 +93,7 @@ def detect_format(path: str | Path, format: str | None = None) -> Format:
 _IRI_BODY = r"(?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"
 _IRI = rf"<({_IRI_BODY})>"
 _BNODE = r"(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)"
-_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<' + _IRI_BODY + r">)?"
+_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<' + _IRI_BODY + r">)?"
 _NT_LINE = re.compile(
     rf"^[ \t]*(?:{_IRI}|{_BNODE})[ \t]*{_IRI}[ \t]*(?:{_IRI}|{_BNODE}|{_LIT})[ \t]*\.[ \t]*(?:#.*)?$"
 )
@@ -97,18 +103,34 @@ def _nt_iri(raw: str) -> str:
     return unescape_literal(raw) if "\\" in raw else raw  # IRIs may hold \uXXXX escapes
 
 
-def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool]:
-    """(subject id, predicate IRI, object id, object is a literal) or ValueError."""
+def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool, str | None]:
+    """(subject id, predicate IRI, object id, object is a literal, its language tag) or ValueError."""
     m = _NT_LINE.match(line)
     if m is None:
         raise ValueError("not an N-Triples statement <s> <p> <o|\"literal\"> .")
-    s_iri, s_bnode, p_iri, o_iri, o_bnode, o_lit = m.groups()
+    s_iri, s_bnode, p_iri, o_iri, o_bnode, o_lit, o_lang = m.groups()
     subject = mapping.entity_id(_nt_iri(s_iri)) if s_iri is not None else s_bnode
     if o_iri is not None:
-        return subject, _nt_iri(p_iri), mapping.entity_id(_nt_iri(o_iri)), False
+        return subject, _nt_iri(p_iri), mapping.entity_id(_nt_iri(o_iri)), False, None
     if o_bnode is not None:
-        return subject, _nt_iri(p_iri), o_bnode, False
-    return subject, _nt_iri(p_iri), unescape_literal(o_lit), True
+        return subject, _nt_iri(p_iri), o_bnode, False, None
+    return subject, _nt_iri(p_iri), unescape_literal(o_lit), True, o_lang
+
+
+def _rdf_statements(path: str | Path, fmt: str) -> list[str]:
+    """The file's triples as N-Triples statements, parsed by pyoxigraph (every named graph's
+    triples; the graph names are dropped). A syntax error is a KGFormatError at its line."""
+    import pyoxigraph as ox
+
+    try:
+        return [f"{q.subject} {q.predicate} {q.object} ."
+                for q in ox.parse(path=str(path), format=getattr(ox.RdfFormat, RDF_SYNTAXES[fmt]))]
+    except SyntaxError as e:
+        m = re.search(r"line (\d+)", str(e))
+        line = int(m.group(1)) if m else 0
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+        value = lines[line - 1] if 0 < line <= len(lines) else ""
+        raise KGFormatError(path, line, f"not valid {fmt} ({e})", value) from None
 
 
 @contextmanager
@@ -158,9 +180,12 @@ def read_triples(
 
     bad = _on_bad_line(path, on_error, report)
     with paused_gc():
-        lines = _read_lines(path, bad)
+        lines = _read_lines(path, bad) if fmt not in RDF_SYNTAXES else []
         report.lines = len(lines)
-        if fmt == "nt":
+        if fmt in RDF_SYNTAXES:  # statement numbers stand in for line numbers in what it reports
+            lines = _rdf_statements(path, fmt)
+            report.lines = len(lines)
+        if fmt == "nt" or fmt in RDF_SYNTAXES:
             _parse_ntriples_lines(lines, mapping, triples, labels, bad)
         else:
             sep = "|" if fmt == "pipe" else "\t"
@@ -169,7 +194,7 @@ def read_triples(
                 log.info("%s: line 1 is a column header, not a triple: %r", path, lines[0])
                 lines = [""] + lines[1:]  # keep line numbers
             _parse_delimited_lines(lines, sep, triples, bad)
-    if fmt != "nt":  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
+    if fmt in ("pipe", "tsv"):  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
         label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
         if label_relations:
             for t in triples:
@@ -232,17 +257,22 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
 
 
 def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad) -> None:
+    rank: dict[str, int] = {}  # of each entity's label so far (rra.graph.rdf.label_rank)
     for lineno, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            head, pred, tail, is_literal = _parse_nt(line, mapping)
+            head, pred, tail, is_literal, lang = _parse_nt(line, mapping)
         except ValueError as e:
             bad(lineno, str(e), line)
             continue
         if pred == mapping.label_predicate:
             if is_literal:
-                labels.setdefault(head, tail)  # first label wins, as in a label file
+                # several labels (a dump in many languages): the preferred language's, else the
+                # untagged one, else English; the first of those wins, as in a label file
+                r = label_rank(lang, mapping.label_language)
+                if r < rank.get(head, 99):
+                    labels[head], rank[head] = tail, r
             else:
                 bad(lineno, "label is not a literal", line)
             continue
@@ -257,8 +287,9 @@ def read_labels(
     path: str | Path, on_error: OnError = "raise", mapping: RdfMapping | None = None
 ) -> tuple[dict[str, str], LoadReport]:
     """Labels from `id<TAB>label` lines, or from label-predicate triples of an .nt file."""
-    if Path(path).suffix.lower() == ".nt":
-        _, labels, report = read_triples(path, "nt", on_error, mapping, allow_empty=True)
+    fmt = EXTENSIONS.get(Path(path).suffix.lower())
+    if fmt == "nt" or fmt in RDF_SYNTAXES:
+        _, labels, report = read_triples(path, fmt, on_error, mapping, allow_empty=True)
         return labels, report
     report = LoadReport(str(path), "labels-tsv")
     bad = _on_bad_line(path, on_error, report)
@@ -341,6 +372,7 @@ def load_graph(
     relation_base: str | None = None,
     label_predicate: str | None = None,
     graph_iri: str | list[str] | None = None,
+    label_language: str | None = None,
 ):
     """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
     `graph_iri` (Oxigraph): the named graph the KG is loaded into and read from.
@@ -350,7 +382,8 @@ def load_graph(
     from rra.graph.networkx_graph import NetworkXGraph
     from rra.graph.oxigraph_graph import OxigraphGraph
 
-    given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate}
+    given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate,
+             "label_language": label_language}
     mapping = RdfMapping(**{k: v for k, v in given.items() if v is not None})
     if backend not in ("networkx", "oxigraph"):
         raise ValueError(f"unknown graph backend {backend!r}; expected networkx or oxigraph "

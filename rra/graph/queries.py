@@ -26,10 +26,10 @@ def has_entity(m: RdfMapping, entity: str) -> str:
 
 
 def labels(m: RdfMapping, entities: Sequence[str]) -> str:
-    """?e ?l for the entities that exist; ?l unbound when an entity has no label."""
+    """?e ?l ?lang for the entities that exist; ?l unbound when an entity has no label."""
     label = iri_ref(m.label_predicate)
     return (
-        f"SELECT ?e ?l WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} "
+        f"SELECT ?e ?l (LANG(?l) AS ?lang) WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} "
         f"FILTER EXISTS {{ {{ ?e ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p2 ?e }} }} "
         f"OPTIONAL {{ ?e {label} ?l }} }}"
     )

@@ -120,6 +120,18 @@ def expand_curie(name: str, prefixes: dict[str, str]) -> str:
     return name
 
 
+def label_rank(lang: str | None, preferred: str | None = None) -> int:
+    """How well a label in language `lang` names its entity, lower is better: the `preferred`
+    language (`label_language`), then untagged, then English, then any other. Every backend picks
+    an entity's label by it, so a KG with labels in many languages reads the same everywhere."""
+    lang = (lang or "").lower()
+    if preferred and lang and (lang == preferred.lower() or lang.startswith(preferred.lower() + "-")):
+        return 0
+    if not lang:
+        return 1
+    return 2 if lang == "en" or lang.startswith("en-") else 3
+
+
 @dataclass(frozen=True)
 class RdfMapping:
     """Ids <-> IRIs. The same mapping must be used to write a store and to query it.

@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import rra.graph.queries as q
 from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
                             Triple, UnknownEntityError, base_relation, is_inverse, sample, step_triple)
-from rra.graph.rdf import RdfMapping
+from rra.graph.rdf import RdfMapping, label_rank
 
 # A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
 Term = tuple[str, str]
@@ -59,18 +59,19 @@ class SparqlBackedGraph(KnowledgeGraph):
 
     def labels(self, entities: Iterable[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(entities))
-        found: dict[str, str] = {}
+        found: dict[str, tuple[int, str]] = {}  # id -> (rank, label)
         for chunk in chunks(wanted, self.batch_size):
             by_iri = {self.mapping.entity_iri(x): x for x in chunk}
-            for e, l in self._select(q.labels(self.mapping, chunk), ("e", "l")):
+            for e, l, lang in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang")):
                 x = by_iri.get(e[1])
                 if x is None:
                     continue
                 if l is None:
-                    found.setdefault(x, x)
-                elif x not in found or l[1] < found[x]:
-                    found[x] = l[1]  # several labels: the smallest, so the choice is stable
-        return {x: found[x] for x in wanted if x in found}
+                    found.setdefault(x, (99, x))
+                else:  # several labels: the best language (label_rank), then the smallest, so the choice is stable
+                    found[x] = min(found.get(x, (99, x)), (label_rank(lang[1] if lang else None,
+                                                                      self.mapping.label_language), l[1]))
+        return {x: found[x][1] for x in wanted if x in found}
 
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
         if mode not in ("exact", "casefold", "substring"):

@@ -273,3 +273,59 @@ def test_duplicates_are_counted_and_long_values_cut(tmp_path):
     with pytest.raises(KGFormatError) as err:
         read_triples(f)
     assert "kb.txt:2" in str(err.value) and len(str(err.value)) < 400 and "1000000 characters" in str(err.value)
+
+
+TURTLE = """@prefix ex: <http://ex.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:Q1 ex:author ex:Q2 ;
+      rdfs:label "Der Weg"@de, "The Road"@en .
+ex:Q2 ex:born "1952"^^<http://www.w3.org/2001/XMLSchema#gYear> ;
+      rdfs:label "Ann Reed"@en, "Ann Reed (author)" .
+"""
+
+
+def test_turtle_and_other_rdf_syntaxes_read_like_ntriples(tmp_path):
+    """Turtle / N-Quads / TriG / RDF/XML files load through pyoxigraph into the same triples and
+    labels as the N-Triples file of the same graph."""
+    ttl = write(tmp_path / "kg.ttl", TURTLE)
+    triples, labels, report = read_triples(ttl)
+    assert report.format == "turtle" and report.triples == 2
+    nt = write(tmp_path / "kg.nt", "".join(f"{q.subject} {q.predicate} {q.object} .\n"
+                                          for q in ox.parse(TURTLE.encode(), format=ox.RdfFormat.TURTLE)))
+    assert (triples, labels) == read_triples(nt)[:2]
+    mapping = RdfMapping(entity_base="http://ex.org/", relation_base="http://ex.org/")
+    kg = load_graph(ttl, entity_base=mapping.entity_base, relation_base=mapping.relation_base)
+    assert kg.neighbors("Q1", "author") == ["Q2"] and kg.neighbors("Q2", "born") == ["1952"]
+    # an untagged label first, then English, then any other language (the first of the best)
+    assert kg.label("Q1") == "The Road" and kg.label("Q2") == "Ann Reed (author)"
+    assert load_graph(ttl, label_language="de", entity_base="http://ex.org/").label("Q1") == "Der Weg"
+    xml = write(tmp_path / "kg.rdf", ox.serialize(ox.parse(TURTLE.encode(), format=ox.RdfFormat.TURTLE),
+                                                    format=ox.RdfFormat.RDF_XML).decode())
+    assert sorted(read_triples(xml)[0]) == sorted(triples)
+    assert detect_format("x.nq") == "nquads" and detect_format("x.trig") == "trig"
+
+
+def test_a_turtle_syntax_error_names_file_and_line(tmp_path):
+    bad = write(tmp_path / "bad.ttl", "@prefix ex: <http://ex.org/> .\nex:a ex:b ex:c .\nex:a ex:b .\n")
+    with pytest.raises(KGFormatError) as e:
+        read_triples(bad)
+    assert "bad.ttl" in str(e.value) and "line 3" in str(e.value)
+
+
+def test_every_backend_picks_the_same_label_among_languages():
+    """A store holding an entity's labels in several languages (loaded by another tool) names it
+    as the file loader would: the preferred language, else untagged, else English."""
+    nt = ('<http://rra.local/entity/x> <http://rra.local/relation/r> <http://rra.local/entity/y> .\n'
+          '<http://rra.local/entity/x> <http://www.w3.org/2000/01/rdf-schema#label> "Zeta"@de .\n'
+          '<http://rra.local/entity/x> <http://www.w3.org/2000/01/rdf-schema#label> "Alpha"@fr .\n'
+          '<http://rra.local/entity/x> <http://www.w3.org/2000/01/rdf-schema#label> "Omega"@en .\n'
+          '<http://rra.local/entity/y> <http://www.w3.org/2000/01/rdf-schema#label> "Beta"@de .\n')
+    store = ox.Store()
+    store.load(nt.encode(), format=ox.RdfFormat.N_TRIPLES)
+    assert OxigraphGraph(store).labels(["x", "y"]) == {"x": "Omega", "y": "Beta"}
+    assert OxigraphGraph(store, mapping=RdfMapping(label_language="de")).labels(["x"]) == {"x": "Zeta"}
+    from rra.graph.loaders import _parse_ntriples_lines
+
+    triples, labels = [], {}
+    _parse_ntriples_lines(nt.splitlines(), RdfMapping(), triples, labels, lambda *a: None)
+    assert labels == {"x": "Omega", "y": "Beta"}
