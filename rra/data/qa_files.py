@@ -1,4 +1,4 @@
-"""A plain question format for any KG, in JSONL or TSV (chosen by the file extension).
+"""A plain question format for any KG, in JSONL, JSON, TSV or CSV (chosen by the file extension).
 
 JSONL (`.jsonl`), one object per line:
     {"question": "who wrote [The Glass Orchard]",      required, non-empty
@@ -7,9 +7,13 @@ JSONL (`.jsonl`), one object per line:
      "relation_path": ["written_by"],                   optional: list, or "r1|^r2" (^ = inverse)
      "qid": "q17", "hops": 1, "extra": {...}}           optional
 
-TSV (`.tsv`): a header row naming the columns, then one question per row. Columns: question,
-topic_entities, answers (required); relation_path, qid, hops (optional); multi-valued cells are
-`|`-separated. Use JSONL when an entity id itself contains `|` or a tab.
+JSON (`.json`): one array of such objects. Keys `answer`, `topic_entity` and `id` are read as
+`answers`, `topic_entities` and `qid`.
+
+TSV (`.tsv`) or CSV (`.csv`, quoted as spreadsheets write it): a header row naming the columns,
+then one question per row. Columns: question, topic_entities, answers (required); relation_path,
+qid, hops (optional); multi-valued cells are `|`-separated. Use JSONL when an entity id itself
+contains `|`.
 
 A question without a topic entity is an error naming file:line, unless `require_topic=False`
 (inference: entity linking will find it). With `topic_from_brackets=True` (the default) an empty
@@ -18,21 +22,26 @@ without answers is an error unless `require_answers=False`.
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from rra.data.records import DataFormatError, QAExample
 
 REQUIRED = ("question", "topic_entities", "answers")
 OPTIONAL = ("relation_path", "qid", "hops")
 TSV_COLUMNS = REQUIRED + OPTIONAL
+ALIASES = {"answer": "answers", "topic_entity": "topic_entities", "id": "qid"}  # common singular names
+FORMATS = {".jsonl": "jsonl", ".json": "json", ".tsv": "tsv", ".csv": "csv"}
 
 
 def _format(path: Path, format: str | None) -> str:
-    fmt = format or {".jsonl": "jsonl", ".tsv": "tsv"}.get(path.suffix.lower())
-    if fmt not in ("jsonl", "tsv"):
-        raise ValueError(f"cannot tell the question format of {path}: use .jsonl or .tsv (or format=...)")
+    fmt = format or FORMATS.get(path.suffix.lower())
+    if fmt not in FORMATS.values():
+        raise ValueError(f"cannot tell the question format of {path}: use .jsonl, .json, .tsv or .csv "
+                         "(or format=...)")
     return fmt
 
 
@@ -58,6 +67,7 @@ def _example(
     record: dict, source: str, default_qid: str, require_topic: bool, require_answers: bool,
     topic_from_brackets: bool,
 ) -> QAExample:
+    record = {ALIASES.get(k, k): v for k, v in record.items()}
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         raise DataFormatError(source, "missing or empty 'question'", question)
@@ -116,23 +126,40 @@ def load_qa_file(
         raise FileNotFoundError(f"question file not found: {path}")
     options = (require_topic, require_answers, topic_from_brackets)
     examples: list[QAExample] = []
-    first_line: dict[str, int] = {}
+    first_line: dict[str, str] = {}
+    for source, record in _records(path, fmt):
+        if limit is not None and len(examples) >= limit:
+            break
+        ex = _example(record, source, f"{path.stem}-{len(examples)}", *options)
+        if ex.qid in first_line:
+            raise DataFormatError(source, f"qid already used on {first_line[ex.qid]} (qids must be unique)", ex.qid)
+        where = source.rsplit(":", 1)[-1]
+        first_line[ex.qid] = where if where.startswith("item") else f"line {where}"
+        examples.append(ex)
+    return examples
+
+
+def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict]]:
+    """(source "file:line", record) of each question, read lazily where the format allows."""
+    if fmt == "json":
+        text = _decode(path.read_bytes(), path, 1)
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(f"{path}:{err.lineno}", f"invalid JSON ({err.msg})",
+                                  text.splitlines()[err.lineno - 1] if text.strip() else text) from None
+        if not isinstance(items, list):
+            raise DataFormatError(f"{path}:1", "a .json question file holds one array of question objects "
+                                  "(or use .jsonl, one object per line)", type(items).__name__)
+        for i, record in enumerate(items):
+            if not isinstance(record, dict):
+                raise DataFormatError(f"{path}:item {i + 1}", "expected a JSON object", record)
+            yield f"{path}:item {i + 1}", record
+        return
     with path.open("rb") as f:
-        lines = ((n, _decode(raw, path, n)) for n, raw in enumerate(f, 1))
-        columns = None
-        if fmt == "tsv":
-            header_line = next(lines, (1, ""))[1].rstrip("\r\n")
-            columns = [c.strip() for c in header_line.split("\t")]
-            missing = [c for c in REQUIRED if c not in columns]
-            unknown = [c for c in columns if c not in TSV_COLUMNS]
-            if missing or unknown:
-                raise DataFormatError(
-                    f"{path}:1", f"TSV header must name the columns {', '.join(TSV_COLUMNS)} "
-                    f"(missing {missing}, unknown {unknown})", header_line)
+        lines = ((n, _decode(raw, path, n).rstrip("\r\n")) for n, raw in enumerate(f, 1))
+        columns = _header(path, lines, fmt) if fmt in ("tsv", "csv") else None
         for lineno, line in lines:
-            if limit is not None and len(examples) >= limit:
-                break
-            line = line.rstrip("\r\n")
             if not line.strip():
                 continue
             source = f"{path}:{lineno}"
@@ -144,16 +171,29 @@ def load_qa_file(
                 if not isinstance(record, dict):
                     raise DataFormatError(source, "expected a JSON object", line)
             else:
-                cells = line.split("\t")
+                cells = _cells(line, fmt)
                 if len(cells) != len(columns):
-                    raise DataFormatError(source, f"expected {len(columns)} tab-separated cells, got {len(cells)}", line)
+                    raise DataFormatError(source, f"expected {len(columns)} {'tab' if fmt == 'tsv' else 'comma'}-separated cells, got {len(cells)}", line)
                 record = dict(zip(columns, cells))
-            ex = _example(record, source, f"{path.stem}-{len(examples)}", *options)
-            if ex.qid in first_line:
-                raise DataFormatError(source, f"qid already used on line {first_line[ex.qid]} (qids must be unique)", ex.qid)
-            first_line[ex.qid] = lineno
-            examples.append(ex)
-    return examples
+            yield source, record
+
+
+def _cells(line: str, fmt: str) -> list[str]:
+    if fmt == "tsv":
+        return line.split("\t")
+    return next(csv.reader(io.StringIO(line)), [])  # a quoted cell may hold commas (not newlines)
+
+
+def _header(path: Path, lines, fmt: str) -> list[str]:
+    header_line = next(lines, (1, ""))[1]
+    columns = [ALIASES.get(c.strip(), c.strip()) for c in _cells(header_line, fmt)]
+    missing = [c for c in REQUIRED if c not in columns]
+    unknown = [c for c in columns if c not in TSV_COLUMNS]
+    if missing or unknown:
+        raise DataFormatError(
+            f"{path}:1", f"{fmt.upper()} header must name the columns {', '.join(TSV_COLUMNS)} "
+            f"(missing {missing}, unknown {unknown})", header_line)
+    return columns
 
 
 def _decode(raw: bytes, path: Path, lineno: int) -> str:

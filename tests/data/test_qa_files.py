@@ -77,7 +77,7 @@ def test_tsv_errors_and_unanswered(tmp_path):
     p.write_text("question\ttopic_entities\tanswers\nwho [A]\tA\t\n")
     assert load_qa_file(p, require_answers=False)[0].answers == []
     with pytest.raises(ValueError, match="format"):
-        load_qa_file(tmp_path / "q.csv")
+        load_qa_file(tmp_path / "q.xml")
 
 
 def test_tsv_refuses_values_it_cannot_hold(tmp_path):
@@ -92,3 +92,32 @@ def test_non_utf8_question_file_names_the_line(tmp_path):
     p.write_bytes(b'{"question": "q [t]", "answers": ["a"]}\n{"question": "caf\xe9 [t]", "answers": ["a"]}\n')
     with pytest.raises(DataFormatError, match=r"q.jsonl:2: not valid UTF-8"):
         load_qa_file(p)
+
+
+def test_json_array_and_csv_read_like_jsonl(tmp_path):
+    """A .json array (keys answer / topic_entity / id accepted) and a spreadsheet's .csv (quoted
+    cells holding commas) give the same questions as the JSONL file."""
+    import json
+
+    rows = [{"question": "who wrote [Ann, Queen]", "topic_entities": ["Ann, Queen"], "answers": ["B", "C"], "qid": "q1"},
+            {"question": "where is [D]", "topic_entities": ["D"], "answers": ["E"], "qid": "q2", "hops": 1}]
+    (tmp_path / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    want = [(e.question, e.topic_entities, e.answers, e.qid, e.hops) for e in load_qa_file(tmp_path / "q.jsonl")]
+    (tmp_path / "q.json").write_text(json.dumps([
+        {"question": rows[0]["question"], "topic_entity": "Ann, Queen", "answer": ["B", "C"], "id": "q1"},
+        {**rows[1]}], indent=2))
+    (tmp_path / "q.csv").write_text('question,topic_entities,answers,qid,hops\n'
+                                    '"who wrote [Ann, Queen]","Ann, Queen",B|C,q1,\n'
+                                    'where is [D],D,E,q2,1\n')
+    for name in ("q.json", "q.csv"):
+        got = [(e.question, e.topic_entities, e.answers, e.qid, e.hops) for e in load_qa_file(tmp_path / name)]
+        assert got == want, name
+    (tmp_path / "bad.json").write_text('[{"question": "a", "topic_entities": ["A"], "answers": ["B"]},\n 7]')
+    with pytest.raises(DataFormatError, match=r"bad.json:item 2: expected a JSON object"):
+        load_qa_file(tmp_path / "bad.json")
+    (tmp_path / "broken.json").write_text('[{"question": "a",\n "answers": ]')
+    with pytest.raises(DataFormatError, match=r"broken.json:2: invalid JSON"):
+        load_qa_file(tmp_path / "broken.json")
+    (tmp_path / "dup.json").write_text(json.dumps([rows[1], rows[1]]))
+    with pytest.raises(DataFormatError, match=r"dup.json:item 2: qid already used on item 1"):
+        load_qa_file(tmp_path / "dup.json")
