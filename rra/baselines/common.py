@@ -36,18 +36,24 @@ def seed_for(seed: int, *parts: str) -> int:
 
 
 def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
-    """The example's topic entities that the KG holds; a name not held as an id is looked up as a
-    label (exactly, then case-insensitively), as RRA links given topics (`rra.entity_linking.lookup`)."""
-    from rra.entity_linking import lookup
+    """Where a walk starts: the example's topic entities that the KG holds (a name not held as an
+    id is looked up as a label, as RRA links given topics); a question that gives none is linked
+    from its text with RRA's linker (`[marked]` mentions, else the best-ranked label found in it),
+    so RRA and the baselines start from the same entities."""
+    from rra.entity_linking import link_entities, lookup
 
-    return list(dict.fromkeys(e for name in example.topic_entities for e in lookup(kg, name, 1)))
+    if example.topic_entities:
+        return list(dict.fromkeys(e for name in example.topic_entities for e in lookup(kg, name, 1)))
+    link = link_entities(kg, example.question)
+    return link.entities if link.source == "marked" else link.entities[:1]
 
 
 def missing_status(example: QAExample, topics: Sequence[str]) -> str | None:
-    """"no_topic_entity" / "unknown_entity" when there is nothing to start a walk from."""
-    if not example.topic_entities:
-        return "no_topic_entity"
-    return None if topics else "unknown_entity"
+    """"no_topic_entity" (none given or found in the text) / "unknown_entity" (the given ones are
+    not in the KG) when there is nothing to start a walk from."""
+    if topics:
+        return None
+    return "unknown_entity" if example.topic_entities else "no_topic_entity"
 
 
 def start_prediction(example: QAExample) -> Prediction:

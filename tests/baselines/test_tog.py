@@ -76,3 +76,19 @@ def test_heuristic_runs_without_llm_and_is_deterministic(kg, weaver_question, ti
     assert a.answers and set(a.answers) <= ends and "Sigourney Weaver" not in a.answers
     assert a.answers[0] == a.paths[0]["path"][-1]  # the best-scoring path's end comes first
     assert set(a.answer_set) <= set(a.answers)
+
+
+def test_baselines_link_a_question_without_topic_entities(kg, tiny_encoder):
+    """No topic given: ToG and StructGPT start from what RRA's linker finds in the text (a
+    `[marked]` mention, else the best-ranked label), not from nothing."""
+    from rra.baselines import StructGPT
+    from rra.baselines.common import topic_entities
+
+    unmarked = QAExample("who directed the movies starred by Sigourney Weaver", [], ["Ridley Scott"], qid="u")
+    marked = QAExample("who directed the movies starred by [sigourney weaver]", [], ["Ridley Scott"], qid="m")
+    nothing = QAExample("who directed it", [], ["Ridley Scott"], qid="n")
+    assert topic_entities(kg, unmarked) == topic_entities(kg, marked) == ["Sigourney Weaver"]
+    for method in (ToG(kg, None, tiny_encoder, mode="heuristic"), StructGPT(kg, None, tiny_encoder, mode="heuristic")):
+        found, lost = method.answer(unmarked), method.answer(nothing)
+        assert found.topic_entities == ["Sigourney Weaver"] and found.status == "ok" and found.answers
+        assert lost.status == "no_topic_entity" and lost.answers == []
