@@ -23,11 +23,12 @@ from rra.answer import Answer, Answerer, fallback
 from rra.data.records import QAExample
 from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
                                 relation_vocabulary)
-from rra.graph.base import GraphError, KnowledgeGraph, Triple, UnknownEntityError
+from rra.graph.base import (INVERSE_PREFIX, GraphError, KnowledgeGraph, Triple, UnknownEntityError, base_relation,
+                            is_inverse)
 from rra.methods import Prediction, QAMethod, failure_status
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
-from rra.text import BRACKETED
+from rra.text import BRACKETED, relation_names
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ log = logging.getLogger(__name__)
 class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
-                 max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None):
+                 max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None,
+                 relation_labels=None):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
             if not isinstance(step, protocol):  # its batch method is what the pipeline calls
                 raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
@@ -45,6 +47,7 @@ class RRAPipeline(QAMethod):
         self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
         self._rel_words: frozenset[str] | None = None
         self.retriever_ckpt = retriever_ckpt
+        self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
 
     def describe(self) -> dict:
         return {"retriever": self.retriever_ckpt, "rewriter": self.rewriter.name, "answer": self.answerer.name}
@@ -271,8 +274,13 @@ class RRAPipeline(QAMethod):
             labels = {}
         for c, own in zip(contexts, wanted):
             c.labels = {e: labels.get(e, e) for e in own}
-            c.triples = [Triple(c.labels.get(t.head, t.head), t.relation, c.labels.get(t.tail, t.tail))
-                         for t in c.retrieval.triples]
+            c.triples = [Triple(c.labels.get(t.head, t.head), self._relation_name(t.relation),
+                                c.labels.get(t.tail, t.tail)) for t in c.retrieval.triples]
+
+    def _relation_name(self, relation: str) -> str:
+        """How a rewriter reads a relation: the dataset's name for it (`^P50` -> `^author`), else its id."""
+        name = self.relation_names.get(base_relation(relation))
+        return relation if not name else (INVERSE_PREFIX + name if is_inverse(relation) else name)
 
     def _rewrite_all(self, contexts: list[QuestionContext]) -> None:
         """Each context's knowledge text, by one `rewrite_many` call for the batch. A failed
@@ -385,12 +393,14 @@ def _protocol_init(target) -> bool:
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
               use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
-              semantics=None, link_candidates: int = 3, strict_relations: bool = False) -> RRAPipeline:
+              semantics=None, link_candidates: int = 3, strict_relations: bool = False,
+              relation_labels=None) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
     on relations the KG lacks is refused at once (instead of every question ending in no_path); KG
     relations it never saw are a warning (an error with `strict_relations`).
-    `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths."""
+    `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths;
+    `relation_labels` its names for relation ids (data.relation_labels), what rewriters read."""
     from rra.data.records import AnswerSemantics
 
     retrieval = build(retriever, kg=kg, llm=llm)
@@ -406,5 +416,5 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
         rewriter=build(rewriter, llm=llm),
         answerer=build(answer, llm=llm),
         llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
-        retriever_ckpt=retriever.get("ckpt"),
+        retriever_ckpt=retriever.get("ckpt"), relation_labels=relation_labels,
     )

@@ -7,11 +7,15 @@ Relations are shown three ways, by purpose:
 - `relation_phrase`: words for an encoder (the retriever's input, embedding baselines)
   (`^film.directed_by` -> "film directed by (reverse)", camelCase and URIs split);
 - `relation_words`: words for prose, the last name part only (`film.film.directed_by` -> "directed by").
+A dataset whose relation ids are opaque (Wikidata's `P50`) names them in its config
+(`data.relation_labels`, read by `relation_names`); the three functions then read the name
+(`^P50` -> "author (reverse)") wherever a method shows relations to an LLM or an encoder.
 """
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from pathlib import Path
+from typing import Mapping, Sequence
 
 from rra.graph.base import base_relation, is_inverse
 
@@ -19,13 +23,41 @@ BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
 # --- relations ---------------------------------------------------------------------------------
-def relation_display(relation: str) -> str:
-    """`^directed_by` -> "directed_by (reverse)"; a forward relation as it is."""
-    return f"{base_relation(relation)} (reverse)" if is_inverse(relation) else relation
+def relation_names(value: Mapping[str, str] | str | Path | None) -> dict[str, str]:
+    """A dataset's names for its relations (`data.relation_labels`): a mapping relation id -> name,
+    or a TSV file of `relation<TAB>name` lines; None: no names (relations read by their ids)."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items() if str(v).strip()}
+    from rra.data.records import DataFormatError
+
+    names = {}
+    for lineno, line in enumerate(Path(value).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise DataFormatError(f"{value}:{lineno}", "expected relation<TAB>name", line)
+        names[parts[0].strip()] = parts[1].strip()
+    return names
 
 
-def relation_phrase(relation: str) -> str:
+def _named(relation: str, names: Mapping[str, str] | None) -> str | None:
+    return names.get(base_relation(relation)) if names else None
+
+
+def relation_display(relation: str, names: Mapping[str, str] | None = None) -> str:
+    """`^directed_by` -> "directed_by (reverse)"; a forward relation as it is (its name, if named)."""
+    shown = _named(relation, names) or base_relation(relation)
+    return f"{shown} (reverse)" if is_inverse(relation) else shown
+
+
+def relation_phrase(relation: str, names: Mapping[str, str] | None = None) -> str:
     """`directed_by` -> "directed by"; `^directed_by` -> "directed by (reverse)"; URIs -> local name."""
+    named = _named(relation, names)
+    if named:
+        return f"{named.lower()} (reverse)" if is_inverse(relation) else named.lower()
     name = base_relation(relation)
     name = re.split(r"[/#]", name.rstrip("/#"))[-1]  # http://x/ontology/birthPlace -> birthPlace
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)  # camelCase -> camel Case
@@ -33,8 +65,13 @@ def relation_phrase(relation: str) -> str:
     return f"{name} (reverse)" if is_inverse(relation) else name
 
 
-def relation_words(relation: str) -> str:
+def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str:
     """`film.film.directed_by` -> "directed by"; `hasGenre` -> "has genre"; `^r` -> words of r."""
+    named = _named(relation, names)
+    if named:
+        return named.lower()
+    if " " in base_relation(relation).strip():  # already words (a relation's name, not an id)
+        return " ".join(base_relation(relation).lower().split())
     name = base_relation(relation).rstrip("/")
     r = re.split(r"[/#:.]", name)[-1] or name
     r = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", r)

@@ -11,7 +11,7 @@ from typing import Protocol, Sequence
 from rra.data.records import QAExample
 from rra.graph.base import KnowledgeGraph, Triple, base_relation
 from rra.methods import Prediction, QAMethod, Trace, failure_status
-from rra.text import mentioned_entities, normalize
+from rra.text import mentioned_entities, normalize, relation_display, relation_names
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
 # type.object.name, RDF's rdf:type / rdfs:label, ...). Matched with fnmatch on the base relation.
@@ -26,8 +26,8 @@ def excluded(relation: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
-def triple_text(t: Triple, labels: dict[str, str]) -> str:
-    return f"({labels.get(t.head, t.head)}, {t.relation}, {labels.get(t.tail, t.tail)})"
+def triple_text(t: Triple, labels: dict[str, str], names: dict[str, str] | None = None) -> str:
+    return f"({labels.get(t.head, t.head)}, {relation_display(t.relation, names)}, {labels.get(t.tail, t.tail)})"
 
 
 def seed_for(seed: int, *parts: str) -> int:
@@ -91,6 +91,7 @@ class BaselineSettings(QAMethod):
     seed: int = 0
     max_new_tokens: int = 96  # exploration prompts
     answer_max_new_tokens: int = 64  # the final answer
+    relation_labels: object = field(default=None, repr=False)  # the dataset's names for relation ids
 
     name = "baseline"
     needs_encoder_always = False  # VectorRAG embeds in both modes
@@ -98,6 +99,7 @@ class BaselineSettings(QAMethod):
     def __post_init__(self):
         self.mode = resolve_mode(self.name, self.mode, self.llm, self.encoder, self.needs_encoder_always)
         self.excluded = list(DEFAULT_EXCLUDED if self.excluded_relations is None else self.excluded_relations)
+        self.relation_names = relation_names(self.relation_labels)
 
     def answer(self, example: QAExample) -> Prediction:
         return run_method(self, example, self.max_new_tokens)
@@ -139,8 +141,8 @@ def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -
     return trace.fill(pred)
 
 
-def knowledge_text(triples: Sequence[Triple], labels: dict[str, str]) -> str:
-    return "\n".join(triple_text(t, labels) for t in triples)
+def knowledge_text(triples: Sequence[Triple], labels: dict[str, str], names: dict[str, str] | None = None) -> str:
+    return "\n".join(triple_text(t, labels, names) for t in triples)
 
 
 def set_answers(pred: Prediction, answers: list[str], free_form: bool, answer_set: list[str] | None = None) -> None:

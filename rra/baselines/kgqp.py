@@ -48,14 +48,15 @@ def look_up(kg: KnowledgeGraph, name: str) -> list[str]:
     return []
 
 
-def rank_facts(encoder, question: str, facts: list[Triple], labels: dict[str, str], text: str = "relation") -> list[Triple]:
+def rank_facts(encoder, question: str, facts: list[Triple], labels: dict[str, str], text: str = "relation",
+               names: dict[str, str] | None = None) -> list[Triple]:
     """Facts by similarity to the question, best first (stable for ties). `text="relation"` embeds
     only the relation's words (a handful of distinct strings, cached: cheap); `"triple"` embeds
     each whole fact (better, but every fact is new text: ~50x the encoder work on MetaQA)."""
     if text == "triple":
-        texts = [triple_text(t, labels) for t in facts]
+        texts = [triple_text(t, labels, names) for t in facts]
     elif text == "relation":
-        texts = [relation_phrase(t.relation) for t in facts]
+        texts = [relation_phrase(t.relation, names) for t in facts]
     else:
         raise ValueError(f"fact_text must be 'relation' or 'triple', got {text!r}")
     distinct = list(dict.fromkeys(texts))
@@ -142,14 +143,14 @@ class KGQP(BaselineSettings):
         facts = self.gather_facts(entities, example.qid)
         labels = self.kg.labels({x for t in facts for x in (t.head, t.tail)} | set(entities))
         pred.triples = facts
-        pred.knowledge = knowledge_text(facts, labels)
+        pred.knowledge = knowledge_text(facts, labels, self.relation_names)
         pred.extra["visited"] = list(dict.fromkeys([*entities, *(x for t in facts for x in (t.head, t.tail))]))
         if not facts:
             pred.status = "no_path"
             set_answers(pred, [], False)
             return
         if self.mode == "heuristic":
-            ranked = rank_facts(self.encoder, question, facts, labels, self.fact_text)
+            ranked = rank_facts(self.encoder, question, facts, labels, self.fact_text, self.relation_names)
             answers = [x for t in ranked for x in (t.tail, t.head) if x not in entities]
             answers = list(dict.fromkeys(answers))[: self.max_answers]
             set_answers(pred, answers, False, answers[:1])

@@ -143,7 +143,7 @@ class StructGPT(WalkSettings):
         return cands, around
 
     def _select_heuristic(self, question, walk: "Walk", cands, around) -> list[str]:
-        texts = {(e, r): _chain_phrase(walk.chain[e] + [r]) for e in walk.current for r in around[e] if r in cands}
+        texts = {(e, r): _chain_phrase(walk.chain[e] + [r], self.relation_names) for e in walk.current for r in around[e] if r in cands}
         sims = dict(zip(texts, self.encoder.similarity(question, list(texts.values()))))
         best = {r: max(s for (e, rr), s in sims.items() if rr == r) for r in cands}
         return sorted(cands, key=lambda r: -best[r])[: self.max_relations]
@@ -164,7 +164,7 @@ class StructGPT(WalkSettings):
     def _filter_heuristic(self, question, walk: "Walk", read) -> list[int]:
         """The `max_triples` read triples most similar to the question (relation chain, plus the
         reached entity's label when `entity_weight` > 0); records each reached entity's score."""
-        rel_sims = self.encoder.similarity(question, [_chain_phrase(walk.chain[e] + [_relation_of(t, e)])
+        rel_sims = self.encoder.similarity(question, [_chain_phrase(walk.chain[e] + [_relation_of(t, e)], self.relation_names)
                                                       for t, e, _ in read])
         ent_sims = (self.encoder.similarity(question, [walk.labels.get(n, n) for _, _, n in read])
                     if self.entity_weight else [0.0] * len(read))  # labels are new text: costly
@@ -177,7 +177,7 @@ class StructGPT(WalkSettings):
 
     def _check_llm(self, question, walk: "Walk", topics, trace: Trace) -> tuple[list[str] | None, str]:
         """Ask whether the triples kept so far answer the question; (answers, reply) on a usable yes."""
-        prompt = CHECK_PROMPT.format(question=question, triples=knowledge_text(walk.kept, walk.labels))
+        prompt = CHECK_PROMPT.format(question=question, triples=knowledge_text(walk.kept, walk.labels, self.relation_names))
         reply = trace.ask([prompt])[0]
         verdict = parse_yes_no(reply.text)
         if verdict is None:
@@ -191,7 +191,7 @@ class StructGPT(WalkSettings):
     # -- the answer ----------------------------------------------------------------------
     def _record(self, example, pred: Prediction, walk: "Walk", topics) -> None:
         pred.triples = walk.kept
-        pred.knowledge = knowledge_text(walk.kept, walk.labels)
+        pred.knowledge = knowledge_text(walk.kept, walk.labels, self.relation_names)
         pred.paths = [{"path": [*walk.chain[e], e], "relations": walk.chain[e],
                        "score": round(walk.score.get(e, 0.0), 6)} for e in walk.reached(topics)]
         pred.extra.update(visited=list(walk.chain), relation_history=walk.history,
@@ -222,20 +222,20 @@ class StructGPT(WalkSettings):
     def _select_llm(self, question, current, labels, history, cands, trace: Trace) -> list[str]:
         if len(cands) == 1:
             return cands
-        shown = "; ".join(f"{i}. {relation_display(r)}" for i, r in enumerate(cands, 1))
-        hist = "; ".join(", ".join(relation_display(r) for r in step) for step in history) or "none"
+        shown = "; ".join(f"{i}. {relation_display(r, self.relation_names)}" for i, r in enumerate(cands, 1))
+        hist = "; ".join(", ".join(relation_display(r, self.relation_names) for r in step) for step in history) or "none"
         ents = ", ".join(labels.get(e, e) for e in current[:10]) + (" ..." if len(current) > 10 else "")
         prompt = SELECT_PROMPT.format(k=self.max_relations, question=question, entities=ents,
                                       history=hist, relations=shown)
         reply = trace.ask([prompt])[0]
-        picked = parse_choices(reply.text, cands, {r: relation_display(r) for r in cands}) if reply.ok else None
+        picked = parse_choices(reply.text, cands, {r: relation_display(r, self.relation_names) for r in cands}) if reply.ok else None
         if not picked:
             trace.bad_reply("relation choice", reply)
             return cands[: self.max_relations]
         return [r for r, _ in sorted(picked.items(), key=lambda kv: -kv[1])][: self.max_relations]
 
     def _filter_llm(self, question, read, labels, trace: Trace) -> list[int]:
-        lines = "\n".join(f"{i}. {triple_text(t, labels)}" for i, (t, _, _) in enumerate(read, 1))
+        lines = "\n".join(f"{i}. {triple_text(t, labels, self.relation_names)}" for i, (t, _, _) in enumerate(read, 1))
         reply = trace.ask([FILTER_PROMPT.format(question=question, triples=lines)])[0]
         # the candidates are the shown numbers "1".."n", found in the reply as whole words
         numbers = [str(i) for i in range(1, len(read) + 1)]
@@ -251,5 +251,5 @@ def _relation_of(t: Triple, from_entity: str) -> str:
     return t.relation if t.head == from_entity else inverse(t.relation)
 
 
-def _chain_phrase(relations: list[str]) -> str:
-    return ", then ".join(relation_phrase(r) for r in relations)
+def _chain_phrase(relations: list[str], names: dict[str, str] | None = None) -> str:
+    return ", then ".join(relation_phrase(r, names) for r in relations)

@@ -143,7 +143,7 @@ class ToG(WalkSettings):
                     break
                 continue
             labels = self.kg.labels({e for b in explored for e in b.entities})
-            prompt = SUFFICIENCY_PROMPT.format(question=question, knowledge=knowledge_text(_triples(beams), labels))
+            prompt = SUFFICIENCY_PROMPT.format(question=question, knowledge=knowledge_text(_triples(beams), labels, self.relation_names))
             reply = trace.ask([prompt])[0]
             verdict = parse_yes_no(reply.text)
             if verdict is None:
@@ -156,7 +156,7 @@ class ToG(WalkSettings):
         triples = _triples(explored)
         labels = self.kg.labels({e for b in explored for e in b.entities} | set(topics))
         pred.triples = triples
-        pred.knowledge = knowledge_text(triples, labels)
+        pred.knowledge = knowledge_text(triples, labels, self.relation_names)
         pred.paths = [b.as_path() for b in sorted(explored, key=lambda b: -b.score)]
         pred.extra.update(visited=visited, depth_reached=depth_reached, sufficient=sufficient)
 
@@ -194,12 +194,12 @@ class ToG(WalkSettings):
             if len(rels) == 1:  # nothing to choose
                 out.append((b, rels[0], 1.0))
             elif rels:
-                shown = [relation_display(r) for r in rels]
+                shown = [relation_display(r, self.relation_names) for r in rels]
                 prompts.append(RELATION_PROMPT.format(
                     width=self.width, question=question, entity=labels.get(b.end, b.end), relations=_numbered(shown)))
                 asked.append((b, rels))
         for (b, rels), reply in zip(asked, trace.ask(prompts)):
-            picked = parse_choices(reply.text, rels, {r: relation_display(r) for r in rels}) if reply.ok else None
+            picked = parse_choices(reply.text, rels, {r: relation_display(r, self.relation_names) for r in rels}) if reply.ok else None
             if not picked:
                 trace.bad_reply("relation choice", reply)
                 picked = {r: 1.0 / len(rels) for r in rels[: self.width]}  # keep going, uniformly
@@ -217,7 +217,7 @@ class ToG(WalkSettings):
             elif cands:
                 labels = self.kg.labels(cands)
                 names = [labels.get(c, c) for c in cands]
-                prompts.append(ENTITY_PROMPT.format(question=question, relation=relation_display(rel), entities=_numbered(names)))
+                prompts.append(ENTITY_PROMPT.format(question=question, relation=relation_display(rel, self.relation_names), entities=_numbered(names)))
                 asked.append((b, rel, rel_score, cands, labels))
         for (b, rel, rel_score, cands, labels), reply in zip(asked, trace.ask(prompts)):
             scores = None
@@ -240,7 +240,7 @@ class ToG(WalkSettings):
             rels = self._candidate_relations(b)
             if not rels:
                 continue
-            sims = qsim([_chain_phrase(b.relations + [r]) for r in rels])
+            sims = qsim([_chain_phrase(b.relations + [r], self.relation_names) for r in rels])
             top = sorted(zip(rels, sims), key=lambda kv: -kv[1])[: self.width]
             out += [(b, r, s) for r, s in top]
         return out
@@ -273,8 +273,8 @@ class _Similarity:
         return self.encoder.similarity(self.question, texts)
 
 
-def _chain_phrase(relations: list[str]) -> str:
-    return ", then ".join(relation_phrase(r) for r in relations)
+def _chain_phrase(relations: list[str], names: dict[str, str] | None = None) -> str:
+    return ", then ".join(relation_phrase(r, names) for r in relations)
 
 
 def _extend(b: Beam, rel: str, ent: str, score: float) -> Beam:

@@ -43,8 +43,8 @@ class Chunk:
     last_fact: int  # ... and the last, inclusive
 
 
-def verbalise(t: Triple, labels: dict[str, str]) -> str:
-    return f"{labels.get(t.head, t.head)} {relation_phrase(t.relation)} {labels.get(t.tail, t.tail)}."
+def verbalise(t: Triple, labels: dict[str, str], names: dict[str, str] | None = None) -> str:
+    return f"{labels.get(t.head, t.head)} {relation_phrase(t.relation, names)} {labels.get(t.tail, t.tail)}."
 
 
 def chunk_sentences(sentences: list[str], tokenizer, chunk_tokens: int = 100, overlap: float = 0.05,
@@ -108,7 +108,7 @@ class VectorRAG(BaselineSettings):
         facts = sorted(t for t in self.kg.all_triples() if not excluded(t.relation, self.excluded))
         facts = sample(facts, self.max_facts, self.seed)
         labels = self.kg.labels({x for t in facts for x in (t.head, t.tail)})
-        sentences = [verbalise(t, labels) for t in facts]
+        sentences = [verbalise(t, labels, self.relation_names) for t in facts]
         key = hashlib.sha1("\n".join(sentences).encode())
         key.update(f"{self.encoder.model_name}|{self.chunk_tokens}|{self.overlap}".encode())
         path = self.cache_dir / f"vector-{key.hexdigest()[:16]}.pt" if self.cache_dir else None
@@ -162,7 +162,7 @@ class VectorRAG(BaselineSettings):
             answers = []
             for c in chunks:
                 own = list(dict.fromkeys(self.facts[c.first_fact : c.last_fact + 1]))
-                for t in rank_facts(self.encoder, question, own, labels, self.fact_text):
+                for t in rank_facts(self.encoder, question, own, labels, self.fact_text, self.relation_names):
                     answers += [x for x in (t.tail, t.head) if x not in topics]
             answers = list(dict.fromkeys(answers))[: self.max_answers]
             set_answers(pred, answers, False, answers[:1])

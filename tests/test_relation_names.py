@@ -1,0 +1,77 @@
+"""A dataset's names for opaque relation ids (`data.relation_labels`): what every method shows to
+LLMs and encoders instead of `P50`, from one config key."""
+import pytest
+
+from rra.data.records import DataFormatError, QAExample
+from rra.graph import NetworkXGraph, Triple
+from rra.llm import ScriptedLLM
+from rra.text import relation_display, relation_names, relation_phrase, relation_words
+
+NAMES = {"P50": "author", "P19": "place of birth"}
+
+
+def kg():
+    return NetworkXGraph([Triple("Q1", "P50", "Q2"), Triple("Q2", "P19", "Q3")],
+                         labels={"Q1": "The Road", "Q2": "Ann Reed", "Q3": "Port Ellery"})
+
+
+def test_names_from_a_mapping_or_a_tsv_file(tmp_path):
+    assert relation_names(None) == {} and relation_names(NAMES) == NAMES
+    f = tmp_path / "rel.tsv"
+    f.write_text("# relation\tname\nP50\tauthor\nP19\tplace of birth\n")
+    assert relation_names(str(f)) == NAMES
+    f.write_text("P50\tauthor\nP19 place of birth\n")
+    with pytest.raises(DataFormatError, match=r"rel.tsv:2: expected relation<TAB>name"):
+        relation_names(str(f))
+    assert relation_display("^P50", NAMES) == "author (reverse)" and relation_phrase("P19", NAMES) == "place of birth"
+    assert relation_words("^P19", NAMES) == "place of birth" and relation_words("^P50") == "p50"
+    assert relation_display("^directed_by", NAMES) == "directed_by (reverse)"  # unnamed: as before
+
+
+def test_rra_rewriters_read_the_names():
+    from rra.answer import GraphScorer
+    from rra.pipeline import RRAPipeline
+    from rra.retrieve import PathRetrieval
+    from rra.rewrite import TemplateRewriter, TripleRewriter
+
+    class Path:
+        def __init__(self, path):
+            self.path, self.score, self.hop = path, 0.9, len(path)
+
+    class AuthorsBirthplace:
+        def predict(self, questions, topk, hops=None, try_second_hop=False):
+            return [[Path(["P50", "P19"])] for _ in questions]
+
+    ex = QAExample("where was the author of [The Road] born", ["Q1"], ["Q3"], qid="1")
+    for rewriter, text in ((TripleRewriter(), "(Ann Reed, place of birth, Port Ellery)"),
+                           (TemplateRewriter(), "Ann Reed place of birth Port Ellery."),
+                           (TemplateRewriter({"place of birth": "{head} was born in {tail}"}), "Ann Reed was born in Port Ellery.")):
+        pipe = RRAPipeline(kg(), PathRetrieval(AuthorsBirthplace()), rewriter, GraphScorer(), relation_labels=NAMES)
+        (pred,) = pipe.answer_batch([ex])
+        assert text in pred.knowledge and "P19" not in pred.knowledge and pred.answers == ["Q3"]
+        assert [t.relation for t in pred.triples] == ["P50", "P19"]  # the evidence keeps the KG's ids
+
+
+def test_baselines_show_names_and_read_the_choice_back():
+    from rra.baselines import ToG
+
+    llm = ScriptedLLM({"Relations": "1. author (score 1.0)", "Is the knowledge enough": "Yes. Answer: Ann Reed",
+                       "entities": "1"}, default="Ann Reed")
+    ex = QAExample("who is the author of [The Road]", ["Q1"], ["Q2"], qid="1")
+    pred = ToG(kg(), llm, depth=1, relation_labels=NAMES).answer(ex)
+    assert "author" in llm.prompt_texts[0] and "P50" not in llm.prompt_texts[0]
+    assert pred.paths and pred.paths[0]["relations"] == ["P50"]
+    assert "(The Road, author, Ann Reed)" in pred.knowledge
+
+
+def test_the_data_config_reaches_every_method():
+    from hydra import compose, initialize_config_dir
+
+    import rra.config  # noqa: F401
+    from pathlib import Path as P
+
+    with initialize_config_dir(str(P(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
+        for method in ("rra", "tog", "structgpt", "kgqp", "vector"):
+            cfg = compose("infer", overrides=["data=files", "data.kb_path=kb.tsv", f"method={method}",
+                                              "+data.relation_labels.P50=author"])
+            assert dict(cfg.method.relation_labels) == {"P50": "author"}, method
