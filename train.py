@@ -104,8 +104,21 @@ def log_data_summary(loggers: list, summary: dict) -> None:
             logger.log_metrics(figures)
 
 
+def validate_within_budget(trainer_cfg: DictConfig) -> None:
+    """A step budget (`trainer.max_steps`) shorter than the validation interval would end training
+    before any validation: no best checkpoint to publish or test, no metric for a sweep. Validate
+    at the last step instead (`trainer.max_steps=150` with the rewriter's interval of 200)."""
+    steps, every = trainer_cfg.get("max_steps", -1), trainer_cfg.get("val_check_interval")
+    batches = steps * int(trainer_cfg.get("accumulate_grad_batches", 1) or 1) if steps and steps > 0 else None
+    if isinstance(every, int) and not isinstance(every, bool) and batches and every > batches:
+        log.warning("trainer.val_check_interval=%d is past trainer.max_steps=%d: validating at the last step",
+                    every, steps)
+        trainer_cfg.val_check_interval = batches
+
+
 def train(cfg: DictConfig) -> dict[str, float]:
     L.seed_everything(cfg.seed, workers=True)
+    validate_within_budget(cfg.trainer)
     log.info("data <%s>", cfg.data._target_)
     datamodule = build_datamodule(cfg)
     data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}

@@ -14,15 +14,26 @@ import train  # noqa: E402
 
 
 def test_train_task_rewriter_publishes_a_loadable_checkpoint(tmp_path: Path, webnlg_root: Path):
+    train_tiny_rewriter(tmp_path, webnlg_root, ["data.batch_size=2", "trainer.max_steps=4", "trainer.val_check_interval=2"])
+
+
+def test_a_step_budget_shorter_than_the_validation_interval_still_validates(tmp_path: Path, webnlg_root: Path):
+    """`trainer.max_steps=150` with the task's interval of 200 once ended with no validation: no best
+    checkpoint published and the sweep metric missing (val/loss_best)."""
+    # 4 batches an epoch: an interval of 3 batches is valid, but 2 steps end training before it
+    train_tiny_rewriter(tmp_path, webnlg_root, ["data.batch_size=1", "trainer.max_steps=2", "trainer.val_check_interval=3"])
+
+
+def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
     from rra.models.rewriter import RewriterModule, TINY_CONFIG
 
     tiny = "{" + ",".join(f"{k}:{v}" for k, v in TINY_CONFIG.items()).replace("True", "true") + "}"
     overrides = [
         "task=rewriter", "logger=none", "callbacks.progress_bar=null", "callbacks.early_stopping=null",
-        f"data.root={webnlg_root}", "data.batch_size=2", "data.test_size=2",
+        f"data.root={webnlg_root}", "data.test_size=2",
         f"model.model_config={tiny}", "model.pretrained=false", "model.freeze_embeddings=false",
         "model.train_last_layers=null", "model.max_new_tokens=8", "model.lr=3e-3", "model.warmup_steps=0",
-        "trainer.max_steps=4", "trainer.val_check_interval=2",
+        *budget,
     ]
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
