@@ -85,13 +85,19 @@ def name_gold_answers(examples: list[QAExample], kg) -> None:
     todo = [ex for ex in examples if ex.answers and not ex.extra.get("answer_labels")]
     if not todo:
         return
+    from rra.graph.base import GraphError
+
     answers = list(dict.fromkeys(a for ex in todo for a in ex.answers))
-    labels = kg.labels(answers)  # only the entities the KG holds come back
-    names = [a for a in answers if a not in labels]
-    ids = kg.find_entities_batch(names, "exact", 10) if names else {}
-    missing = [a for a in names if not ids.get(a)]
-    if missing:
-        ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+    try:
+        labels = kg.labels(answers)  # only the entities the KG holds come back
+        names = [a for a in answers if a not in labels]
+        ids = kg.find_entities_batch(names, "exact", 10) if names else {}
+        missing = [a for a in names if not ids.get(a)]
+        if missing:
+            ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+    except GraphError as err:  # scoring then compares the answers as given; the run goes on
+        log.warning("could not look the gold answers up in the KG (%s); they are scored as given", err)
+        return
     for ex in todo:
         ex.extra["answer_labels"] = [labels.get(a, a) for a in ex.answers]
         ex.extra["answer_ids"] = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
