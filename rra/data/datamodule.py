@@ -70,6 +70,7 @@ class RetrieverDataModule(L.LightningDataModule):
         train_file: str | None = None,  # data=files: read by the train/val/test sources
         val_file: str | None = None,
         test_file: str | None = None,
+        relation_labels=None,  # read by the QA methods at inference; the retriever learns relation ids
         train_paths: str = "auto",
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
