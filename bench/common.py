@@ -48,12 +48,11 @@ def infer_config(overrides: list[str]):
 
 def build_method(kg, llm, overrides: list[str], **shared):
     """The QA method that `python infer.py <overrides>` builds (conf/method, retriever, rewriter,
-    answer groups), on the graph and LLM the benchmark shares between its runs; `shared` passes
-    other shared objects (a sentence encoder)."""
-    from hydra.utils import instantiate
+    answer groups, through infer.py's own builder), on the graph and LLM the benchmark shares
+    between its runs; `shared` passes other shared objects (a sentence encoder)."""
+    from rra.eval import run
 
-    node = infer_config(overrides).method
-    return instantiate(node, kg=kg, llm=llm, **{k: v for k, v in shared.items() if k in node})
+    return run.build_method(infer_config(overrides), kg, llm, **shared)
 
 
 def free_port() -> int:

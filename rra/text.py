@@ -25,22 +25,15 @@ BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 # --- relations ---------------------------------------------------------------------------------
 def relation_names(value: Mapping[str, str] | str | Path | None) -> dict[str, str]:
     """A dataset's names for its relations (`data.relation_labels`): a mapping relation id -> name,
-    or a TSV file of `relation<TAB>name` lines; None: no names (relations read by their ids)."""
+    or a labels file of `relation<TAB>name` lines (read like `data.labels_path`, bad lines are a
+    KGFormatError naming file and line); None: no names (relations read by their ids)."""
     if value is None or value == "":
         return {}
-    if isinstance(value, Mapping):
-        return {str(k): str(v) for k, v in value.items() if str(v).strip()}
-    from rra.data.records import DataFormatError
+    if not isinstance(value, Mapping):
+        from rra.graph.loaders import read_labels
 
-    names = {}
-    for lineno, line in enumerate(Path(value).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split("\t")
-        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-            raise DataFormatError(f"{value}:{lineno}", "expected relation<TAB>name", line)
-        names[parts[0].strip()] = parts[1].strip()
-    return names
+        value = read_labels(value)[0]
+    return {str(k): str(v).strip() for k, v in value.items() if str(v).strip()}
 
 
 def _named(relation: str, names: Mapping[str, str] | None) -> str | None:

@@ -2,8 +2,8 @@
 LLMs and encoders instead of `P50`, from one config key."""
 import pytest
 
-from rra.data.records import DataFormatError, QAExample
-from rra.graph import NetworkXGraph, Triple
+from rra.data.records import QAExample
+from rra.graph import KGFormatError, NetworkXGraph, Triple
 from rra.llm import ScriptedLLM
 from rra.text import relation_display, relation_names, relation_phrase, relation_words
 
@@ -18,10 +18,10 @@ def kg():
 def test_names_from_a_mapping_or_a_tsv_file(tmp_path):
     assert relation_names(None) == {} and relation_names(NAMES) == NAMES
     f = tmp_path / "rel.tsv"
-    f.write_text("# relation\tname\nP50\tauthor\nP19\tplace of birth\n")
+    f.write_text("P50\tauthor\nP19\tplace of birth \n")
     assert relation_names(str(f)) == NAMES
     f.write_text("P50\tauthor\nP19 place of birth\n")
-    with pytest.raises(DataFormatError, match=r"rel.tsv:2: expected relation<TAB>name"):
+    with pytest.raises(KGFormatError, match=r"rel.tsv:2: expected id<TAB>label: 'P19 place of birth'"):
         relation_names(str(f))
     assert relation_display("^P50", NAMES) == "author (reverse)" and relation_phrase("P19", NAMES) == "place of birth"
     assert relation_words("^P19", NAMES) == "place of birth" and relation_words("^P50") == "p50"

@@ -127,20 +127,20 @@ def load_qa_file(
     options = (require_topic, require_answers, topic_from_brackets)
     examples: list[QAExample] = []
     first_line: dict[str, str] = {}
-    for source, record in _records(path, fmt):
+    for source, where, record in _records(path, fmt):
         if limit is not None and len(examples) >= limit:
             break
         ex = _example(record, source, f"{path.stem}-{len(examples)}", *options)
         if ex.qid in first_line:
             raise DataFormatError(source, f"qid already used on {first_line[ex.qid]} (qids must be unique)", ex.qid)
-        where = source.rsplit(":", 1)[-1]
-        first_line[ex.qid] = where if where.startswith("item") else f"line {where}"
+        first_line[ex.qid] = where
         examples.append(ex)
     return examples
 
 
-def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict]]:
-    """(source "file:line", record) of each question, read lazily where the format allows."""
+def _records(path: Path, fmt: str) -> Iterator[tuple[str, str, dict]]:
+    """(source "file:N", where "line N" | "item N", record) of each question, read lazily where
+    the format allows."""
     if fmt == "json":
         text = _decode(path.read_bytes(), path, 1)
         try:
@@ -154,7 +154,7 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict]]:
         for i, record in enumerate(items):
             if not isinstance(record, dict):
                 raise DataFormatError(f"{path}:item {i + 1}", "expected a JSON object", record)
-            yield f"{path}:item {i + 1}", record
+            yield f"{path}:item {i + 1}", f"item {i + 1}", record
         return
     with path.open("rb") as f:
         lines = ((n, _decode(raw, path, n).rstrip("\r\n")) for n, raw in enumerate(f, 1))
@@ -175,7 +175,7 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[str, dict]]:
                 if len(cells) != len(columns):
                     raise DataFormatError(source, f"expected {len(columns)} {'tab' if fmt == 'tsv' else 'comma'}-separated cells, got {len(cells)}", line)
                 record = dict(zip(columns, cells))
-            yield source, record
+            yield source, f"line {lineno}", record
 
 
 def _cells(line: str, fmt: str) -> list[str]:

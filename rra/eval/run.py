@@ -36,11 +36,18 @@ def build(cfg: DictConfig):
 
         llm = BatchingLLM(llm, max_batch=int(cfg.get("llm_max_batch", 32)))  # pool the threads' calls
     log.info("method <%s>, llm %s", cfg.method.get("_target_"), getattr(llm, "name", None))
-    method = instantiate(cfg.method, kg=kg, llm=llm)
+    return kg, llm, build_method(cfg, kg, llm)
+
+
+def build_method(cfg: DictConfig, kg, llm, **shared) -> QAMethod:
+    """`cfg.method` on the given graph and LLM (and any `shared` object its config names, such as a
+    sentence encoder a benchmark shares between methods), refused unless it is a QA method."""
+    node = cfg.method
+    method = instantiate(node, kg=kg, llm=llm, **{k: v for k, v in shared.items() if k in node})
     if not isinstance(method, QAMethod):
         raise TypeError(f"method: {type(method).__name__} is not a QA method (subclass rra.methods.QAMethod: "
                         "`name`, `answer(example) -> Prediction`; `describe` comes with it)")
-    return kg, llm, method
+    return method
 
 
 def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:

@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 from rra.cli import run_command
 from rra.graph.base import GraphError
-from rra.graph.loaders import RDF_SYNTAXES, KGFormatError, load_graph, read_labels, read_triples, write_ntriples
+from rra.graph.loaders import FORMATS, KGFormatError, load_graph, read_labels, read_triples, write_ntriples
 from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
 
 
@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rra-kg", description="Inspect, convert and load knowledge graph files.")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("kb", help="KG file: head|relation|tail (.txt), TSV (.tsv) or N-Triples (.nt)")
-    common.add_argument("--format", choices=["pipe", "tsv", "nt", *RDF_SYNTAXES], help="override the format guessed from the extension")
+    common.add_argument("--format", choices=FORMATS, help="override the format guessed from the extension")
     common.add_argument("--labels", help="label file: id<TAB>label lines, or .nt with label triples")
     common.add_argument("--on-error", choices=["raise", "skip"], default="raise",
                         help="malformed lines: stop with an error (default) or skip and count them")

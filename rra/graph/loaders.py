@@ -22,6 +22,7 @@ Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
 # RDF syntaxes other than N-Triples: parsed by pyoxigraph, then read like N-Triples (the triples
 # of every named graph; labels from the label predicate, as in .nt files).
 RDF_SYNTAXES = {"turtle": "TURTLE", "nquads": "N_QUADS", "trig": "TRIG", "rdfxml": "RDF_XML"}
+FORMATS = ("pipe", "tsv", "nt", *RDF_SYNTAXES)
 OnError = Literal["raise", "skip"]
 
 # Extension -> format. MetaQA's kb.txt is `head|relation|tail`, hence .txt -> pipe.
@@ -76,9 +77,9 @@ class LoadReport:
 
 
 def detect_format(path: str | Path, format: str | None = None) -> Format:
-    names = "pipe (head|relation|tail), tsv, nt, " + ", ".join(RDF_SYNTAXES)
+    names = "pipe (head|relation|tail), " + ", ".join(FORMATS[1:])
     if format is not None:
-        if format not in ("pipe", "tsv", "nt", *RDF_SYNTAXES):
+        if format not in FORMATS:
             raise ValueError(f"unknown KG format {format!r}; expected one of {names}")
         return format  # type: ignore[return-value]
     suffix = Path(path).suffix.lower()
@@ -180,12 +181,10 @@ def read_triples(
 
     bad = _on_bad_line(path, on_error, report)
     with paused_gc():
-        lines = _read_lines(path, bad) if fmt not in RDF_SYNTAXES else []
+        # other RDF syntaxes come back as N-Triples statements, numbered instead of lines
+        lines = _rdf_statements(path, fmt) if fmt in RDF_SYNTAXES else _read_lines(path, bad)
         report.lines = len(lines)
-        if fmt in RDF_SYNTAXES:  # statement numbers stand in for line numbers in what it reports
-            lines = _rdf_statements(path, fmt)
-            report.lines = len(lines)
-        if fmt == "nt" or fmt in RDF_SYNTAXES:
+        if fmt not in ("pipe", "tsv"):
             _parse_ntriples_lines(lines, mapping, triples, labels, bad)
         else:
             sep = "|" if fmt == "pipe" else "\t"
