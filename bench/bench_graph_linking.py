@@ -5,7 +5,7 @@ and answers as NetworkX does.
     python bench/bench_graph_linking.py --ckpt checkpoints/metaqa/best.ckpt [--limit 300] [--batch-size 32]
 
 Linking reads a label lookup per n-gram of the question; the pipeline makes them ahead in batches
-(rra.pipeline.LookAhead) and scores the lexical candidates' paths in rounds, so a SPARQL store sees
+(rra.entity_linking.LookAhead) and scores the lexical candidates' paths in rounds, so a SPARQL store sees
 a few queries per batch. MetaQA 2-hop test, first `--limit` questions with their brackets removed;
 the retriever was trained on the MetaQA **dev** split (the official train split is not available
 here). Graph scorer, template rewriter, no LLM. Writes bench/results/bench_graph_linking.json.

@@ -51,10 +51,10 @@ def lexical_figures(kg, examples) -> dict:
 def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> dict:
     """The pipeline's own choice (use_gold_topic=false): topic linked first = gold, and Hits@1."""
     from rra.answer import GraphScorer
-    from rra.data.records import QAExample
     from rra.eval.metrics import compute_metrics
     from rra.eval.run import answer_all
     from rra.pipeline import RRAPipeline
+    from rra.records import QAExample
     from rra.retrieve import PathRetrieval
     from rra.rewrite import TripleRewriter
 

@@ -27,7 +27,7 @@ def data_semantics(name: str):
 
     from omegaconf import OmegaConf
 
-    from rra.data.records import AnswerSemantics
+    from rra.records import AnswerSemantics
 
     conf = Path(__file__).resolve().parents[1] / "conf" / "data" / f"{name}.yaml"
     return AnswerSemantics.of(OmegaConf.load(conf).get("semantics"))

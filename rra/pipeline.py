@@ -20,15 +20,13 @@ import time
 from typing import Protocol, Sequence
 
 from rra.answer import Answer, Answerer, fallback
-from rra.data.records import QAExample
-from rra.entity_linking import (Candidate, LinkResult, distinct_entities, link_entities,
-                                relation_vocabulary)
-from rra.graph.base import (INVERSE_PREFIX, GraphError, KnowledgeGraph, Triple, UnknownEntityError, base_relation,
-                            is_inverse)
-from rra.methods import Prediction, QAMethod, failure_status
+from rra.entity_linking import LinkResult, TopicLinker
+from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
+from rra.methods import QAMethod, failure_status
+from rra.records import Prediction, QAExample, Triple
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
-from rra.text import BRACKETED, relation_names
+from rra.text import relation_names
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +42,7 @@ class RRAPipeline(QAMethod):
                                 f"batch method that subclassing {protocol.__module__}.{protocol.__name__} gives)")
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
         self.llm, self.name = llm, name
-        self.use_gold_topic, self.max_ngram, self.link_candidates = use_gold_topic, max_ngram, link_candidates
-        self._rel_words: frozenset[str] | None = None
+        self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates)
         self.retriever_ckpt = retriever_ckpt
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
 
@@ -60,8 +57,7 @@ class RRAPipeline(QAMethod):
         """The whole batch through each step at once (`concurrency` is not needed: the batch is the
         unit of parallel work)."""
         start = time.perf_counter()
-        given_labels = self._given_labels(examples)
-        links = self._link_all(examples, given_labels)
+        links = self.linker.link_batch(examples)
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == "ok"]
@@ -69,7 +65,7 @@ class RRAPipeline(QAMethod):
         model_error = ""
         if todo:
             try:
-                candidates = self._predict(examples, links, todo)
+                candidates = self.linker.choose(examples, links, todo, self._predict, self.retrieval.semantics)
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
         # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
@@ -98,110 +94,9 @@ class RRAPipeline(QAMethod):
             pred.latency_s = round(pred.latency_s, 6)
         return preds
 
-    def _given_labels(self, examples: Sequence[QAExample]) -> dict[str, str] | None:
-        """Labels of every given topic of the batch in one call (only the KG's entities come
-        back); None when topics are linked from the text or the call failed (then per question)."""
-        if not self.use_gold_topic:
-            return None
-        try:
-            return self.kg.labels(sorted({e for ex in examples for e in ex.topic_entities}))
-        except GraphError:
-            return None
-
-    def _link_all(self, examples: Sequence[QAExample], given_labels: dict[str, str] | None) -> list[LinkResult]:
-        """Link every question of the batch. Questions linked from their text ask the graph for
-        every n-gram (id, exact and case-insensitive label): a first pass only records those
-        lookups, they are answered in batches (a few queries on a SPARQL store instead of ~200
-        per question), and the second pass links from the answers, with the same result."""
-        if self.use_gold_topic and given_labels is not None and all(
-                any(e in given_labels for e in ex.topic_entities) for ex in examples):
-            return [self._link(ex, given_labels) for ex in examples]  # every question has a KG id
-        ahead = LookAhead(self.kg)
-        try:
-            for ex in examples:
-                self._link(ex, given_labels, ahead)
-            ahead.resolve()
-        except GraphError:  # then question by question (each failure costs its own question)
-            ahead = None
-        return [self._link(ex, given_labels, ahead or self.kg) for ex in examples]
-
-    def _link(self, ex: QAExample, given_labels: dict[str, str] | None = None, kg=None) -> LinkResult:
-        """The question's topic entity; a graph failure costs this question, not the batch."""
-        try:
-            return link_entities(kg or self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
-                                 self.max_ngram, rel_words=self._relation_words(), given_labels=given_labels)
-        except GraphError as err:
-            return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
-
-    def _relation_words(self) -> frozenset[str]:
-        """The KG's relation words, for linking questions from their text (read once)."""
-        if self._rel_words is None:
-            self._rel_words = relation_vocabulary(self.kg)
-        return self._rel_words
-
-    def _predict(self, examples: Sequence[QAExample], links: list[LinkResult], todo: list[int]) -> dict[int, list]:
-        """Candidate paths per question, for its linked topic. A question linked lexically to several
-        candidate topics asks the retriever once per candidate (the first `link_candidates`
-        entities) and keeps the one whose best predicted path has an answer instance from it, by
-        path score halved per step down the lexical ranking; `links[i]` is reordered to match."""
-        queries: list[tuple[int, Candidate | None]] = []
-        for i in todo:
-            options = distinct_entities(links[i].candidates)[: self.link_candidates]
-            queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
-        texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
-        found: dict[int, list] = {}
-        topics = [c.entity if c else (links[i].entities[0] if links[i].entities else None) for i, c in queries]
-        for (i, c), paths in zip(queries, self.retrieval.predict(texts, kg=self.kg, topics=topics)):
-            found.setdefault(i, []).append((c, paths))
-        many = [(c.entity, paths) for options in found.values() if len(options) > 1 for c, paths in options]
-        scores = iter(self._instantiated_scores(many))
-        out = {}
-        for i, options in found.items():
-            if len(options) > 1:
-                score = [0.5 ** k * next(scores) for k in range(len(options))]
-                k = max(range(len(options)), key=lambda j: (score[j], -j))
-                links[i] = links[i].choose(options[k][0]) if k else links[i]
-            else:
-                k = 0
-            out[i] = options[k][1]
-        return out
-
-    def _instantiated_scores(self, options: list[tuple[str, list]]) -> list[float]:
-        """`_instantiated_score` of many (entity, paths) at once, in rounds: each option's next best
-        path, all of a round in one `follow_paths_batch` call (one query on a SPARQL store); an
-        option stops at its first path with an answer instance. On a graph failure, one by one."""
-        order = [sorted(paths, key=lambda p: -float(p.score)) for _, paths in options]
-        score: list[float | None] = [None] * len(options)
-        step = [0] * len(options)
-        while True:
-            active = [k for k in range(len(options)) if score[k] is None and step[k] < len(order[k])]
-            if not active:
-                break
-            starts: dict[tuple[str, ...], list[str]] = {}
-            for k in active:
-                starts.setdefault(tuple(order[k][step[k]].path), []).append(options[k][0])
-            try:
-                got = dict(zip(starts, self.kg.follow_paths_batch([(e, list(p)) for p, e in starts.items()], 100)))
-            except GraphError:  # each option alone, as before
-                return [self._instantiated_score(e, paths) for e, paths in options]
-            for k in active:
-                entity, p = options[k][0], order[k][step[k]]
-                walks = got[tuple(p.path)].get(entity, [])
-                if any(self.retrieval.semantics.keeps(w.entities, entity) for w in walks):
-                    score[k] = float(p.score)
-                step[k] += 1
-        return [s if s is not None else 0.0 for s in score]
-
-    def _instantiated_score(self, entity: str, paths: list) -> float:
-        """The score of the best predicted path with an answer instance from `entity` (0 if none)."""
-        for p in sorted(paths, key=lambda p: -float(p.score)):
-            try:
-                walks = self.kg.follow_path(entity, list(p.path), limit=100)
-            except (GraphError, UnknownEntityError):  # a graph failure here only costs the linking choice
-                return 0.0
-            if any(self.retrieval.semantics.keeps(w.entities, entity) for w in walks):
-                return float(p.score)
-        return 0.0
+    def _predict(self, texts: list[str], topics: list[str | None]) -> list[list]:
+        """The retriever's candidate paths for each (question text, topic)."""
+        return self.retrieval.predict(texts, kg=self.kg, topics=topics)
 
     # --- one question ----------------------------------------------------------------------------
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str,
@@ -315,61 +210,6 @@ class RRAPipeline(QAMethod):
         context.trace.count_into(pred)
 
 
-class LookAhead:
-    """The graph, with `has_entity` and `find_entities` answered from lookups made in batches.
-    Recording (before `resolve`), an unknown lookup is noted and answered False / []; after it,
-    lookups are answered from the batch results, and anything not asked ahead goes to the graph."""
-
-    def __init__(self, kg: KnowledgeGraph):
-        self.kg, self.recording = kg, True
-        self._exists: dict[str, bool] = {}
-        self._found: dict[tuple, list[str]] = {}
-        self._ask_exists: set[str] = set()
-        self._ask_found: dict[tuple[str, int], set[str]] = {}
-
-    def has_entity(self, entity: str) -> bool:
-        if entity in self._exists:
-            return self._exists[entity]
-        if self.recording:
-            self._ask_exists.add(entity)
-            return False
-        return self.kg.has_entity(entity)
-
-    def find_entities(self, text: str, mode: str = "exact", limit: int = 10) -> list[str]:
-        key = (text, mode, limit)
-        if key in self._found:
-            return list(self._found[key])
-        if self.recording:
-            self._ask_found.setdefault((mode, limit), set()).add(text)
-            return []
-        return self.kg.find_entities(text, mode, limit)
-
-    def resolve(self) -> None:
-        """Answer what was recorded: one `labels` call for the ids (only entities come back) and
-        one batched lookup per match mode."""
-        if self._ask_exists:
-            asked = sorted(self._ask_exists)
-            known = self.kg.labels(asked)
-            self._exists.update({e: e in known for e in asked})
-        for (mode, limit), texts in self._ask_found.items():
-            for text, hits in self.kg.find_entities_batch(sorted(texts), mode, limit).items():
-                self._found[(text, mode, limit)] = hits
-        self._ask_exists, self._ask_found, self.recording = set(), {}, False
-
-    def __getattr__(self, name):
-        return getattr(self.kg, name)
-
-
-def marked(question: str, link: LinkResult, mention: str | None = None) -> str:
-    """The question with its topic mention (default: the link's first) in `[...]` (unchanged if
-    already marked or not found)."""
-    if BRACKETED.search(question) or not (mention or link.mentions):
-        return question
-    m = mention or link.mentions[0]
-    i = question.casefold().find(m.casefold())
-    return question if i < 0 else f"{question[:i]}[{question[i:i + len(m)]}]{question[i + len(m):]}"
-
-
 def build(cfg, **available):
     """Instantiate a Hydra config node, passing only the objects (kg, llm, ...) its target's
     signature names: a template rewriter gets no LLM, an LLM answerer gets one."""
@@ -401,7 +241,7 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
     relations it never saw are a warning (an error with `strict_relations`).
     `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths;
     `relation_labels` its names for relation ids (data.relation_labels), what rewriters read."""
-    from rra.data.records import AnswerSemantics
+    from rra.records import AnswerSemantics
 
     retrieval = build(retriever, kg=kg, llm=llm)
     retrieval.semantics = AnswerSemantics.of(semantics)

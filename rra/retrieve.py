@@ -14,9 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from rra.data.records import AnswerSemantics
-from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, Triple, UnknownEntityError
-from rra.methods import Trace
+from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, UnknownEntityError
+from rra.records import AnswerSemantics, Trace, Triple
 
 
 class PathPredictor(Protocol):

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
-from rra.graph.base import Triple, base_relation, is_inverse
+from rra.records import Triple
 from rra.retrieve import QuestionContext
-from rra.text import relation_words
+from rra.text import DEFAULT_TEMPLATES, forward, linearise, relation_words, template_sentence, template_text
 
 
 @runtime_checkable
@@ -36,47 +36,12 @@ class Rewriter(Protocol):
         return [self.rewrite(c.question, c.triples) for c in contexts]
 
 
-def forward(t: Triple) -> Triple:
-    """A triple written with an inverse relation (tail, ^r, head) -> the KG's (head, r, tail)."""
-    return Triple(t.tail, base_relation(t.relation), t.head) if is_inverse(t.relation) else t
-
-
 class TripleRewriter(Rewriter):
     name = "triple"
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
         return "\n".join(f"({t.head}, {relation_words(t.relation)}, {t.tail})"
                          for t in map(forward, triples))
-
-
-# Phrases for the relations of the two KGs we ship configs for (MetaQA/WikiMovies and the built-in
-# sample KG). Others use the generic "{head} {relation words} {tail}." or a table given in config.
-DEFAULT_TEMPLATES: dict[str, str] = {
-    "directed_by": "{head} was directed by {tail}",
-    "written_by": "{head} was written by {tail}",
-    "starred_actors": "{head} stars {tail}",
-    "release_year": "{head} was released in {tail}",
-    "in_language": "{head} is in {tail}",
-    "has_genre": "{head} has the genre {tail}",
-    "has_tags": "{head} is about {tail}",
-    "has_imdb_rating": "{head} has an IMDb rating of {tail}",
-    "has_imdb_votes": "{head} has {tail} IMDb votes",
-    "born_in": "{head} was born in {tail}",
-    "located_in": "{head} is located in {tail}",
-    "published_by": "{head} was published by {tail}",
-    "published_in": "{head} was published in {tail}",
-    "written_in": "{head} was written in {tail}",
-    "set_in": "{head} is set in {tail}",
-    "won_award": "{head} won the {tail}",
-    "sequel_of": "{head} is a sequel of {tail}",
-    "based_in": "{head} is based in {tail}",
-}
-
-
-def join_names(names: Sequence[str]) -> str:
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class TemplateRewriter(Rewriter):
@@ -94,16 +59,10 @@ class TemplateRewriter(Rewriter):
                 raise ValueError(f"template for relation {rel!r} must contain {{head}} and {{tail}}: {tpl!r}")
 
     def sentence(self, head: str, relation: str, tails: Sequence[str]) -> str:
-        tpl = self.templates.get(base_relation(relation)) or "{head} " + relation_words(relation) + " {tail}"
-        return tpl.format(head=head, tail=join_names(list(tails))) + "."
+        return template_sentence(self.templates, head, relation, tails)
 
     def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
-        groups: dict[tuple[str, str], list[str]] = {}
-        for t in map(forward, triples):
-            tails = groups.setdefault((t.head, t.relation), [])
-            if t.tail not in tails:
-                tails.append(t.tail)
-        return " ".join(self.sentence(h, r, tails) for (h, r), tails in groups.items())
+        return template_text(triples, self.templates)
 
 
 LLM_REWRITE_PROMPT = (
@@ -202,8 +161,6 @@ class TrainedRewriter(Rewriter):
     def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
         """Texts for many questions at once: every chunk of every context in one batched generate
         call (the pipeline rewrites a whole batch of questions this way)."""
-        from rra.data.webnlg import linearise  # the format the model was trained on
-
         owner, sources = [], []
         for k, ctx in enumerate(contexts):
             for chunk in self.chunks(ctx.triples):

@@ -1,31 +1,66 @@
-"""The package has no import cycles between its modules (module-level imports; a function-level
-import is a deliberate lazy load). A cycle makes import order matter and parts hard to move."""
+"""The package's imports run one way, down the floors, with no circle: every import counts, the
+ones inside functions (a lazy load of torch-heavy code) as much as those at the top of a module.
+
+    entry points -> eval / serve -> methods (pipeline, baselines) -> steps (linking, retrieve,
+    rewrite, answer) -> models / llm / data -> text, embed -> graph -> records (+ resources, cli)
+
+A module may import from its own floor or any floor below it; a circle inside a floor is still
+an error. A new module lands on its package's floor (FLOORS below) or fails `test_every_module_has_a_floor`.
+"""
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Floor of each module, by its dotted name or its package's (the longest prefix wins).
+FLOORS = {
+    "rra": 0, "rra.records": 0, "rra.resources": 0, "rra.cli": 0,
+    "rra.graph": 1,
+    "rra.text": 2, "rra.embed": 2,
+    "rra.data": 3, "rra.llm": 3, "rra.models": 3,
+    "rra.entity_linking": 4, "rra.retrieve": 4, "rra.rewrite": 4, "rra.answer": 4,
+    "rra.methods": 5, "rra.pipeline": 5, "rra.baselines": 5,
+    "rra.eval": 6, "rra.serve": 6, "rra.config": 6,
+}
 
-def module_graph() -> dict[str, set[str]]:
+
+def modules() -> dict[str, Path]:
     mods = {}
     for p in (ROOT / "rra").rglob("*.py"):
         name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
         mods[name.removesuffix(".__init__")] = p
+    return mods
+
+
+def module_graph(mods: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """Module -> the package modules it imports, anywhere in its file (functions included)."""
+    mods = mods or modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, p in mods.items():
-        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                # `from rra.data import webnlg` imports the module rra.data.webnlg; `from
+                # rra.records import Triple` imports rra.records only
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in mods] or [node.module]
             else:
                 continue
             graph[m] |= {t for t in targets if t in mods and t != m}
     return graph
 
 
+def floor(module: str) -> int | None:
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        if ".".join(parts[:k]) in FLOORS:
+            return FLOORS[".".join(parts[:k])]
+    return None
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative enough here)."""
+    """Strongly connected components with more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -53,11 +88,42 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} (floor {floor(m)}) -> {t} (floor {floor(t)})"
+                  for m, targets in graph.items() for t in targets if floor(t) > floor(m))
+
+
+def test_every_module_has_a_floor():
+    assert [m for m in modules() if floor(m) is None] == []
+
+
 def test_no_import_cycles():
     graph = module_graph()
     assert len(graph) > 40  # the scan found the package
     assert cycles(graph) == []
 
 
+def test_no_import_runs_up_a_floor():
+    assert upward(module_graph()) == []
+
+
+def test_the_records_import_nothing_of_the_package():
+    assert module_graph()["rra.records"] == set()
+
+
 def test_the_scan_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_scan_sees_imports_inside_functions_and_up_a_floor(tmp_path):
+    pkg = tmp_path / "rra"
+    (pkg / "graph").mkdir(parents=True)
+    (pkg / "records.py").write_text("")
+    (pkg / "graph" / "base.py").write_text("def f():\n    from rra.pipeline import RRAPipeline\n")
+    (pkg / "pipeline.py").write_text("from rra.graph import base\n")
+    mods = {"rra.records": pkg / "records.py", "rra.graph.base": pkg / "graph" / "base.py",
+            "rra.pipeline": pkg / "pipeline.py"}
+    graph = module_graph(mods)
+    assert graph == {"rra.records": set(), "rra.graph.base": {"rra.pipeline"}, "rra.pipeline": {"rra.graph.base"}}
+    assert cycles(graph) == [["rra.graph.base", "rra.pipeline"]]
+    assert upward(graph) == ["rra.graph.base (floor 1) -> rra.pipeline (floor 5)"]

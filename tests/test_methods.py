@@ -1,9 +1,9 @@
 """The QAMethod protocol's default batch method: what the evaluation loop calls for every method."""
 import pytest
 
-from rra.data.records import QAExample
 from rra.graph.base import GraphError
-from rra.methods import Prediction, QAMethod
+from rra.methods import QAMethod
+from rra.records import Prediction, QAExample
 
 
 class Counting(QAMethod):

@@ -2,9 +2,9 @@
 LLMs and encoders instead of `P50`, from one config key."""
 import pytest
 
-from rra.data.records import QAExample
 from rra.graph import KGFormatError, NetworkXGraph, Triple
 from rra.llm import ScriptedLLM
+from rra.records import QAExample
 from rra.text import relation_display, relation_names, relation_phrase, relation_words
 
 NAMES = {"P50": "author", "P19": "place of birth"}

@@ -8,9 +8,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from rra.data.records import QAExample
-from rra.graph.base import KnowledgeGraph, Triple, base_relation
-from rra.methods import Prediction, QAMethod, Trace, failure_status
+from rra.graph.base import KnowledgeGraph, base_relation
+from rra.methods import QAMethod, failure_status
+from rra.records import Prediction, QAExample, Trace, Triple
 from rra.text import mentioned_entities, normalize, relation_display, relation_names
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's

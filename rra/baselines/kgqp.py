@@ -15,14 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rra.baselines.common import (
-    BaselineSettings, excluded, knowledge_text, read_answers, set_answers, triple_text,
-)
+from rra.baselines.common import (BaselineSettings, excluded, knowledge_text, read_answers, set_answers,
+                                  triple_text)
 from rra.baselines.replies import parse_answers
-from rra.data.records import QAExample
 from rra.entity_linking import link_entities
-from rra.graph.base import KnowledgeGraph, Triple, sample
-from rra.methods import Prediction, Trace
+from rra.graph.base import KnowledgeGraph, sample
+from rra.records import Prediction, QAExample, Trace, Triple
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 IDENTIFY_PROMPT = """List the named entities (people, movies, places, years, ...) mentioned in the question. Reply with the names only, separated by " | ".

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from rra.baselines.common import read_answers, set_answers, start_prediction
-from rra.data.records import QAExample
-from rra.methods import Prediction, QAMethod, Trace
+from rra.methods import QAMethod
+from rra.records import Prediction, QAExample, Trace
 from rra.text import OWN_KNOWLEDGE_PROMPT, strip_brackets
 
 

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rra.baselines.common import (
-    WalkSettings, excluded, knowledge_text, missing_status, set_answers, read_answers, seed_for, topic_entities,
-)
+from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missing_status, read_answers,
+                                  seed_for, set_answers, topic_entities)
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
-from rra.data.records import QAExample
-from rra.graph.base import Triple, inverse, sample, step_triple
-from rra.methods import Prediction, Trace
-from rra.text import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase, strip_brackets
+from rra.graph.base import inverse, sample, step_triple
+from rra.records import Prediction, QAExample, Trace, Triple
+from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
+                      strip_brackets)
 
 RELATION_PROMPT = """Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate their contribution on a scale from 0 to 1 (the sum of the scores of {width} relations is 1).
 Example:

@@ -24,13 +24,10 @@ from pathlib import Path
 
 import torch
 
-from rra.baselines.common import (
-    BaselineSettings, excluded, read_answers, run_method, set_answers,
-)
+from rra.baselines.common import BaselineSettings, excluded, read_answers, run_method, set_answers
 from rra.baselines.kgqp import rank_facts
-from rra.data.records import QAExample
-from rra.graph.base import Triple, sample
-from rra.methods import Prediction, Trace
+from rra.graph.base import sample
+from rra.records import Prediction, QAExample, Trace, Triple
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 log = logging.getLogger(__name__)

@@ -2,8 +2,8 @@
 labels, the built-in sample KG and the template question generator."""
 from rra.data.metaqa import load_metaqa, load_metaqa_graph, metaqa_kb_path, qtype_to_path
 from rra.data.qa_files import load_qa_file, save_qa_file
-from rra.data.records import DataFormatError, QAExample
 from rra.data.supervision import SupervisionConfig, SupervisionReport, label_examples, path_candidates
+from rra.records import DataFormatError, QAExample
 
 __all__ = [
     "DataFormatError",

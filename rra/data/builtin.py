@@ -13,7 +13,7 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from rra.data.records import QAExample
+from rra.records import QAExample
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 SPLIT_SIZES = {"train": 1500, "dev": 200, "test": 200}

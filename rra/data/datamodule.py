@@ -10,7 +10,7 @@ Supervision (`train_paths`), for training and validation examples:
   KG-derived paths is reported.
 - "kg": every label from the KG (the dataset's own path stays in `extra["gold_path"]`).
 - "given": only the questions' own paths; the KG labels just the questions without one.
-Test examples keep their given (gold) paths. The dataset's `semantics` (rra.data.records.AnswerSemantics)
+Test examples keep their given (gold) paths. The dataset's `semantics` (rra.records.AnswerSemantics)
 decide what a path's answers are, in supervision as in retrieval.
 
 Coverage is reported per split and dataset hop set (`summary["coverage"]`): how many questions got a
@@ -37,8 +37,8 @@ from typing import Any, Callable, Sequence
 import lightning as L
 from torch.utils.data import DataLoader
 
-from rra.data.records import AnswerSemantics, QAExample
 from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
+from rra.records import AnswerSemantics, QAExample
 from rra.text import mask_topic
 
 log = logging.getLogger(__name__)

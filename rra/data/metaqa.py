@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from rra.data.records import DataFormatError, QAExample
+from rra.records import DataFormatError, QAExample
 
 # movie -> <attribute> relation of the MetaQA KB, by the type name used in the qtype files.
 MOVIE_RELATION = {

@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from rra.data.records import DataFormatError, QAExample
+from rra.records import DataFormatError, QAExample
 
 REQUIRED = ("question", "topic_entities", "answers")
 OPTIONAL = ("relation_path", "qid", "hops")

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from rra.data.records import AnswerSemantics, DataFormatError, QAExample
 from rra.data.supervision import Adjacency, build_adjacency
 from rra.graph.base import base_relation, is_inverse
+from rra.records import AnswerSemantics, DataFormatError, QAExample
 from rra.text import relation_words
 
 

@@ -7,7 +7,7 @@ A question that states its hop count (`QAExample.hops`) only gets paths of exact
 on KGs with inverse shortcuts a shorter path often reaches the same answers, and the question set
 knows better.
 
-What a path's end set is follows the dataset's `AnswerSemantics` (rra.data.records). The general
+What a path's end set is follows the dataset's `AnswerSemantics` (rra.records). The general
 rule: every entity a walk ends at, the topic included ("the spouse of X's spouse" is X). MetaQA's
 rule (`topic_can_be_answer=False, revisit_topic=False`): the topic is removed from every entity set
 after the start, so "films by the director of [X]" are the *other* films.
@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from rra.data.records import AnswerSemantics, QAExample
 from rra.graph.base import KnowledgeGraph, inverse
+from rra.records import AnswerSemantics, QAExample
 
 # Bump when the labelling semantics change, so old cache files stop matching.
 SUPERVISION_VERSION = 2

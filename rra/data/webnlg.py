@@ -12,14 +12,16 @@ Layout of ../shared/data/webnlg (unchanged challenge release):
 from __future__ import annotations
 
 import random
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import lightning as L
 from torch.utils.data import DataLoader
+
+from rra.records import Triple
+from rra.text import linearise, template_text
 
 SPLITS = ("train", "dev", "test")
 TEST_FILE = "test/testdata_with_lex.xml"
@@ -113,59 +115,12 @@ def fixed_sample(entries: list[WebNLGEntry], n: int | None, seed: int = 0) -> li
     return [entries[i] for i in idx]
 
 
-# --------------------------------------------------------------------------- linearisation
-
-
-def clean_entity(value: str) -> str:
-    """`Abilene,_Texas` -> `Abilene, Texas`; `"18L/36R"` -> `18L/36R`; `"x"@en` -> `x`."""
-    value = re.sub(r'^"(.*)"(@\w+|\^\^.*)?$', r"\1", value.strip())
-    return value.replace("_", " ").strip()
-
-
-def clean_relation(relation: str) -> str:
-    """`cityServed` -> `city served`; `directed_by` -> `directed by`; `^r` stays marked inverse."""
-    inverse = relation.startswith("^")
-    relation = relation.lstrip("^").replace("_", " ")
-    relation = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", relation).lower().strip()
-    return f"inverse of {relation}" if inverse else relation
-
-
-def linearise(triples: Iterable[Sequence[str]]) -> str:
-    """What the model reads: `<S> subj <P> pred <O> obj <S> ...` in the given order."""
-    return " ".join(
-        f"<S> {clean_entity(s)} <P> {clean_relation(p)} <O> {clean_entity(o)}" for s, p, o in triples
-    )
-
-
 # --------------------------------------------------------------------------- silver pairs
 
 
-def _fallback_verbalise(triples: Sequence[Sequence[str]]) -> str:
-    # Used only when the pipeline's template verbaliser (rra.rewrite) is not available.
-    return " ".join(f"The {clean_relation(r)} of {s} is {o}." for s, r, o in triples)
-
-
-def default_verbaliser() -> Callable[[Sequence[Sequence[str]]], str]:
-    """The pipeline's template verbaliser when rra.rewrite provides one, else a plain fallback."""
-    try:
-        from rra.rewrite import TemplateRewriter  # P's module; optional at import time
-    except Exception:
-        return _fallback_verbalise
-    try:
-        template = TemplateRewriter()
-    except Exception:
-        return _fallback_verbalise
-
-    def verbalise(triples: Sequence[Sequence[str]]) -> str:
-        return template.rewrite("", [_as_triple(t) for t in triples])
-
-    return verbalise
-
-
-def _as_triple(t):
-    from rra.graph.base import Triple
-
-    return t if isinstance(t, Triple) else Triple(*t)
+def template_verbaliser(triples: Sequence[Sequence[str]]) -> str:
+    """The pipeline's template text (`rra.text.template_text`) for (s, r, o) tuples or Triples."""
+    return template_text([t if isinstance(t, Triple) else Triple(*t) for t in triples])
 
 
 def kg_silver_pairs(
@@ -185,7 +140,7 @@ def kg_silver_pairs(
         entities = sorted({t.head for t in kg.all_triples()})
     if not entities:
         raise ValueError("kg_silver_pairs: the knowledge graph has no entities")
-    verbalise = verbalise or default_verbaliser()
+    verbalise = verbalise or template_verbaliser
     pairs: list[WebNLGEntry] = []
     tries = 0
     while len(pairs) < n and tries < 20 * n:

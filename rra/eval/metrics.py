@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from rra.methods import Prediction
+from rra.records import Prediction
 from rra.text import normalize_answer
 
 

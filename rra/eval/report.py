@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from rra.methods import Prediction
+from rra.records import Prediction
 
 PREDICTIONS = "predictions.jsonl"
 METRICS = "metrics.json"

@@ -18,10 +18,10 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from rra.config import build_graph, graph_description
-from rra.data.records import QAExample
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction, QAMethod
+from rra.methods import QAMethod
+from rra.records import Prediction, QAExample
 
 log = logging.getLogger("infer")
 

@@ -10,34 +10,15 @@ Files: `head|relation|tail` (.txt), TSV (.tsv), N-Triples (.nt); `write_ntriples
 (entity/relation base IRI + percent-encoded id; labels on rdfs:label by default).
 Hydra: conf/graph/{networkx,oxigraph,sparql}.yaml.
 """
-from rra.graph.base import (
-    INVERSE_PREFIX,
-    GraphStats,
-    KnowledgeGraph,
-    PathInstance,
-    Triple,
-    UnknownEntityError,
-    base_relation,
-    inverse,
-    is_inverse,
-    step_triple,
-    walk_path,
-)
-from rra.graph.loaders import (
-    EmptyKGError,
-    KGFormatError,
-    LoadReport,
-    detect_format,
-    load_graph,
-    ntriples_text,
-    read_labels,
-    read_triples,
-    write_ntriples,
-)
+from rra.graph.base import (INVERSE_PREFIX, GraphStats, KnowledgeGraph, PathInstance, UnknownEntityError,
+                            base_relation, inverse, is_inverse, step_triple, walk_path)
+from rra.graph.loaders import (EmptyKGError, KGFormatError, LoadReport, detect_format, load_graph,
+                               ntriples_text, read_labels, read_triples, write_ntriples)
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.oxigraph_graph import OxigraphGraph
-from rra.graph.rdf import RDFS_LABEL, RdfMapping, iri_ref, literal
+from rra.graph.rdf import RDFS_LABEL, RdfMapping, iri_ref, literal, ntriples_text, write_ntriples
 from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph
+from rra.records import Triple
 
 __all__ = [
     "INVERSE_PREFIX",

@@ -7,16 +7,15 @@ a large dump does not cost the whole load.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterable, Literal
+from typing import Literal
 
-from rra.graph.base import INVERSE_PREFIX, Triple
-from rra.graph.rdf import RdfMapping, iri_ref, label_rank, literal, unescape_literal
+from rra.graph.base import INVERSE_PREFIX, paused_gc
+from rra.graph.rdf import RdfMapping, label_rank, ntriples_text, unescape_literal, write_ntriples  # noqa: F401
+from rra.records import Triple
 
 Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
 # RDF syntaxes other than N-Triples: parsed by pyoxigraph, then read like N-Triples (the triples
@@ -134,21 +133,6 @@ def _rdf_statements(path: str | Path, fmt: str) -> list[str]:
         raise KGFormatError(path, line, f"not valid {fmt} ({e})", value) from None
 
 
-@contextmanager
-def paused_gc():
-    """Pause the cyclic garbage collector while building a big KG. Millions of new, acyclic
-    objects (triples, adjacency dicts) otherwise trigger repeated full collections that make the
-    MetaQA load ~1.8x slower; the previous GC state is restored afterwards."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-# -- reading ----------------------------------------------------------------------------
 def _on_bad_line(path: str | Path, on_error: str, report: LoadReport):
     """What to do with a bad line: raise (naming file, line, value), or count it and go on."""
     if on_error not in ("raise", "skip"):
@@ -305,58 +289,6 @@ def read_labels(
         labels.setdefault(parts[0].strip(), parts[1])
     report.labels = len(labels)
     return labels, report
-
-
-# -- writing ----------------------------------------------------------------------------
-def ntriples_lines(
-    triples: Iterable[Triple],
-    labels: dict[str, str] | None = None,
-    mapping: RdfMapping | None = None,
-    label_all: bool = True,
-    chunk_size: int = 65536,
-) -> Iterable[str]:
-    """N-Triples text in chunks of whole lines. With `label_all` every entity gets a label
-    triple (its label, or its id), which is what lets a SPARQL store find entities by name."""
-    mapping = mapping or RdfMapping()
-    labels = labels or {}
-    ent: dict[str, str] = {}  # id -> <iri>, built once per entity (each occurs in many triples)
-    rel: dict[str, str] = {}
-    triples = list(triples)
-    for start in range(0, len(triples), chunk_size):
-        chunk = triples[start:start + chunk_size]
-        for x in {x for t in chunk for x in (t.head, t.tail)}.difference(ent):
-            ent[x] = iri_ref(mapping.entity_iri(x))
-        for r in {t.relation for t in chunk}.difference(rel):
-            rel[r] = iri_ref(mapping.relation_iri(r))
-        yield "".join([f"{ent[t.head]} {rel[t.relation]} {ent[t.tail]} .\n" for t in chunk])
-    label_pred = iri_ref(mapping.label_predicate)
-    # Labels only for entities that occur in a triple: the other backends ignore the rest too.
-    yield "".join([
-        f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
-        for x, iri in ent.items() if label_all or x in labels
-    ])
-
-
-def write_ntriples(
-    out: str | Path | IO[str],
-    triples: Iterable[Triple],
-    labels: dict[str, str] | None = None,
-    mapping: RdfMapping | None = None,
-    label_all: bool = True,
-) -> int:
-    """Write N-Triples (to a path or an open text file); returns the number of lines."""
-    if isinstance(out, (str, Path)):
-        with open(out, "w", encoding="utf-8", newline="\n") as f:
-            return write_ntriples(f, triples, labels, mapping, label_all)
-    lines = 0
-    for text in ntriples_lines(triples, labels, mapping, label_all):
-        out.write(text)
-        lines += text.count("\n")  # escaped literals and encoded IRIs never hold a raw newline
-    return lines
-
-
-def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True) -> str:
-    return "".join(ntriples_lines(triples, labels, mapping, label_all))
 
 
 # -- one entry point (a Hydra `_target_`) ------------------------------------------------

@@ -6,9 +6,9 @@ from typing import Iterable, Sequence
 
 import networkx as nx
 
-from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, Triple,
-                            UnknownEntityError, base_relation, is_inverse, sample, walk_path)
-from rra.graph.loaders import paused_gc
+from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
+                            UnknownEntityError, base_relation, is_inverse, paused_gc, sample, walk_path)
+from rra.records import Triple
 
 
 class NetworkXGraph(KnowledgeGraph):

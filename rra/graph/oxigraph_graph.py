@@ -10,10 +10,11 @@ from typing import Iterable, Sequence
 
 import pyoxigraph as ox
 
-from rra.graph.base import GraphError, Triple
-from rra.graph.loaders import ntriples_text
-from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris
+from rra.graph.base import GraphError
+from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris,
+                           ntriples_text)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
+from rra.records import Triple
 
 
 def _term(t) -> tuple[str, str] | None:

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
 from urllib.parse import unquote
+
+from rra.records import Triple
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
@@ -212,3 +216,55 @@ def graph_iris(graph_iri) -> list[str]:
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|^`\\]+", g):
             raise ValueError(f"graph_iri {g!r} is not an absolute IRI (e.g. http://example.org/kg)")
     return iris
+
+
+# -- writing ----------------------------------------------------------------------------
+def ntriples_lines(
+    triples: Iterable[Triple],
+    labels: dict[str, str] | None = None,
+    mapping: RdfMapping | None = None,
+    label_all: bool = True,
+    chunk_size: int = 65536,
+) -> Iterable[str]:
+    """N-Triples text in chunks of whole lines. With `label_all` every entity gets a label
+    triple (its label, or its id), which is what lets a SPARQL store find entities by name."""
+    mapping = mapping or RdfMapping()
+    labels = labels or {}
+    ent: dict[str, str] = {}  # id -> <iri>, built once per entity (each occurs in many triples)
+    rel: dict[str, str] = {}
+    triples = list(triples)
+    for start in range(0, len(triples), chunk_size):
+        chunk = triples[start:start + chunk_size]
+        for x in {x for t in chunk for x in (t.head, t.tail)}.difference(ent):
+            ent[x] = iri_ref(mapping.entity_iri(x))
+        for r in {t.relation for t in chunk}.difference(rel):
+            rel[r] = iri_ref(mapping.relation_iri(r))
+        yield "".join([f"{ent[t.head]} {rel[t.relation]} {ent[t.tail]} .\n" for t in chunk])
+    label_pred = iri_ref(mapping.label_predicate)
+    # Labels only for entities that occur in a triple: the other backends ignore the rest too.
+    yield "".join([
+        f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
+        for x, iri in ent.items() if label_all or x in labels
+    ])
+
+
+def write_ntriples(
+    out: str | Path | IO[str],
+    triples: Iterable[Triple],
+    labels: dict[str, str] | None = None,
+    mapping: RdfMapping | None = None,
+    label_all: bool = True,
+) -> int:
+    """Write N-Triples (to a path or an open text file); returns the number of lines."""
+    if isinstance(out, (str, Path)):
+        with open(out, "w", encoding="utf-8", newline="\n") as f:
+            return write_ntriples(f, triples, labels, mapping, label_all)
+    lines = 0
+    for text in ntriples_lines(triples, labels, mapping, label_all):
+        out.write(text)
+        lines += text.count("\n")  # escaped literals and encoded IRIs never hold a raw newline
+    return lines
+
+
+def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True) -> str:
+    return "".join(ntriples_lines(triples, labels, mapping, label_all))

@@ -11,8 +11,9 @@ from typing import Iterable, Sequence
 
 import rra.graph.queries as q
 from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            Triple, UnknownEntityError, base_relation, is_inverse, sample, step_triple)
+                            UnknownEntityError, base_relation, is_inverse, sample, step_triple)
 from rra.graph.rdf import RdfMapping, label_rank
+from rra.records import Triple
 
 # A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
 Term = tuple[str, str]

@@ -8,108 +8,21 @@ follows the same rules:
   score at all, and `LLMError` when a call that could work failed (there is no reply to carry it).
 - every `generate` prompt and every `score` call is recorded in `usage` (calls, failures, tokens,
   seconds, per-call latency) of the whole run. Per question, methods count the replies they get in
-  a `rra.methods.Trace`; only `score` calls, which return no reply, are counted as a
+  a `rra.records.Trace`; only `score` calls, which return no reply, are counted as a
   `usage.since(snapshot)` delta of the backend (the choice answerer, the reply cache).
 """
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
+
+from rra.records import LLMReply, LLMUsage  # the LLM layer's records (re-exported here)
 
 # A prompt is plain text or chat messages [{"role": "user", "content": ...}, ...].
 Prompt = str | list[dict]
 
-# One lock for every usage record: backends record from worker threads (HTTP concurrency), and a
-# plain lock keeps LLMUsage a copyable, picklable dataclass.
-_USAGE_LOCK = threading.Lock()
-
 
 class LLMError(RuntimeError):
     """A call that should have worked failed (used by `score`, which has no reply to carry it)."""
-
-
-@dataclass
-class LLMReply:
-    text: str
-    error: str | None = None  # "timeout: ...", "http 500: ...", "unparseable: ..." - never raised
-    latency_s: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached: bool = False
-    truncated_tokens: int = 0  # prompt tokens cut by a backend's max-input guard (0 = none)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-@dataclass
-class LLMUsage:
-    """Running totals per backend; pipelines report calls and tokens per question from it."""
-
-    calls: int = 0
-    failures: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    per_call_latency: list[float] = field(default_factory=list)
-
-    def record(self, r: LLMReply) -> None:
-        with _USAGE_LOCK:
-            self.calls += 1
-            self.failures += int(not r.ok)
-            self.cache_hits += int(r.cached)
-            self.prompt_tokens += r.prompt_tokens
-            self.completion_tokens += r.completion_tokens
-            self.seconds += r.latency_s
-            self.per_call_latency.append(r.latency_s)
-
-    def snapshot(self) -> LLMUsage:
-        """A frozen copy; `usage.since(snap)` later gives what happened in between."""
-        with _USAGE_LOCK:
-            return LLMUsage(
-                self.calls, self.failures, self.cache_hits, self.prompt_tokens,
-                self.completion_tokens, self.seconds, list(self.per_call_latency),
-            )
-
-    def since(self, earlier: LLMUsage) -> LLMUsage:
-        """Usage accumulated after `earlier` (a snapshot of this same object)."""
-        now = self.snapshot()
-        return LLMUsage(
-            calls=now.calls - earlier.calls,
-            failures=now.failures - earlier.failures,
-            cache_hits=now.cache_hits - earlier.cache_hits,
-            prompt_tokens=now.prompt_tokens - earlier.prompt_tokens,
-            completion_tokens=now.completion_tokens - earlier.completion_tokens,
-            seconds=now.seconds - earlier.seconds,
-            per_call_latency=now.per_call_latency[len(earlier.per_call_latency):],
-        )
-
-    def add(self, other: LLMUsage) -> None:
-        """Add another counter's totals (e.g. a `since` delta) to this one."""
-        with _USAGE_LOCK:
-            self.calls += other.calls
-            self.failures += other.failures
-            self.cache_hits += other.cache_hits
-            self.prompt_tokens += other.prompt_tokens
-            self.completion_tokens += other.completion_tokens
-            self.seconds += other.seconds
-            self.per_call_latency += other.per_call_latency
-
-    def to_dict(self) -> dict:
-        lat = sorted(self.per_call_latency)
-
-        def pct(q: float) -> float:
-            return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else 0.0
-
-        return {
-            "calls": self.calls, "failures": self.failures, "cache_hits": self.cache_hits,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "seconds": round(self.seconds, 4),
-            "latency_p50_s": round(pct(0.5), 4), "latency_p95_s": round(pct(0.95), 4),
-        }
 
 
 def prompt_to_text(prompt: Prompt) -> str:

@@ -21,7 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.llm.base import LLM, LLMReply, Prompt
+from rra.llm.base import LLM, Prompt
+from rra.records import LLMReply
 
 
 @dataclass

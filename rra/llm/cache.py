@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt
+from rra.llm.base import LLM, Prompt
+from rra.records import LLMReply, LLMUsage
 
 
 class CachedLLM(LLM):

@@ -24,7 +24,8 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from rra.llm.base import LLM, LLMReply, LLMUsage, Prompt, prompt_to_text
+from rra.llm.base import LLM, Prompt, prompt_to_text
+from rra.records import LLMReply, LLMUsage
 
 Reply = str | LLMReply
 Script = Sequence[Reply] | dict[str, Reply] | Callable[[str], Reply]

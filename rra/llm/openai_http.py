@@ -33,7 +33,8 @@ from typing import Sequence
 
 import httpx
 
-from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages, prompt_to_text
+from rra.llm.base import LLM, LLMError, Prompt, as_messages, prompt_to_text
+from rra.records import LLMReply, LLMUsage
 
 
 class OpenAICompatibleLLM(LLM):

@@ -33,7 +33,8 @@ import threading
 import time
 from typing import Sequence
 
-from rra.llm.base import LLM, LLMError, LLMReply, LLMUsage, Prompt, as_messages
+from rra.llm.base import LLM, LLMError, Prompt, as_messages
+from rra.records import LLMReply, LLMUsage
 from rra.resources import GGUF_CACHE_DIR, load_pretrained
 
 

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rra.data.webnlg import WebNLGEntry, linearise
+from rra.data.webnlg import WebNLGEntry
+from rra.text import linearise
 
 
 def text_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict:

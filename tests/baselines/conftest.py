@@ -1,9 +1,9 @@
 """A hand-made movie KG small enough to trace every step of a baseline by hand."""
 import pytest
 
-from rra.data.records import QAExample
 from rra.graph.base import Triple
 from rra.graph.networkx_graph import NetworkXGraph
+from rra.records import QAExample
 
 FACTS = [
     ("Alien", "directed_by", "Ridley Scott"),

@@ -2,7 +2,7 @@ import json
 
 from rra.eval.compare import collect, main
 from rra.eval.metrics import compute_metrics
-from rra.methods import Prediction
+from rra.records import Prediction
 
 
 def fake_multirun(root):

@@ -1,9 +1,9 @@
 """Baselines answering several questions at once in threads (`concurrency` in infer.py) give the same
 predictions and per-question LLM counts as one at a time, while their calls are pooled into batches."""
 from rra.baselines import StructGPT, ToG
-from rra.data.records import QAExample
 from rra.eval.run import answer_all
 from rra.llm import BatchingLLM, ScriptedLLM
+from rra.records import QAExample
 
 from test_tog import tog_script
 

@@ -3,8 +3,8 @@ import pytest
 from rra.baselines import KGQP, LLMOnly, VectorRAG
 from rra.baselines.kgqp import look_up
 from rra.baselines.vector import chunk_sentences
-from rra.data.records import QAExample
 from rra.llm.fake import ScriptedLLM
+from rra.records import QAExample
 
 
 def test_look_up_exact_then_casefold_then_substring(kg):

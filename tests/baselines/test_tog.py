@@ -1,6 +1,6 @@
 from rra.baselines import ToG
-from rra.data.records import QAExample
 from rra.llm.fake import ScriptedLLM
+from rra.records import QAExample
 
 
 def tog_script(prompt: str) -> str:

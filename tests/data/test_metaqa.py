@@ -1,7 +1,7 @@
 import pytest
 
 from rra.data.metaqa import MOVIE_RELATION, load_metaqa, parse_question_line, qtype_to_path
-from rra.data.records import DataFormatError
+from rra.records import DataFormatError
 
 
 def write_metaqa(root, hop, split, qa_lines, qtype_lines=None):

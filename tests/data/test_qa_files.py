@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rra.data.qa_files import load_qa_file, save_qa_file
-from rra.data.records import DataFormatError, QAExample
+from rra.records import DataFormatError, QAExample
 
 
 def examples():

@@ -4,9 +4,9 @@ import pytest
 
 from rra.data.qa_files import load_qa_file
 from rra.data.question_generator import Templates, generate_questions, main
-from rra.text import relation_words
-from rra.data.records import AnswerSemantics, DataFormatError
 from rra.graph import NetworkXGraph, Triple
+from rra.records import AnswerSemantics, DataFormatError
+from rra.text import relation_words
 
 TEMPLATES = {
     "directed_by": {"question": ["who directed {e}", "who is the director of {e}"],

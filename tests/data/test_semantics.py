@@ -7,10 +7,10 @@ import pytest
 
 from rra.answer import GraphScorer
 from rra.data.question_generator import generate_questions
-from rra.data.records import AnswerSemantics
 from rra.data.supervision import label_examples
 from rra.graph import NetworkXGraph, Triple
 from rra.pipeline import RRAPipeline
+from rra.records import AnswerSemantics
 from rra.retrieve import PathRetrieval
 from rra.rewrite import TripleRewriter
 
@@ -71,7 +71,7 @@ def test_self_loop_is_an_answer_under_the_general_rule_only():
 
 
 def _q(topic, answers, **kw):
-    from rra.data.records import QAExample
+    from rra.records import QAExample
 
     return QAExample(f"about [{topic}]", [topic], answers, **kw)
 

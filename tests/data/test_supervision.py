@@ -1,13 +1,8 @@
 import pytest
 
-from rra.data.records import AnswerSemantics, QAExample
-from rra.data.supervision import (
-    SupervisionConfig,
-    build_adjacency,
-    enumerate_paths,
-    label_examples,
-    path_candidates,
-)
+from rra.data.supervision import (SupervisionConfig, build_adjacency, enumerate_paths, label_examples,
+                                  path_candidates)
+from rra.records import AnswerSemantics, QAExample
 
 
 def q(topic, answers, **kw):

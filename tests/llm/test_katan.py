@@ -37,8 +37,8 @@ def test_latency_beyond_the_timeout_is_an_error_reply_not_a_hang(katan):
 def test_a_baseline_run_finishes_with_per_question_statuses_when_the_server_starts_failing(katan):
     """ToG on the small movie KG: the server answers 2 requests, then 504s for everything."""
     from rra.baselines import ToG
-    from rra.data.records import QAExample
     from rra.graph import NetworkXGraph, Triple
+    from rra.records import QAExample
 
     kg = NetworkXGraph([Triple("Alien", "directed_by", "Ridley Scott"), Triple("Heat", "directed_by", "Michael Mann"),
                         Triple("Alien", "release_year", "1979"), Triple("Heat", "release_year", "1995")])

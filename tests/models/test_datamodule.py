@@ -1,7 +1,7 @@
 import pytest
 
 from rra.data.datamodule import RetrieverDataModule, relation_vocabulary
-from rra.data.records import QAExample
+from rra.records import QAExample
 from toy_data import toy_kg, toy_questions
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import random
 
-from rra.data.records import QAExample
 from rra.graph.base import Triple
 from rra.graph.networkx_graph import NetworkXGraph
+from rra.records import QAExample
 
 # template, start type, relation path
 TEMPLATES = [

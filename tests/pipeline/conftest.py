@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rra.data.records import QAExample
 from rra.graph import NetworkXGraph, Triple
+from rra.records import QAExample
 
 FACTS = [
     ("Alien", "directed_by", "Ridley Scott"), ("Alien", "release_year", "1979"),

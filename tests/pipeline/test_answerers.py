@@ -2,11 +2,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from rra.data.records import AnswerSemantics
 from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
-from rra.text import mentioned_entities as mentioned
 from rra.llm import ScriptedLLM
+from rra.records import AnswerSemantics
 from rra.retrieve import QuestionContext, sample_triples
+from rra.text import mentioned_entities as mentioned
 
 
 @dataclass

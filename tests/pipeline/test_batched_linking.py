@@ -1,10 +1,11 @@
 """Linking from the question text on a SPARQL store: a batch's label lookups are made ahead in
-batches (rra.pipeline.LookAhead), with the links NetworkX gives and a handful of queries."""
+batches (rra.entity_linking.LookAhead), with the links NetworkX gives and a handful of queries."""
 import pytest
 
 from rra.answer import GraphScorer
 from rra.graph import OxigraphGraph
-from rra.pipeline import LookAhead, RRAPipeline
+from rra.entity_linking import LookAhead
+from rra.pipeline import RRAPipeline
 from rra.retrieve import PathRetrieval
 from rra.rewrite import TemplateRewriter
 

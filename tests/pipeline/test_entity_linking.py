@@ -71,8 +71,8 @@ def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
     from dataclasses import dataclass
 
     from rra.answer import GraphScorer
-    from rra.data.records import QAExample
     from rra.pipeline import RRAPipeline
+    from rra.records import QAExample
     from rra.retrieve import PathRetrieval
     from rra.rewrite import TripleRewriter
 
@@ -106,7 +106,7 @@ def test_given_topics_may_be_names_as_well_as_ids():
     """A dataset that names its topic entities ("Blade Runner" for id m1) links like one that gives
     ids, for RRA and the baselines alike; a name the KG lacks is unknown_entity, named."""
     from rra.baselines.common import topic_entities
-    from rra.data.records import QAExample
+    from rra.records import QAExample
 
     g = kg()
     assert link_entities(g, "who directed it", ["m1"]).entities == ["m1"]
@@ -121,8 +121,8 @@ def test_rra_links_given_names_in_a_batch(movie_kg):
     from dataclasses import dataclass
 
     from rra.answer import GraphScorer
-    from rra.data.records import QAExample
     from rra.pipeline import RRAPipeline
+    from rra.records import QAExample
     from rra.retrieve import PathRetrieval
     from rra.rewrite import TripleRewriter
 

@@ -2,7 +2,7 @@ import pytest
 
 from rra.eval.metrics import answer_f1, compute_metrics, hit_at_1, percentile
 from rra.graph import Triple
-from rra.methods import Prediction
+from rra.records import Prediction
 
 
 def pred(qid, answers, gold, reply="", mode=None, answer_set=None, triples=(), latency=1.0, status="ok",
@@ -97,11 +97,10 @@ def test_strict_hits_credit_the_entity_a_reply_commits_to_not_one_named_elsewher
 def test_gold_answers_count_whether_given_as_ids_or_as_names():
     """A dataset may give answers as KG ids (Wikidata-style IRIs) or as their names; the evaluation
     loop looks both up in the KG, so the same prediction scores the same either way."""
-    from rra.data.records import QAExample
     from rra.eval.metrics import hit_at_1, hit_at_1_strict
     from rra.eval.run import name_gold_answers, with_gold
     from rra.graph import NetworkXGraph, Triple
-    from rra.methods import Prediction
+    from rra.records import Prediction, QAExample
 
     q, city, other = "http://ex.org/Q1", "http://ex.org/Q507", "http://ex.org/Q508"
     kg = NetworkXGraph([Triple(q, "born_in", city), Triple(q, "lives_in", other)],

@@ -2,7 +2,7 @@ import json
 
 from rra.eval.metrics import compute_metrics
 from rra.eval.report import PredictionWriter, read_predictions, summary_markdown
-from rra.methods import Prediction
+from rra.records import Prediction
 
 
 def test_writer_streams_and_resume_skips_written_qids(tmp_path):

@@ -41,7 +41,7 @@ def test_triple_cap_is_deterministic_and_evidence_names_its_path(movie_kg):
 
 
 def test_metaqa_rule_topic_entity_is_not_an_end_entity(movie_kg):
-    from rra.data.records import AnswerSemantics
+    from rra.records import AnswerSemantics
 
     metaqa = AnswerSemantics(topic_can_be_answer=False, revisit_topic=False)
     r = sample_triples(movie_kg, "Alien", [Cand(["directed_by", "^directed_by"], 0.9, 2)], semantics=metaqa)
@@ -97,7 +97,7 @@ FAMILY = [("Ann", "spouse", "Bob"), ("Bob", "spouse", "Ann"), ("Ann", "child", "
 
 
 def test_general_rule_answers_with_the_topic_when_the_path_leads_back():
-    from rra.data.records import AnswerSemantics
+    from rra.records import AnswerSemantics
 
     kg = NetworkXGraph([Triple(*t) for t in FAMILY])
     spouse_of_spouse = sample_triples(kg, "Ann", [Cand(["spouse", "spouse"], 0.9, 2)])

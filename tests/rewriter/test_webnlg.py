@@ -2,12 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from rra.data.webnlg import (
-    WebNLGDataModule, WebNLGFormatError, clean_entity, clean_relation, fixed_sample, kg_silver_pairs,
-    linearise, load_webnlg, load_webnlg_file,
-)
-from rra.graph.base import Triple
+from rra.data.webnlg import (WebNLGDataModule, WebNLGFormatError, fixed_sample, kg_silver_pairs, load_webnlg,
+                             load_webnlg_file)
 from rra.graph.networkx_graph import NetworkXGraph
+from rra.records import Triple
+from rra.text import clean_entity, clean_relation, linearise
 
 
 def test_loader_reads_entries_triples_texts(webnlg_root: Path, webnlg_entries):
