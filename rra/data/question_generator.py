@@ -19,83 +19,17 @@ CLI: python -m rra.data.question_generator KB --out questions.jsonl --n 1000 [--
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from rra.data.question_templates import Phrase, RelationTemplates, Templates, generic_templates
 from rra.data.supervision import Adjacency, build_adjacency
-from rra.graph.base import base_relation, is_inverse
-from rra.records import AnswerSemantics, DataFormatError, QAExample
-from rra.text import relation_words
+from rra.graph.base import base_relation
+from rra.records import AnswerSemantics, QAExample
 
-
-@dataclass
-class RelationTemplates:
-    question: list[str]  # whole questions with {e}
-    phrase: list[str]  # noun phrases for the entities reached, with {e}
-
-
-def generic_templates(relation: str) -> RelationTemplates:
-    w = relation_words(relation)
-    if is_inverse(relation):
-        return RelationTemplates(
-            question=[f"what has {w} {{e}}", f"which entities have {w} {{e}}"],
-            phrase=[f"the entities whose {w} is {{e}}"],
-        )
-    return RelationTemplates(
-        question=[f"what is the {w} of {{e}}", f"what {w} does {{e}} have"],
-        phrase=[f"the {w} of {{e}}"],
-    )
-
-
-class Templates:
-    def __init__(self, table: dict[str, RelationTemplates] | None = None):
-        self.table = dict(table or {})
-
-    @classmethod
-    def load(cls, path: str | Path) -> "Templates":
-        """YAML (.yaml/.yml) or JSON: {relation: {question: [...], phrase: [...]}}."""
-        path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-        if not isinstance(data, dict):
-            raise DataFormatError(str(path), "templates must map relation -> {question: [...], phrase: [...]}")
-        table = {}
-        for relation, entry in data.items():
-            where = f"{path} [{relation}]"
-            if not isinstance(entry, dict) or set(entry) - {"question", "phrase"}:
-                raise DataFormatError(where, "expected keys 'question' and 'phrase'", entry)
-            lists = {}
-            for key in ("question", "phrase"):
-                items = entry.get(key) or []
-                if isinstance(items, str):
-                    items = [items]
-                for t in items:
-                    if not isinstance(t, str) or t.count("{e}") != 1 or re.search(r"\{(?!e\})", t):
-                        raise DataFormatError(where, f"each {key} template needs {{e}} exactly once and no other braces", t)
-                lists[key] = list(items)
-            fallback = generic_templates(str(relation))
-            table[str(relation)] = RelationTemplates(lists["question"] or fallback.question,
-                                                     lists["phrase"] or fallback.phrase)
-        return cls(table)
-
-    def get(self, relation: str) -> RelationTemplates:
-        return self.table.get(relation) or generic_templates(relation)
-
-    def question(self, path: Sequence[str], entity_text: str, rng: random.Random) -> str:
-        text = entity_text
-        for relation in path[:-1]:
-            text = rng.choice(self.get(relation).phrase).format(e=text)
-        return rng.choice(self.get(path[-1]).question).format(e=text)
+__all__ = ["Phrase", "RelationTemplates", "Templates", "generate_questions", "generic_templates", "path_answers"]
 
 
 def path_answers(adj: Adjacency, topic: str, path: Sequence[str],
@@ -149,6 +83,7 @@ def generate_questions(
     if not entities:
         raise ValueError("the graph has no relations to ask about")
     rng = random.Random(seed)
+    wording = random.Random(f"wording-{seed}")
     seen: set[tuple[str, tuple[str, ...]]] = set()
     open_hops = [h for h in hops if h >= 1]
     examples: list[QAExample] = []
@@ -169,7 +104,7 @@ def generate_questions(
         label = kg.label(topic)
         ordered = sorted(answers)
         examples.append(QAExample(
-            question=templates.question(path, f"[{label}]", rng),
+            question=templates.question(path, f"[{label}]", wording),
             topic_entities=[topic],
             answers=ordered,
             relation_path=list(path),

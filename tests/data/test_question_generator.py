@@ -52,11 +52,15 @@ def test_templates_nest_and_fall_back(templates):
     assert text == "what films did the director of [Alien] direct"
     generic = templates.question(["release_year"], "[Alien]", rng)
     assert "release year" in generic and "[Alien]" in generic
+    assert templates.question(["^has_rating"], "[Alien]", rng) in ("what has rating [Alien]",
+                                                                    "which entities have rating [Alien]")
+    assert templates.question(["part_of"], "[Alien]", rng) == "what is the part of [Alien]"
     assert relation_words("http://example.org/birthPlace") == "birth place"
     assert relation_words("^has_imdb_rating") == "has imdb rating"
 
 
 @pytest.mark.parametrize("bad", [{"r": {"question": ["no slot"]}}, {"r": {"question": ["{e} and {x}"]}},
+                                 {"r": {"phrase": ["{e} of {the e}"]}}, {"r": {"phrase_plural": ["{e} {a|b|c}"]}},
                                  {"r": {"answer": ["{e}"]}}, ["not a mapping"]])
 def test_bad_templates_name_the_file_and_relation(tmp_path, bad):
     p = tmp_path / "t.json"

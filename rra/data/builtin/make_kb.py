@@ -89,13 +89,24 @@ for first, last in zip(FIRST, rng.sample(LAST, len(FIRST))):
 titles: set[str] = set()
 
 
+def plural(noun: str) -> str:
+    """English plural of a title noun: Saltworks, Atlases, Ferries (not "Saltworkss", "Ferrys")."""
+    if noun.endswith("works"):
+        return noun
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
 def new_title() -> str:
     while True:
         pattern = rng.random()
         if pattern < 0.55:
             t = f"The {rng.choice(ADJ)} {rng.choice(NOUN)}"
         elif pattern < 0.8:
-            t = f"{rng.choice(NOUN)}s of {labels[rng.choice(city_ids)]}"
+            t = f"{plural(rng.choice(NOUN))} of {labels[rng.choice(city_ids)]}"
         else:
             noun = rng.choice(NOUN)
             t = f"{'An' if noun[0] in 'AEIOU' else 'A'} {noun} for {rng.choice(FIRST)}"
