@@ -112,6 +112,7 @@ class LLMReply:
     completion_tokens: int = 0
     cached: bool = False
     truncated_tokens: int = 0  # prompt tokens cut by a backend's max-input guard (0 = none)
+    attempts: int = 1  # requests sent for it, retries included (HTTP; 0: refused by an open circuit breaker)
 
     @property
     def ok(self) -> bool:
@@ -122,7 +123,7 @@ class LLMReply:
 class LLMUsage:
     """Running totals per backend; pipelines report calls and tokens per question from it."""
 
-    calls: int = 0
+    calls: int = 0  # requests to the backend, retries included (a reply refused unsent counts as one)
     failures: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
@@ -132,7 +133,7 @@ class LLMUsage:
 
     def record(self, r: LLMReply) -> None:
         with _USAGE_LOCK:
-            self.calls += 1
+            self.calls += max(1, r.attempts)
             self.failures += int(not r.ok)
             self.cache_hits += int(r.cached)
             self.prompt_tokens += r.prompt_tokens

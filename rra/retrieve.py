@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, UnknownEntityError
+from rra.graph.base import GraphError, GraphUnavailableError, KnowledgeGraph, PathInstance, UnknownEntityError
 from rra.records import AnswerSemantics, Trace, Triple
 
 
@@ -131,6 +131,8 @@ def sample_triples(
             return out
         except GraphError as err:  # backend down / time-out: report, keep the question alive
             out.errors.append(f"graph_error: following {sp.path}: {type(err).__name__}: {err}")
+            if isinstance(err, GraphUnavailableError):
+                break  # the store is down: the next candidates would only fail the same way
             continue
         instances = [i for i in instances if semantics.keeps(i.entities, topic_entity)]
         sp.instances = len(instances)
@@ -275,6 +277,9 @@ class PathRetrieval:
             requests = [(list(dict.fromkeys(topics)), list(path)) for path, topics in by_path.items()]
             try:  # the whole round in one call: one UNION query on SPARQL backends
                 rounds = kg.follow_paths_batch(requests, self.max_instances)
+            except GraphUnavailableError as err:  # the store is down: no smaller request can help
+                errors.append(f"graph_error: {err}")
+                break
             except GraphError:  # then path by path, so that a failure stays with its path
                 rounds = None
             for k, (path, topics) in enumerate(by_path.items()):
@@ -286,6 +291,8 @@ class PathRetrieval:
                     except GraphError as err:
                         errors.append(f"graph_error: following {list(path)} for {len(topics)} topics: {err}")
                         got = None
+                        if isinstance(err, GraphUnavailableError):
+                            return {k: v for k, v in found.items() if v is not None}, errors
                 # a failed path is marked fetched-as-None: the per-question call retries and reports it
                 found.update({(t, path): (got.get(t, []) if got is not None else None) for t in topics})
             pending = [(t, paths) for t, paths in pending if any((t, p) not in found for p in paths)]

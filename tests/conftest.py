@@ -90,10 +90,11 @@ def katan(tmp_path, monkeypatch):
         pytest.skip("llm-katan is not installed (pip install llm-katan)")
     procs = []
 
-    def start(**faults) -> str:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+    def start(port: int | None = None, **faults) -> str:
+        if port is None:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
         args = [binary, "--model", "echo", "--backend", "echo", "--host", "127.0.0.1", "--port", str(port),
                 "--stats-file", str(tmp_path / f"stats{port}.json"), "--disable-dashboard", "--log-level", "warning"]
         for key, value in faults.items():
@@ -110,8 +111,18 @@ def katan(tmp_path, monkeypatch):
                 time.sleep(0.2)
         pytest.fail(f"llm-katan did not start: {(tmp_path / f'katan{port}.log').read_text()[-1500:]}")
 
+    def kill(url: str) -> None:
+        """kill -9 the server at `url` (a crash, not a shutdown)."""
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        for proc, _ in procs:
+            if f"--port {port} " in " ".join(proc.args) + " " and proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+    start.kill = kill
     yield start
     for proc, log in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)
         log.close()

@@ -304,3 +304,136 @@ def test_every_rewriter_and_answer_option_builds_and_answers(trained_root, rewri
     assert [p.qid for p in preds] == [ex.qid for ex in examples]
     assert all(p.status in ("ok", "unparseable") and p.answers for p in preds), [p.errors for p in preds]
     assert method.describe()["rewriter"] == method.rewriter.name and method.describe()["answer"] == answer
+
+
+# -- remote backends that die mid-run -------------------------------------------------------------
+class OxigraphServe:
+    """`oxigraph serve` of the toy KG on 127.0.0.1 (a store loaded once; start / kill -9 / start)."""
+
+    def __init__(self, root: Path):
+        import shutil
+        import socket
+
+        from rra.graph import read_triples, write_ntriples
+
+        self.binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+        if self.binary is None:
+            pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+        self.store, nt = root / "store", root / "toy.nt"
+        write_ntriples(nt, read_triples(REPO / "tests" / "models" / "toy_kb.txt")[0])
+        subprocess.run([self.binary, "load", "--location", str(self.store), "--file", str(nt)], check=True,
+                       capture_output=True, timeout=60)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url, self.proc, self.log = f"http://127.0.0.1:{self.port}/query", None, root / "serve.log"
+
+    def start(self) -> "OxigraphServe":
+        import time
+
+        import httpx
+
+        self.proc = subprocess.Popen([self.binary, "serve-read-only", "--location", str(self.store),
+                                      "--bind", f"127.0.0.1:{self.port}"], stdout=open(self.log, "ab"),
+                                     stderr=subprocess.STDOUT)
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            try:
+                if httpx.post(self.url, data={"query": "ASK {}"}, timeout=1, trust_env=False).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.05)
+        pytest.fail(f"oxigraph serve did not start: {self.log.read_text()[-1000:]}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def kill_after(monkeypatch, n: int, kill) -> dict:
+    """Call `kill()` right after the n-th prediction is written; returns {"at": monotonic time}."""
+    import time
+
+    from rra.eval import report
+
+    state = {"written": 0, "at": None}
+    write = report.PredictionWriter.write
+
+    def counting(self, pred):
+        write(self, pred)
+        state["written"] += 1
+        if state["written"] == n:
+            kill()
+            state["at"] = time.monotonic()
+
+    monkeypatch.setattr(report.PredictionWriter, "write", counting)
+    return state
+
+
+def statuses(path: Path) -> tuple[list[str], dict]:
+    from rra.eval.integrity import latest_per_qid
+
+    latest = latest_per_qid([json.loads(x) for x in path.read_text().splitlines()])
+    counts: dict = {}
+    for d in latest:
+        counts[d["status"]] = counts.get(d["status"], 0) + 1
+    return [d["qid"] for d in latest], counts
+
+
+def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_root, tmp_path, monkeypatch):
+    """200 questions on `oxigraph serve`, killed (-9) after the 30th answer: the run ends within
+    seconds (deadline + circuit breaker, no fall-back ladder of failing requests), every question is
+    in predictions.jsonl once, the rest as graph_error; with the server back, a resume answers them."""
+    import time
+
+    from rra.eval.run import run_split
+
+    server = OxigraphServe(tmp_path).start()
+    overrides = ["data.test.n=200", "llm=none", "graph=sparql", f"graph.endpoint={server.url}", "graph.trust_env=false",
+                 "graph.cache_size=0", "graph.backoff=0.05", "batch_size=4", "show_summary=false"]
+    state = kill_after(monkeypatch, 30, server.kill)
+    try:
+        metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+        after_kill = time.monotonic() - state["at"]
+        qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
+        assert after_kill < 30, f"the run took {after_kill:.1f} s after the kill"
+        assert len(qids) == 200 == len(set(qids)) == metrics["n"]
+        assert counts.get("ok", 0) >= 30 and counts.get("graph_error", 0) >= 150, counts
+        pred = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[-1])
+        assert any("connection refused" in e or "in a row" in e for e in pred["errors"]), pred["errors"]
+        server.start()
+        monkeypatch.undo()
+        again = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+        qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
+        assert again["new_questions"] == 200 - 30 - (metrics["status"].get("ok", 0) - 30)
+        assert len(qids) == 200 and "graph_error" not in counts and again["n"] == 200
+    finally:
+        server.kill()
+
+
+def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_root, tmp_path, monkeypatch, katan):
+    """The same with an OpenAI-compatible server (llm-katan, echo backend) answering for RRA."""
+    import time
+
+    from rra.eval.run import run_split
+
+    url = katan()
+    overrides = ["data.test.n=200", "llm=openai", f"llm.base_url={url}", "llm.model=echo",
+                 "llm.api_key_env=KATAN_API_KEY", "llm.backoff_s=0.05", "answer=llm", "rewriter=triple",
+                 "batch_size=8", "show_summary=false"]
+    state = kill_after(monkeypatch, 24, lambda: katan.kill(url))
+    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+    after_kill = time.monotonic() - state["at"]
+    qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
+    assert after_kill < 30, f"the run took {after_kill:.1f} s after the kill"
+    assert len(qids) == 200 == len(set(qids)) == metrics["n"]
+    assert counts.get("llm_error", 0) >= 150, counts
+    last = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[-1])
+    assert any("unavailable:" in e and "in a row" in e for e in last["errors"]), last["errors"]  # the breaker
+    katan(port=int(url.rsplit(":", 1)[1].split("/")[0]))
+    monkeypatch.undo()
+    monkeypatch.setenv("KATAN_API_KEY", "test-key")
+    again = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+    qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
+    assert len(qids) == 200 and "llm_error" not in counts and again["n"] == 200

@@ -10,19 +10,22 @@ Files: `head|relation|tail` (.txt), TSV (.tsv), N-Triples (.nt); `write_ntriples
 (entity/relation base IRI + percent-encoded id; labels on rdfs:label by default).
 Hydra: conf/graph/{networkx,oxigraph,sparql}.yaml.
 """
-from rra.graph.base import (INVERSE_PREFIX, GraphStats, KnowledgeGraph, PathInstance, UnknownEntityError,
-                            base_relation, inverse, is_inverse, step_triple, walk_path)
+from rra.graph.base import (INVERSE_PREFIX, GraphError, GraphStats, GraphUnavailableError, KnowledgeGraph,
+                            PathInstance, UnknownEntityError, base_relation, inverse, is_inverse, step_triple,
+                            walk_path)
 from rra.graph.loaders import (EmptyKGError, KGFormatError, LoadReport, detect_format, load_graph,
                                ntriples_text, read_labels, read_triples, write_ntriples)
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.oxigraph_graph import OxigraphGraph
 from rra.graph.rdf import RDFS_LABEL, RdfMapping, iri_ref, literal, ntriples_text, write_ntriples
-from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph
+from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph, SparqlUnavailableError
 from rra.records import Triple
 
 __all__ = [
     "INVERSE_PREFIX",
+    "GraphError",
     "GraphStats",
+    "GraphUnavailableError",
     "EmptyKGError", "KGFormatError",
     "KnowledgeGraph",
     "LoadReport",
@@ -33,6 +36,7 @@ __all__ = [
     "RdfMapping",
     "SparqlEndpointError",
     "SparqlGraph",
+    "SparqlUnavailableError",
     "Triple",
     "UnknownEntityError",
     "base_relation",

@@ -79,6 +79,12 @@ class GraphError(RuntimeError):
     result. Methods record it per question as `graph_error`; it never means "no such fact"."""
 
 
+class GraphUnavailableError(GraphError):
+    """The backend itself is unreachable (refused, reset, timed out, a non-SPARQL reply, or its circuit
+    breaker is open): asking again at once, or piece by piece, cannot help, so callers that would
+    fall back to smaller requests on a `GraphError` give up on this one instead."""
+
+
 @runtime_checkable
 class KnowledgeGraph(Protocol):
     """What every backend (NetworkX, embedded Oxigraph, SPARQL endpoint) answers, identically."""

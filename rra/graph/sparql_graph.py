@@ -1,19 +1,24 @@
 """Any SPARQL 1.1 HTTP endpoint (Oxigraph server, Virtuoso, QLever, Blazegraph, ...).
 
-Same queries as the embedded backend (queries.py); this file only adds the HTTP part: request
-time-outs, bounded retries with exponential back-off on connection errors / time-outs / 5xx /
-429, and an LRU cache of results (the KG is read-only to us, so a query's answer never changes
-while a run lasts; `clear_cache()` after the store is edited).
+Same queries as the embedded backend (queries.py); this file only adds the HTTP part: a total
+deadline per request (`timeout`: connect + the whole reply, rra.net.request), bounded retries with
+exponential back-off on connection errors / 5xx / 429 (time-outs only with `retry_on_timeout`), a
+circuit breaker (after `breaker_threshold` failed requests in a row every further query fails at once
+as `GraphUnavailableError` for `breaker_cooldown` s, then one probe), and an LRU cache of results
+(the KG is read-only to us, so a query's answer never changes while a run lasts; `clear_cache()`
+after the store is edited).
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
 
 import httpx
 
-from rra.graph.base import GraphError
+from rra import net
+from rra.graph.base import GraphError, GraphUnavailableError
 from rra.graph.rdf import (COMMON_PREFIXES, DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping,
                            graph_iris)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
@@ -24,7 +29,12 @@ _KINDS = {"uri": "iri", "literal": "literal", "typed-literal": "literal", "bnode
 
 
 class SparqlEndpointError(GraphError):
-    """The endpoint could not be reached, timed out, or refused the query."""
+    """The endpoint refused the query, or answered with something that is not a SPARQL result."""
+
+
+class SparqlUnavailableError(SparqlEndpointError, GraphUnavailableError):
+    """The endpoint could not be reached, reset the connection, timed out, answered a non-SPARQL
+    page (HTML), or its circuit breaker is open after repeated failures."""
 
 
 class SparqlGraph(SparqlBackedGraph):
@@ -46,9 +56,14 @@ class SparqlGraph(SparqlBackedGraph):
         trust_env: bool = True,
         mapping: RdfMapping | None = None,
         graph_iri: str | list[str] | None = None,
+        retry_on_timeout: bool = False,
+        breaker_threshold: int = 3,
+        breaker_cooldown: float = 30.0,
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
+        self.retry_on_timeout = retry_on_timeout
+        self.breaker = net.CircuitBreaker(f"SPARQL endpoint {endpoint}", breaker_threshold, breaker_cooldown)
         self.endpoint = endpoint
         # Named graphs (SPARQL protocol `default-graph-uri`): every query reads only their union.
         # A Virtuoso endpoint's default graph is every graph in the store, system graphs included.
@@ -89,42 +104,56 @@ class SparqlGraph(SparqlBackedGraph):
 
     # -- HTTP ----------------------------------------------------------------------------
     def _post(self, query: str) -> dict:
-        attempts = self.retries + 1
+        blocked = self.breaker.blocked()
+        if blocked:
+            raise SparqlUnavailableError(blocked)
+        attempts = 1 if self.breaker.probing else self.retries + 1  # a probe after a pause: one try
         problem = ""
         for attempt in range(attempts):
             if attempt:
                 time.sleep(min(self.backoff * 2 ** (attempt - 1), self.max_backoff))
             self.requests += 1
             try:
-                resp = self._client.post(self.endpoint, data={"query": query, "default-graph-uri": self.graph_iris})
-            except httpx.TimeoutException:
-                problem = f"timed out after {self.timeout} s"
+                resp = net.request(self._client, "POST", self.endpoint, self.timeout,
+                                   data={"query": query, "default-graph-uri": self.graph_iris})
+            except net.DeadlineExceeded:
+                problem = f"timed out after {self.timeout:g} s (no complete reply within the deadline)"
+                if not self.retry_on_timeout:
+                    break
                 continue
             except httpx.TransportError as e:
-                problem = f"cannot connect ({type(e).__name__}: {e}); is the server running?"
+                problem = "unreachable: " + net.describe(e)
                 continue
             if resp.status_code in RETRY_STATUS:
-                problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                problem = f"failed with HTTP {resp.status_code}: {_snippet(resp)}"
                 continue
+            if resp.status_code == 200 and net.looks_like_html(resp):
+                problem = f"answered an HTML page, not SPARQL results ({net.html_title(resp)!r}): a proxy or the wrong URL?"
+                break
             if resp.status_code == 404:
+                self.breaker.success()  # the server is up; the URL is wrong
                 raise SparqlEndpointError(
                     f"SPARQL endpoint {self.endpoint} not found (HTTP 404): check the URL "
                     "(Oxigraph: /query; Virtuoso: /sparql; Blazegraph: /blazegraph/sparql)"
                 )
             if resp.status_code >= 400:  # the query itself is wrong: retrying will not help
+                self.breaker.success()
                 raise SparqlEndpointError(
                     f"SPARQL endpoint {self.endpoint} refused the query (HTTP {resp.status_code}): "
                     f"{resp.text[:500]}"
                 )
             try:
-                return resp.json()
+                data = json.loads(resp.content)
             except ValueError as e:
-                raise SparqlEndpointError(
-                    f"SPARQL endpoint {self.endpoint} did not return SPARQL JSON results: {e}"
-                ) from None
-        raise SparqlEndpointError(
-            f"SPARQL endpoint {self.endpoint} unreachable: {problem} "
-            f"({attempts} attempt{'s' if attempts > 1 else ''})"
+                problem = f"did not return SPARQL JSON results ({e}): {_snippet(resp)}"
+                break
+            self.breaker.success()
+            return data
+        tries = attempt + 1
+        self.breaker.failure(problem)
+        raise SparqlUnavailableError(
+            f"SPARQL endpoint {self.endpoint} {problem} "
+            f"({tries} attempt{'s' if tries > 1 else ''})"
         )
 
     @staticmethod
@@ -145,6 +174,11 @@ class SparqlGraph(SparqlBackedGraph):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _snippet(resp: net.Reply) -> str:
+    """A reply body in a message: an HTML page by its title, anything else by its start."""
+    return repr(net.html_title(resp)) if net.looks_like_html(resp) else resp.text[:200]
 
     def __repr__(self) -> str:
         return f"SparqlGraph({self.endpoint!r})"

@@ -7,15 +7,21 @@ LM Studio, hosted APIs), through httpx.
 - `base_url` defaults to a loopback server (http://127.0.0.1:8000/v1, vLLM's default). The API key is
   read from the environment variable named by `api_key_env` (default OPENAI_API_KEY) when the request
   is made; unset means no Authorization header (local servers need none). No key is ever a default.
-- Each request has a time-out (`timeout_s`). 429, 5xx and connection failures are retried up to
+- Each request has a total deadline (`timeout_s`: connect + the whole reply, not per read; see
+  rra.net.request). 429, 5xx and connection failures are retried up to
   `max_retries` times with exponential back-off (`backoff_s * 2**attempt`, jittered, capped by
   `max_backoff_s`, or the server's Retry-After). A time-out is not retried unless
   `retry_on_timeout=True`, so a stuck server costs at most `timeout_s` per prompt.
+- A circuit breaker: after `breaker_threshold` failed requests in a row, every further prompt fails
+  at once ("unavailable: ...") for `breaker_cooldown_s`, then one probe request decides whether the
+  server is back. A dead server costs a run seconds, not a time-out per prompt.
 - Independent prompts of one `generate` call run concurrently on a thread pool of
   `max_concurrency`; the pool is shared by all callers of this backend, so it also caps the load
   the whole run puts on the server.
-- Failures come back as replies: "timeout: ...", "connection: ...", "http <code>: <body>",
-  "bad response: ..." (non-JSON body, missing choices). Token counts come from the response's `usage`.
+- Failures come back as replies: "timeout: ...", "connection: ..." (refused, reset),
+  "http <code>: <body>", "bad response: ..." (non-JSON or HTML body, missing choices),
+  "unavailable: ..." (the breaker is open). `reply.attempts` counts the requests sent, retries
+  included (0 when the breaker refused it). Token counts come from the response's `usage`.
 - `score` needs a server that echoes prompt log-probabilities on /completions (`echo=true,
   logprobs`; vLLM does): enable with `supports_echo=True`. Otherwise NotImplementedError. Chat
   prompts are flattened to "role: content" text for scoring. Start continuations with a space:
@@ -33,6 +39,7 @@ from typing import Sequence
 
 import httpx
 
+from rra import net
 from rra.llm.base import LLM, LLMError, Prompt, as_messages, prompt_to_text
 from rra.records import LLMReply, LLMUsage
 
@@ -55,6 +62,8 @@ class OpenAICompatibleLLM(LLM):
         extra_body: dict | None = None,
         supports_echo: bool = False,
         name: str = "openai",
+        breaker_threshold: int = 3,
+        breaker_cooldown_s: float = 30.0,
     ):
         if plain_prompt_endpoint not in ("chat", "completions"):
             raise ValueError(f"plain_prompt_endpoint must be 'chat' or 'completions', got {plain_prompt_endpoint!r}")
@@ -65,6 +74,7 @@ class OpenAICompatibleLLM(LLM):
         self.plain_prompt_endpoint, self.system_prompt = plain_prompt_endpoint, system_prompt
         self.stop, self.extra_body = list(stop or []), dict(extra_body or {})
         self.supports_echo = supports_echo
+        self.breaker = net.CircuitBreaker(f"LLM server {self.base_url}", breaker_threshold, breaker_cooldown_s)
         self.usage = LLMUsage()
         self._client: httpx.Client | None = None
         self._pool: ThreadPoolExecutor | None = None
@@ -88,36 +98,55 @@ class OpenAICompatibleLLM(LLM):
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _post(self, path: str, body: dict) -> tuple[dict | None, str | None]:
-        """(decoded JSON, None) or (None, error text) after bounded retries."""
+    def _post(self, path: str, body: dict) -> tuple[dict | None, str | None, int]:
+        """(decoded JSON, None, requests sent) or (None, error text, requests sent) after bounded retries."""
         client, _ = self._http()
-        error = "no attempt"
-        for attempt in range(self.max_retries + 1):
+        blocked = self.breaker.blocked()
+        if blocked:
+            return None, f"unavailable: {blocked}", 0
+        attempts = 1 if self.breaker.probing else self.max_retries + 1  # a probe after a pause: one try
+        error, sent = "no attempt", 0
+        url = f"{self.base_url}{path}"
+        for attempt in range(attempts):
             retry_after = None
+            sent += 1
             try:
-                resp = client.post(path, json=body, headers=self._headers())
-            except httpx.TimeoutException as e:
-                error = f"timeout: no reply within {self.timeout_s}s from {self.base_url}{path} ({type(e).__name__})"
+                resp = net.request(client, "POST", path, self.timeout_s, json=body, headers=self._headers())
+            except net.DeadlineExceeded:
+                error = f"timeout: no complete reply within {self.timeout_s:g} s from {url}"
                 if not self.retry_on_timeout:
-                    return None, error
+                    break
             except httpx.TransportError as e:
-                error = f"connection: {type(e).__name__}: {e} ({self.base_url}{path})"
+                error = f"connection: {net.describe(e)} ({url})"
             else:
                 if resp.status_code == 200:
+                    if net.looks_like_html(resp):
+                        error = f"bad response: an HTML page, not JSON ({net.html_title(resp)!r}) from {url}"
+                        break
                     try:
-                        return resp.json(), None
+                        data = json.loads(resp.content)
                     except (json.JSONDecodeError, UnicodeDecodeError):
-                        return None, f"bad response: body is not JSON: {resp.text[:200]!r}"
+                        error = f"bad response: body is not JSON: {resp.text[:200]!r}"
+                        break
+                    self.breaker.success()
+                    return data, None, sent
                 error = f"http {resp.status_code}: {resp.text[:300]}"
                 if resp.status_code != 429 and resp.status_code < 500:
-                    return None, error  # a bad request does not get better by repeating it
+                    # a bad request or a bad key does not get better by repeating it; 401/403/404
+                    # will fail every prompt alike, so they count against the server
+                    if resp.status_code in (401, 403, 404):
+                        self.breaker.failure(error)
+                    else:
+                        self.breaker.success()
+                    return None, error, sent
                 retry_after = resp.headers.get("retry-after")
-            if attempt < self.max_retries:
+            if attempt < attempts - 1:
                 delay = self.backoff_s * 2 ** attempt * random.uniform(0.75, 1.0)
                 if retry_after and retry_after.replace(".", "", 1).isdigit():
                     delay = float(retry_after)
                 time.sleep(min(delay, self.max_backoff_s))
-        return None, f"{error} (after {self.max_retries + 1} attempts)"
+        self.breaker.failure(error)
+        return None, (f"{error} (after {sent} attempts)" if sent > 1 else error), sent
 
     # --- generation ----------------------------------------------------------------------------
     def _one(self, prompt: Prompt, max_new_tokens: int, temperature: float) -> LLMReply:
@@ -130,7 +159,7 @@ class OpenAICompatibleLLM(LLM):
         else:
             prefix = f"{self.system_prompt}\n\n" if self.system_prompt else ""
             path, body["prompt"] = "/completions", prefix + prompt
-        data, error = self._post(path, body)
+        data, error, sent = self._post(path, body)
         reply = LLMReply("", error=error)
         if data is not None:
             try:
@@ -143,6 +172,7 @@ class OpenAICompatibleLLM(LLM):
             except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
                 reply = LLMReply("", error=f"bad response: {type(e).__name__} {e}: {str(data)[:200]}")
         reply.latency_s = time.perf_counter() - start
+        reply.attempts = sent
         self.usage.record(reply)
         return reply
 
@@ -160,9 +190,9 @@ class OpenAICompatibleLLM(LLM):
         body = {"model": self.model, "prompt": full, "max_tokens": 1, "temperature": 0.0,
                 "echo": True, "logprobs": 1, **self.extra_body}
         start = time.perf_counter()
-        data, error = self._post("/completions", body)
+        data, error, sent = self._post("/completions", body)
         if error:
-            self.usage.record(LLMReply("", error=error, latency_s=time.perf_counter() - start))
+            self.usage.record(LLMReply("", error=error, latency_s=time.perf_counter() - start, attempts=sent))
             raise LLMError(f"score failed: {error}")
         try:
             lp = data["choices"][0]["logprobs"]
@@ -175,7 +205,7 @@ class OpenAICompatibleLLM(LLM):
                   if t is not None and len(prompt_text) <= off < len(full)]
         total = sum(picked) / max(1, len(picked)) if reduction == "mean" else sum(picked)
         usage = data.get("usage") or {}
-        self.usage.record(LLMReply("", latency_s=time.perf_counter() - start,
+        self.usage.record(LLMReply("", latency_s=time.perf_counter() - start, attempts=sent,
                                    prompt_tokens=int(usage.get("prompt_tokens") or 0)))
         return total
 

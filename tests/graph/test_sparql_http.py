@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from graph_small_kg import free_port
-from rra.graph import SparqlEndpointError, SparqlGraph
+from rra.graph import GraphUnavailableError, SparqlEndpointError, SparqlGraph, SparqlUnavailableError
 from rra.graph.rdf import RdfMapping
 
 ANSWER = {
@@ -26,8 +26,10 @@ class FakeEndpoint:
     """A tiny SPARQL endpoint on 127.0.0.1 that fails `failures` times with `status`
     (or sleeps `delay` s) before answering ANSWER. Records the queries it receives."""
 
-    def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0, answer=None):
+    def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0, answer=None,
+                 trickle: float = 0.0, html: bool = False):
         self.failures, self.status, self.delay = failures, status, delay
+        self.trickle, self.html = trickle, html  # trickle: seconds between the body's bytes
         self.reply = ANSWER if answer is None else answer
         self.queries: list[str] = []
         self.forms: list[dict] = []
@@ -52,11 +54,20 @@ class FakeEndpoint:
                     self.wfile.write(b"try again later")
                     return
                 data = json.dumps(endpoint.reply).encode()
+                kind = "application/sparql-results+json"
+                if endpoint.html:
+                    data, kind = b"<!DOCTYPE html><html><head><title>Proxy login</title></head></html>", "text/html"
                 self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if endpoint.trickle:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(endpoint.trickle)
+                else:
+                    self.wfile.write(data)
 
             def log_message(self, *args):  # keep the test output clean
                 pass
@@ -131,9 +142,13 @@ def test_bad_query_is_not_retried(fake):
 def test_timeout(fake):
     server = fake(delay=0.5)
     kg = graph(server.url, timeout=0.1, retries=1)
-    with pytest.raises(SparqlEndpointError, match="timed out") as err:
+    with pytest.raises(SparqlUnavailableError, match="timed out after 0.1 s") as err:
         kg.neighbors("Alien", "directed_by")
-    assert server.url in str(err.value) and kg.requests == 2
+    assert server.url in str(err.value) and kg.requests == 1  # a time-out is not sent again by default
+    kg = graph(server.url, timeout=0.1, retries=1, retry_on_timeout=True)
+    with pytest.raises(SparqlUnavailableError, match="timed out"):
+        kg.neighbors("Alien", "directed_by")
+    assert kg.requests == 2
 
 
 def test_cache_hits_skip_the_server(fake):
@@ -198,3 +213,62 @@ def test_graph_iri_goes_with_every_request(fake):
     assert "default-graph-uri" not in server.forms[-1]  # unscoped: the endpoint's default graph
     with pytest.raises(ValueError, match="not an absolute IRI"):
         graph(server.url, graph_iri="metaqa graph")
+
+
+def test_deadline_is_for_the_whole_reply_not_per_read(fake):
+    """A server that trickles a byte every 0.1 s never trips a per-read time-out; the deadline
+    is for connect + the whole reply."""
+    server = fake(trickle=0.1)
+    kg = graph(server.url, timeout=0.5, retries=3)
+    start = time.monotonic()
+    with pytest.raises(SparqlUnavailableError, match="timed out after 0.5 s"):
+        kg.neighbors("Alien", "directed_by")
+    assert time.monotonic() - start < 1.5 and kg.requests == 1
+
+
+def test_html_page_is_a_bad_body_not_results(fake):
+    server = fake(html=True)
+    kg = graph(server.url, retries=3)
+    with pytest.raises(SparqlUnavailableError, match="HTML page.*Proxy login"):
+        kg.neighbors("Alien", "directed_by")
+    assert len(server.queries) == 1  # the same page would come back
+
+
+def test_refused_says_refused():
+    kg = graph(f"http://127.0.0.1:{free_port()}/query", retries=0)
+    with pytest.raises(GraphUnavailableError, match="connection refused"):
+        kg.neighbors("Alien", "directed_by")
+
+
+def test_breaker_fails_fast_then_probes(fake):
+    """After `breaker_threshold` failed requests in a row no request reaches the server until the
+    cooldown has passed; then one probe, and a good answer closes the circuit."""
+    server = fake(failures=3, status=503)
+    kg = graph(server.url, retries=0, breaker_threshold=3, breaker_cooldown=0.3)
+    for entity in ("a", "b", "c"):
+        with pytest.raises(SparqlUnavailableError, match="HTTP 503"):
+            kg.neighbors(entity, "directed_by")
+    start = time.monotonic()
+    for entity in ("d", "e", "f", "g"):
+        with pytest.raises(SparqlUnavailableError, match="3 failed requests in a row.*HTTP 503"):
+            kg.neighbors(entity, "directed_by")
+    assert len(server.queries) == 3 and time.monotonic() - start < 0.2
+    time.sleep(0.35)
+    assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]  # the probe: the server is back
+    assert kg.neighbors("Alien", "written_by") == ["Ridley Scott"]  # a new query: the circuit is closed
+    assert len(server.queries) == 5 and kg.breaker.state()["open"] is False
+
+
+def test_failed_probe_reopens(fake):
+    server = fake(failures=99, status=502)
+    kg = graph(server.url, retries=2, breaker_threshold=1, breaker_cooldown=0.2)
+    with pytest.raises(SparqlUnavailableError):
+        kg.neighbors("a", "directed_by")
+    assert len(server.queries) == 3
+    time.sleep(0.25)
+    with pytest.raises(SparqlUnavailableError, match="HTTP 502"):
+        kg.neighbors("b", "directed_by")  # the probe: one attempt, no retries
+    assert len(server.queries) == 4
+    with pytest.raises(SparqlUnavailableError, match="in a row"):
+        kg.neighbors("c", "directed_by")
+    assert len(server.queries) == 4
