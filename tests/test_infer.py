@@ -437,3 +437,40 @@ def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_r
     again = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
     qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
     assert len(qids) == 200 and "llm_error" not in counts and again["n"] == 200
+
+
+# -- resume fingerprints by content ---------------------------------------------------------------
+def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_path, monkeypatch):
+    """Same config, same paths, different content: a KG with lines deleted, or a checkpoint
+    overwritten in place (same size), stops the resume and says which input changed. Unchanged
+    inputs are not read again (their digests are kept with size + mtime in run.json)."""
+    import shutil
+
+    from rra.eval import integrity
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    kb, ckpt = tmp_path / "kb.txt", tmp_path / "best.ckpt"
+    shutil.copy(REPO / "tests" / "models" / "toy_kb.txt", kb)
+    shutil.copy(trained_root / "checkpoints" / "retriever" / "best.ckpt", ckpt)
+    over = ["limit=4", "llm=none", f"data.kb_path={kb}", f"retriever.ckpt={ckpt}", "show_summary=false"]
+    run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]
+    assert {"data.kb_path", "retriever.ckpt"} <= set(recorded)
+
+    reads = []
+    monkeypatch.setattr(integrity, "file_hash", lambda p, real=integrity.file_hash: reads.append(p) or real(p))
+    assert run_split(compose_cfg("infer", trained_root, over[1:] + ["limit=6"]), tmp_path / "run")["new_questions"] == 2
+    assert reads == []  # nothing changed: no input read again
+
+    lines = kb.read_text().splitlines(keepends=True)
+    kb.write_text("".join(lines[:-5]))
+    with pytest.raises(ResumeMismatchError, match=r"data\.kb_path \(.*kb\.txt\): content changed"):
+        run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+    kb.write_text("".join(lines))
+
+    data = bytearray(ckpt.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte of the weights, size unchanged
+    ckpt.write_bytes(bytes(data))
+    with pytest.raises(ResumeMismatchError, match=r"retriever\.ckpt \(.*best\.ckpt\): content changed"):
+        run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")

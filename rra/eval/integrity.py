@@ -1,9 +1,12 @@
 """What keeps a run directory honest: a fingerprint of what produced it, a lock while a run writes
 to it, and which earlier answers a resumed run may keep.
 
-- `run.json` records the fingerprint (method and its settings, LLM, retriever checkpoint with a
-  content hash, graph, data, split, the answer rule); resuming into a directory made by a
-  different setup stops with the keys that differ, instead of mixing two methods' answers.
+- `run.json` records the fingerprint (method and its settings, LLM, graph, data, split, the answer
+  rule) and the content of every input file or directory the config names (KG, labels, relation
+  names, question files, the retriever checkpoint or exported model directory, an LLM's weights):
+  a streamed sha256 per file, re-read only when a file's size or mtime changed. Resuming into a
+  directory made by a different setup, or from inputs whose content changed, stops with what
+  differs, instead of mixing two setups' answers.
 - `RunLock`: one run at a time per output directory (an OS file lock, released on exit or crash).
 - Questions that ended in a transient failure (`llm_error`, `graph_error`) are answered again on
   resume; metrics always count each qid once (its latest answer).
@@ -21,7 +24,9 @@ from omegaconf import DictConfig, OmegaConf
 RUN_FILE = "run.json"
 LOCK_FILE = ".lock"
 TRANSIENT = frozenset({"llm_error", "graph_error"})
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
+CONTENT_NODES = ("data", "graph", "retriever", "rewriter", "answer", "llm", "method")
+MAX_DIR_FILES = 5000  # a directory with more files than this is described by names, sizes and mtimes
 
 
 class ResumeMismatchError(RuntimeError):
@@ -32,14 +37,78 @@ class RunLockedError(RuntimeError):
     """Another run is writing to the same output directory."""
 
 
-def file_hash(path: str | Path, head_bytes: int = 1 << 20) -> str:
-    """sha1 of a file's size and first MB: cheap for a 90 MB checkpoint, and any retraining
-    changes it (new weights are spread over the whole file)."""
-    p = Path(path)
-    h = hashlib.sha1(str(p.stat().st_size).encode())
-    with p.open("rb") as f:
-        h.update(f.read(head_bytes))
-    return h.hexdigest()[:16]
+def file_hash(path: str | Path) -> str:
+    """sha256 of a file's whole content, streamed (a 5 GB KG never sits in memory)."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp(p: Path) -> list:
+    st = p.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def content_digest(path: str | Path, known: dict | None = None) -> tuple[str, dict]:
+    """(digest of a file or a directory's files, {absolute file: [size, mtime_ns, sha256]}).
+    `known` (the same map from an earlier run.json) saves re-reading files whose size and mtime
+    are unchanged. A directory (an exported model, a dataset root) hashes each regular file under
+    it (hidden ones and __pycache__ skipped) with its relative path."""
+    p, known, seen = Path(path).resolve(), known or {}, {}
+
+    def one(f: Path) -> str:
+        stamp = _stamp(f)
+        old = known.get(str(f))
+        sha = old[2] if old and old[:2] == stamp else file_hash(f)
+        seen[str(f)] = stamp + [sha]
+        return sha
+
+    if p.is_file():
+        return one(p), seen
+    files = sorted(f for f in p.rglob("*") if f.is_file()
+                   and not any(part.startswith(".") or part == "__pycache__" for part in f.relative_to(p).parts))
+    h = hashlib.sha256()
+    if len(files) > MAX_DIR_FILES:  # not a model or a dataset: too big to read, describe it instead
+        for f in files:
+            h.update(f"{f.relative_to(p)}\0{_stamp(f)}\n".encode())
+        return "listing:" + h.hexdigest(), seen
+    for f in files:
+        h.update(f"{f.relative_to(p)}\0{one(f)}\n".encode())
+    return h.hexdigest(), seen
+
+
+def _input_paths(node, prefix: str) -> dict[str, str]:
+    """Dotted config key -> value for every string leaf that names an existing file or directory."""
+    out = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.update(_input_paths(v, f"{prefix}.{k}"))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.update(_input_paths(v, f"{prefix}[{i}]"))
+    elif isinstance(node, str) and "://" not in node and 0 < len(node) < 4096:
+        try:
+            p = Path(node)
+            # a file, or a directory that is not the working directory or above it (a model, a dataset root)
+            if p.is_file() or (p.is_dir() and "/" in node and p.resolve() not in [Path.cwd(), *Path.cwd().parents]):
+                out[prefix] = node
+        except OSError:
+            pass
+    return out
+
+
+def contents(fp: dict, known: dict | None = None) -> tuple[dict, dict]:
+    """({config key: {"path", "sha256"}}, digest cache) for every input the fingerprint names."""
+    found, cache, known = {}, {}, dict(known or {})
+    for key in CONTENT_NODES:
+        for name, path in _input_paths(fp.get(key), key).items():
+            digest, seen = content_digest(path, known)
+            found[name] = {"path": str(Path(path).resolve()), "sha256": digest}
+            cache.update(seen)
+            known.update(seen)  # a file named twice (data.root and data.kb_path) is read once
+    return found, cache
 
 
 def _node(cfg: DictConfig, key: str):
@@ -67,11 +136,8 @@ def fingerprint(cfg: DictConfig) -> dict:
         "seed": cfg.get("seed"),
     }
     if isinstance(method, dict) and method.get("_target_", "").endswith("build_rra"):
-        ckpt = OmegaConf.select(cfg, "retriever.ckpt", default=None)
         fp["retriever"] = _node(cfg, "retriever")
         fp["rewriter"], fp["answer"] = _node(cfg, "rewriter"), _node(cfg, "answer")
-        if ckpt and Path(ckpt).is_file():
-            fp["retriever_ckpt_hash"] = file_hash(ckpt)
     return json.loads(json.dumps(fp, default=str))  # plain, comparable values
 
 
@@ -93,22 +159,53 @@ def short(v, n: int = 80) -> str:
 
 
 def check_resume(out: Path, fp: dict, resuming: bool) -> None:
-    """Write run.json, or, when resuming into a directory with answers, refuse a different setup."""
+    """Write run.json (the fingerprint plus the content digests of its inputs), or, when resuming
+    into a directory with answers, refuse a different setup or changed inputs, naming them."""
     path = out / RUN_FILE
     has_answers = (out / "predictions.jsonl").exists() and (out / "predictions.jsonl").stat().st_size > 0
-    if resuming and path.exists() and has_answers:
-        old = json.loads(path.read_text(encoding="utf-8"))
-        diff = differences(old, fp)
-        if diff:
-            shown = "; ".join(diff[:8]) + (f"; ... ({len(diff) - 8} more)" if len(diff) > 8 else "")
+    old = None
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = None
+    known = (old or {}).get("digest_cache") if isinstance(old, dict) else None
+    inputs, cache = contents(fp, known if isinstance(known, dict) else None)
+    if resuming and has_answers and old is not None:
+        diff = differences({k: v for k, v in old.items() if k not in ("inputs", "digest_cache")}, fp)
+        changed = changed_inputs(old.get("inputs") or {}, inputs)
+        if diff or changed:
+            listed = changed + diff
+            shown = "; ".join(listed[:8]) + (f"; ... ({len(listed) - 8} more)" if len(listed) > 8 else "")
             raise ResumeMismatchError(
                 f"{out} holds answers of a different setup, so resuming would mix them: {shown}. "
                 "Use a new output dir (hydra.run.dir=...) or resume=false to start over.")
-    elif resuming and has_answers and not path.exists():
+    elif resuming and has_answers:
         raise ResumeMismatchError(
-            f"{out} holds answers but no {RUN_FILE}, so what produced them is unknown; "
+            f"{out} holds answers but no readable {RUN_FILE}, so what produced them is unknown; "
             "use a new output dir or resume=false to start over.")
-    path.write_text(json.dumps(fp, indent=1) + "\n", encoding="utf-8")
+    record = {**fp, "inputs": inputs, "digest_cache": cache}
+    tmp = path.with_name(f".{RUN_FILE}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def changed_inputs(old: dict, new: dict) -> list[str]:
+    """'changed: data.kb_path (/data/kb.txt): content differs from the run's' and the like."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if a is None:
+            out.append(f"{key}: new input {b['path']}")
+        elif b is None:
+            out.append(f"{key}: input {a['path']} no longer given or no longer exists")
+        elif a.get("path") != b.get("path"):
+            out.append(f"{key}: {a.get('path')} -> {b.get('path')} (different content)")
+        else:
+            out.append(f"{key} ({b['path']}): content changed since the answers were written")
+    return out
 
 
 class RunLock:

@@ -1,12 +1,15 @@
 """Run outputs: predictions JSONL (streamed, resumable), metrics JSON, markdown summary.
 
 `PredictionWriter` appends one JSON line per question and flushes at once, so a crash or a kill
-loses at most the question in flight; reopening the same file skips the qids already written
-(a truncated last line from a kill is ignored and rewritten).
+loses at most the question in flight; reopening the same file skips the qids already written.
+The file is only ever appended to, or replaced whole (a temporary file + `os.replace`): a
+truncated last line from a kill is dropped that way, and `resume=false` starts over that way, so
+a kill at any moment leaves every answer written before it.
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Iterable
 
@@ -43,10 +46,9 @@ class PredictionWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kept = read_predictions(self.path) if resume else []
-        # rewrite the file from its complete lines, so a torn tail never sits mid-file
-        with self.path.open("w", encoding="utf-8") as f:
-            for d in kept:
-                f.write(json.dumps(d, ensure_ascii=False) + "\n")
+        if not resume or not _whole_lines(self.path, len(kept)):
+            # a torn tail (or starting over): the complete lines replace the file in one step
+            replace_lines(self.path, [json_line(d) for d in kept])
         latest = {d.get("qid", ""): d.get("status") for d in kept}
         self.done: set[str] = {q for q, status in latest.items() if status not in redo}
         self.previous = kept
@@ -54,7 +56,7 @@ class PredictionWriter:
 
     def write(self, pred: Prediction | dict) -> None:
         d = pred.to_dict() if isinstance(pred, Prediction) else pred
-        self._f.write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+        self._f.write(json_line(d))
         self._f.flush()
         self.done.add(d.get("qid", ""))
 
@@ -68,9 +70,49 @@ class PredictionWriter:
         self.close()
 
 
+def json_line(d: dict) -> str:
+    """One JSON line; text that is not valid Unicode (a lone surrogate from a cut emoji) is written
+    as a \\u escape instead of failing the write, and reads back as it was."""
+    line = json.dumps(d, ensure_ascii=False, default=str)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(d, ensure_ascii=True, default=str)
+    return line + "\n"
+
+
+def _whole_lines(path: Path, parsed: int) -> bool:
+    """Whether the file (if any) is exactly `parsed` complete JSON lines plus blank ones: then
+    appending to it is safe."""
+    if not path.exists() or path.stat().st_size == 0:
+        return True
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) != b"\n":
+            return False
+        f.seek(0)
+        return sum(1 for line in f if line.strip()) == parsed
+
+
+def replace_lines(path: Path, lines: list[str]) -> None:
+    """Write `lines` to a temporary file beside `path`, flush it to disk, and put it in place with
+    `os.replace` (atomic on POSIX): readers and a kill see the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.writelines(lines)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """A report file (summary.md) that nothing in its text can make fail: invalid Unicode is escaped."""
+    Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
+
+
 def write_json(path: str | Path, data: dict) -> None:
-    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n",
-                          encoding="utf-8")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    write_text(path, text)
 
 
 def fmt(v) -> str:
@@ -95,7 +137,7 @@ METRIC_ROWS = [
 def md(text) -> str:
     """User text (questions, errors) inside one markdown line or table cell: no line breaks, no
     heading/list/table syntax, no code spans that swallow the rest of the line."""
-    text = " ".join(str(text).split())
+    text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
     for ch in "\\`*_[]<>|#":
         text = text.replace(ch, "\\" + ch)
     return text

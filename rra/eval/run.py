@@ -209,7 +209,7 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
                                    [d for d in preds if d.get("status") == "ok"])
-    (out / report.SUMMARY).write_text(text, encoding="utf-8")
+    report.write_text(out / report.SUMMARY, text)
     log_to_loggers(cfg, metrics)
     if cfg.get("show_summary", True):
         print(text)
