@@ -121,6 +121,29 @@ def test_multirun_subprocess_over_answer_modes(trained_root, tmp_path):
     runs = sorted(tmp_path.glob("*/metrics.json"))
     assert len(runs) == 2
     assert all(json.loads(p.read_text())["n"] == 3 for p in runs)
+    # each job records its config and overrides (written by rra.eval.run under the run's lock)
+    assert all("answer=" in (p.parent / ".hydra" / "overrides.yaml").read_text() for p in runs)
+
+
+def test_a_refused_run_leaves_the_running_runs_directory_untouched(trained_root, tmp_path):
+    """`python infer.py` into a directory another run holds exits with RunLockedError and writes
+    nothing there: the holder's .hydra/config.yaml and overrides.yaml still describe the holder."""
+    from rra.eval.integrity import RunLock
+
+    env = {**os.environ, "WANDB_MODE": "disabled", "RRA_ROOT": "", "HYDRA_FULL_ERROR": "1",
+           "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "models"), str(REPO)])}
+    run = tmp_path / "run"
+    base = [sys.executable, str(REPO / "infer.py"), "data=toy", "logger=none", SEARCH, f"paths.root_dir={trained_root}",
+            f"hydra.run.dir={run}", "limit=3", "llm=none", "show_summary=false"]
+    first = subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in run.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert run / ".hydra" / "config.yaml" in before and run / ".hydra" / "overrides.yaml" in before
+    with RunLock(run):  # the first run is still writing
+        second = subprocess.run(base + ["method=tog"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode != 0 and "another run" in second.stderr
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in run.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert after == before
 
 
 def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):

@@ -167,13 +167,32 @@ def format_prediction(p: Prediction, kg=None) -> str:
 def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    check_limit(cfg.get("limit"))  # before anything slow is built
     if cfg.get("strict", False):  # a method's unexpected exception stops the run (rra.methods.failure_status)
         import os
 
         os.environ["RRA_STRICT_ERRORS"] = "1"
-    with integrity.RunLock(out):
+    with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
+        save_hydra_record(cfg, out)
+        check_limit(cfg.get("limit"))  # before anything slow is built
         return _run_split(cfg, out)
+
+
+def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> None:
+    """What Hydra's `output_subdir` would hold (config.yaml, hydra.yaml, overrides.yaml), written
+    only by the run that holds the directory's lock (conf/infer.yaml turns Hydra's own off)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        hydra_cfg = HydraConfig.get()
+    except Exception:  # composed without Hydra's runtime config: nothing to record
+        return
+    if hydra_cfg.get("output_subdir") is not None:  # Hydra already wrote it (another entry point's config)
+        return
+    target = out / subdir
+    target.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, target / "config.yaml")
+    OmegaConf.save(OmegaConf.create({"hydra": hydra_cfg}), target / "hydra.yaml")
+    OmegaConf.save(hydra_cfg.overrides.task, target / "overrides.yaml")
 
 
 def _run_split(cfg: DictConfig, out: Path) -> dict:
