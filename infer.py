@@ -37,12 +37,22 @@ def quote_question(argv: list[str]) -> list[str]:
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="infer")
 def main(cfg: DictConfig) -> float | None:
-    from rra.eval.run import answer_question, run_split
+    from rra.eval.run import INPUT_ERRORS, answer_question, optimized_metric, run_split
 
-    if cfg.get("question"):
-        answer_question(cfg)
-        return None
-    return run_split(cfg)["hits@1"]  # the value a sweep optimises
+    try:
+        if cfg.get("question"):
+            answer_question(cfg)
+            return None
+        return optimized_metric(run_split(cfg))  # the value a sweep optimises
+    except INPUT_ERRORS as err:
+        # bad input or a refused run: the message says what and where; a traceback would bury it
+        # (a sweep job raises, so that Hydra records which job failed)
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        if HydraConfig.get().mode == RunMode.MULTIRUN:
+            raise
+        sys.exit(f"error: {type(err).__name__}: {err}")
 
 
 if __name__ == "__main__":

@@ -259,17 +259,23 @@ FAILING_LLM = ["llm=fake", "+llm.default={_target_: rra.llm.base.LLMReply, text:
 
 
 def test_llm_down_warns_counts_and_fails_under_strict(trained_root, tmp_path):
-    from rra.eval.run import RunFailedError, run_split
+    import math
+
+    from rra.eval.run import RunFailedError, optimized_metric, run_split
 
     metrics = run_split(compose_cfg("infer", trained_root, ["limit=6", *FAILING_LLM]), tmp_path / "a")
     assert metrics["llm_answered"] == 0 and metrics["llm_asked_n"] == 6
     assert any("LLM answered only 0%" in w for w in metrics["warnings"])
     summary = (tmp_path / "a" / "summary.md").read_text()
     assert "**Warning:**" in summary and "answered by the LLM" in summary
+    # a sweep must not read the graph fall-back's Hits@1 as the LLM's: the run reports itself failed
+    assert metrics["run_failed"] is True and math.isnan(optimized_metric(metrics))
+    assert "failed as a measurement of its method" in summary
     with pytest.raises(RunFailedError, match="strict=true"):
         run_split(compose_cfg("infer", trained_root, ["limit=6", "strict=true", *FAILING_LLM]), tmp_path / "b")
     plain = run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path / "c")
     assert plain["warnings"] == [] and "none used" in (tmp_path / "c" / "summary.md").read_text()
+    assert plain["run_failed"] is False and optimized_metric(plain) == plain["hits@1"]
 
 
 SERVER = {"down": True}
@@ -497,3 +503,35 @@ def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_
     ckpt.write_bytes(bytes(data))
     with pytest.raises(ResumeMismatchError, match=r"retriever\.ckpt \(.*best\.ckpt\): content changed"):
         run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+
+
+def test_skipped_kg_lines_are_counted_and_shown(trained_root, tmp_path):
+    """graph.on_error=skip: the bad lines are counted, and the first line numbers are in
+    metrics.json and summary.md."""
+    from rra.eval.run import run_split
+
+    kb = tmp_path / "kb.txt"
+    lines = (REPO / "tests" / "models" / "toy_kb.txt").read_text().splitlines()
+    lines[2:2] = ["only|two", "a||b"]  # lines 3 and 4
+    lines.append("x|^inverse|y")
+    kb.write_text("\n".join(lines) + "\n")
+    over = ["limit=3", "llm=none", f"data.kb_path={kb}", "graph.on_error=skip", "show_summary=false"]
+    metrics = run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+    assert metrics["kg_skipped_lines"] == 3
+    assert [r.split(":")[0] for r in metrics["kg_skipped_first"]] == ["line 3", "line 4", f"line {len(lines)}"]
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text())["kg_skipped_lines"] == 3
+    summary = (tmp_path / "run" / "summary.md").read_text()
+    assert "KG lines skipped" in summary and "line 4: empty head, relation or tail" in summary
+
+
+def test_a_bad_question_file_is_one_clear_line_not_a_traceback(trained_root, tmp_path):
+    env = {**os.environ, "WANDB_MODE": "disabled", "RRA_ROOT": "", "PYTHONPATH": str(REPO)}
+    env.pop("HYDRA_FULL_ERROR", None)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"question": "who directed [Movie 1]", "answers": ["Director 1"]}\n{"question": 3}\n')
+    cmd = [sys.executable, str(REPO / "infer.py"), "data=files", f"data.kb_path={REPO / 'tests' / 'models' / 'toy_kb.txt'}",
+           f"data.test_file={questions}", "logger=none", "llm=none", f"paths.root_dir={trained_root}",
+           f"hydra.run.dir={tmp_path / 'run'}"]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert f"error: DataFormatError: {questions}:2: missing or empty 'question'" in proc.stderr

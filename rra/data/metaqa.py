@@ -82,7 +82,7 @@ def parse_question_line(line: str, source: str) -> tuple[str, str, list[str]]:
 
 
 def _read_lines(path: Path) -> list[str]:
-    with path.open(encoding="utf-8") as f:
+    with path.open(encoding="utf-8-sig") as f:  # -sig: an optional byte-order mark is not text
         return [line.rstrip("\r\n") for line in f]
 
 

@@ -68,6 +68,7 @@ def _example(
     topic_from_brackets: bool,
 ) -> QAExample:
     record = {ALIASES.get(k, k): v for k, v in record.items()}
+    _no_lone_surrogates(record, source)
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         raise DataFormatError(source, "missing or empty 'question'", question)
@@ -110,6 +111,23 @@ def _example(
         source=source,
         extra=dict(extra),
     )
+
+
+def _no_lone_surrogates(value, source: str, key: str = "") -> None:
+    """JSON may escape half of a UTF-16 pair ("\\ud83d", a cut emoji): not valid Unicode, it would
+    fail every write of the question later. Refused here, with the place and the position."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _no_lone_surrogates(v, source, k)
+    elif isinstance(value, list):
+        for v in value:
+            _no_lone_surrogates(v, source, key)
+    elif isinstance(value, str):
+        for i, ch in enumerate(value):
+            if "\ud800" <= ch <= "\udfff":
+                raise DataFormatError(source, f"{key or 'a value'} holds an unpaired UTF-16 surrogate "
+                                      f"(\\u{ord(ch):04x} at character {i + 1}; a cut emoji?): not valid "
+                                      "Unicode; fix or remove it", value.encode("utf-8", "backslashreplace").decode())
 
 
 def load_qa_file(
@@ -197,8 +215,9 @@ def _header(path: Path, lines, fmt: str) -> list[str]:
 
 
 def _decode(raw: bytes, path: Path, lineno: int) -> str:
+    """UTF-8, with an optional byte-order mark before the first line (spreadsheets write one)."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
     except UnicodeDecodeError as e:
         raise DataFormatError(f"{path}:{lineno}", f"not valid UTF-8 ({e.reason} at byte {e.start}); "
                               "save the file as UTF-8", raw.decode("utf-8", "replace")) from None

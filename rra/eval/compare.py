@@ -105,13 +105,19 @@ def markdown_table(runs: list[dict], title: str = "Comparison", skipped: list[di
         m = r["metrics"]
         status = m.get("status") or {}
         bad = {k: v for k, v in status.items() if k != "ok"}
-        cells = [r["label"], *(_fmt(m.get(k), f) for k, _, f in COLUMNS),
+        label = r["label"] + (" **(failed run)**" if m.get("run_failed") else "")
+        cells = [label, *(_fmt(m.get(k), f) for k, _, f in COLUMNS),
                  ", ".join(f"{k} {v}" for k, v in bad.items()) or "0",
                  "/".join(sorted((m.get("hits_mode") or {}).keys())) or "top"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Hits@1 mode: `top` = the first ranked answer is a gold answer; `reply` = a gold answer "
               "occurs in the LLM's reply (how free-form LLM answers are scored, see rra/eval/metrics.py). "
               "Hits@1 first answer credits only the first answer read from the reply."]
+    failed = [r for r in runs if r["metrics"].get("run_failed")]
+    if failed:
+        lines += ["", "Failed runs: the method could not do its job, so their figures are a fall-back's "
+                  "(a sweep got NaN for them):", ""]
+        lines += [f"- {r['label']}: {' '.join(r['metrics'].get('warnings') or [])}" for r in failed]
     if skipped:
         lines += ["", f"Not in the table ({len(skipped)} job(s) without results):", ""]
         lines += [f"- `{' '.join(s['overrides']) or s['dir']}`: {s['why']}" for s in skipped]

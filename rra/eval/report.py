@@ -149,8 +149,17 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
     lines = [f"# {title}", ""]
     for w in warnings:
         lines += [f"> **Warning:** {md(w)}", ""]
+    if metrics.get("run_failed"):
+        lines += ["> **This run failed as a measurement of its method** (see the warnings): a sweep receives "
+                  "NaN as its optimised metric, not the Hits@1 below.", ""]
     for k, v in (setup or {}).items():
         lines.append(f"- **{k}**: {md(v)}")
+    if metrics.get("kg_skipped_lines"):
+        first = metrics.get("kg_skipped_first") or []
+        lines += ["", f"- **KG lines skipped** (graph.on_error=skip): {metrics['kg_skipped_lines']}"]
+        lines += [f"  - {md(r)}" for r in first]
+        if metrics["kg_skipped_lines"] > len(first):
+            lines.append(f"  - ... {metrics['kg_skipped_lines'] - len(first)} more")
     lines += ["", f"Questions: {metrics.get('n', 0)}", "", "| metric | value |", "|---|---|"]
     for key, name in METRIC_ROWS:
         if key in metrics:

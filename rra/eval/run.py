@@ -213,8 +213,15 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / metrics["new_questions"], 3)
     if llm is not None:
         metrics["llm_usage"] = llm.usage.to_dict()
+    loaded = getattr(kg, "load_report", None)
+    if loaded is not None and loaded.skipped:  # graph.on_error=skip dropped lines of the KG or labels
+        metrics["kg_skipped_lines"] = loaded.skipped
+        metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     warnings = run_warnings(metrics, llm)
     metrics["warnings"] = warnings
+    # The method could not do its job (its LLM mostly failed, or most questions failed outright):
+    # its figures are the fall-back's, so a sweep must not read them as the method's (optimized_metric).
+    metrics["run_failed"] = bool(warnings)
     report.write_json(out / report.METRICS, metrics)
     picked = choices()
     used_llm = metrics.get("llm_asked_n", 0) > 0
@@ -268,6 +275,24 @@ def answer_and_score(method, examples: list[QAExample], writer: report.Predictio
 
 class RunFailedError(RuntimeError):
     """strict=true: the run finished, but most of its questions failed in a way the figures hide."""
+
+
+def optimized_metric(metrics: dict) -> float | None:
+    """What infer.py hands a sweep: Hits@1, or NaN for a run whose method could not do its job
+    (`run_failed`: its LLM answered under half the questions that asked it, or most questions ended
+    in llm_error / graph_error). Optuna records a NaN objective as a failed trial, so a sweep never
+    picks the graph fall-back's figure as if the LLM had produced it."""
+    if metrics.get("run_failed"):
+        return float("nan")
+    return metrics.get("hits@1")
+
+
+def _input_errors() -> tuple:
+    from rra.data.records import DataFormatError
+    from rra.graph.loaders import EmptyKGError, KGFormatError
+
+    return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
+            integrity.RunLockedError, RunFailedError)
 
 
 def run_warnings(metrics: dict, llm) -> list[str]:
@@ -349,3 +374,8 @@ def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
                 wandb.finish()
         except Exception as err:  # a logger problem must not lose the written results
             log.warning("logger %s failed: %s: %s", name, type(err).__name__, err)
+
+
+# Errors that are the input's or the setup's, not a bug: infer.py prints their message without a
+# traceback (each names the file and line, the key, or the directory).
+INPUT_ERRORS = _input_errors()

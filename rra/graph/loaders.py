@@ -123,8 +123,11 @@ def _rdf_statements(path: str | Path, fmt: str) -> list[str]:
     import pyoxigraph as ox
 
     try:
-        return [f"{q.subject} {q.predicate} {q.object} ."
-                for q in ox.parse(path=str(path), format=getattr(ox.RdfFormat, RDF_SYNTAXES[fmt]))]
+        with open(path, "rb") as f:
+            if f.read(len(BOM)) != BOM:  # a byte-order mark (Windows editors) is not part of the syntax
+                f.seek(0)
+            return [f"{q.subject} {q.predicate} {q.object} ."
+                    for q in ox.parse(f, format=getattr(ox.RdfFormat, RDF_SYNTAXES[fmt]))]
     except SyntaxError as e:
         m = re.search(r"line (\d+)", str(e))
         line = int(m.group(1)) if m else 0
@@ -199,10 +202,15 @@ def is_header(line: str, sep: str) -> bool:
     return len(parts) == 3 and all(p in HEADER_WORDS for p in parts)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def _read_lines(path: str | Path, bad) -> list[str]:
-    """The file's lines (without line ends). A line that is not UTF-8 is reported by `bad`
+    """The file's lines (without line ends), read as UTF-8 with an optional byte-order mark. A line that is not UTF-8 is reported by `bad`
     with its number, and read as '' (so it is skipped) when `bad` does not raise."""
     data = Path(path).read_bytes()
+    if data.startswith(BOM):  # UTF-8 with a byte-order mark (spreadsheets, Windows editors): not text
+        data = data[len(BOM):]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -338,4 +346,7 @@ def load_graph(
         else:
             kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping, graph_iri=graph_iri)
     kg.load_report = report
+    if report.skipped:  # on_error=skip: said once, loudly, with where (run reports repeat it)
+        log.warning("%s: skipped %d bad line(s) (on_error=skip): %s", path, report.skipped,
+                    "; ".join(report.reasons[:5]) + (" ..." if report.skipped > 5 else ""))
     return kg

@@ -21,10 +21,10 @@ def read_checkpoint(path: str | Path, fmt: str, version: int, how_to_train: str,
 
     try:
         exported = resolve(path)
+        path = Path(path)
+        ckpt = read(exported, map_location) if exported is not None else _torch_load(path, map_location)
     except ExportError as e:
         raise CheckpointError(str(e)) from e
-    path = Path(path)
-    ckpt = read(exported, map_location) if exported is not None else _torch_load(path, map_location)
     info = ckpt.get("rra") if isinstance(ckpt, dict) else None
     if not isinstance(info, dict) or info.get("format") != fmt:
         kind = fmt.removeprefix("rra-")

@@ -39,6 +39,7 @@ def export(ckpt_path: str | Path, out_dir: str | Path, train_summary: str | Path
     out.mkdir(parents=True, exist_ok=True)
     state = {k: v.contiguous() for k, v in ckpt["state_dict"].items()}
     save_file(state, str(out / WEIGHTS), metadata={"format": info["format"]})
+    readable_as_normal_files(out / WEIGHTS)  # safetensors writes 0600: others could not load a shared export
     tokenizer = info.get("tokenizer")
     meta = {k: v for k, v in info.items() if k != "tokenizer"}
     config = {"export_format": EXPORT_FORMAT, "rra": meta,
@@ -50,6 +51,15 @@ def export(ckpt_path: str | Path, out_dir: str | Path, train_summary: str | Path
     summary = json.loads(Path(train_summary).read_text()) if train_summary else None
     (out / CARD).write_text(model_card(config, summary, out), encoding="utf-8")
     return out
+
+
+def readable_as_normal_files(path: Path) -> None:
+    """The mode a plain `open(..., "w")` would give (0666 less the umask, e.g. 0644)."""
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
 
 
 def model_card(config: dict, summary: dict | None, out: Path) -> str:
@@ -114,7 +124,11 @@ def read(directory: Path, map_location="cpu") -> dict:
     info = dict(config["rra"])
     tok = directory / TOKENIZER
     info["tokenizer"] = json.loads(tok.read_text(encoding="utf-8")) if tok.is_file() else None
-    state = load_file(str(directory / WEIGHTS), device=str(map_location))
+    try:
+        state = load_file(str(directory / WEIGHTS), device=str(map_location))
+    except Exception as e:  # safetensors' own message does not say which file
+        raise ExportError(f"{directory / WEIGHTS}: cannot read the weights ({type(e).__name__}: {e}); the file "
+                          "is truncated or not safetensors: copy or export it again (rra-export)") from None
     return {"state_dict": state, "hyper_parameters": config.get("hyper_parameters", {}), "rra": info}
 
 

@@ -59,7 +59,9 @@ def make_handler(state: FakeOpenAI):
             if "BADREQUEST" in text:
                 return self.send(400, {"error": "bad model"})
             if "BADJSON" in text:
-                return self.send(200, None, raw=b"<html>not json</html>")
+                return self.send(200, None, raw=b"{not json")
+            if "HTMLPAGE" in text:
+                return self.send(200, None, raw=b"<!DOCTYPE html><html><head><title>Sign in</title></head></html>")
             if "NOCHOICES" in text:
                 return self.send(200, {"choices": []})
             usage = {"prompt_tokens": len(text.split()), "completion_tokens": 2}
@@ -122,6 +124,7 @@ def test_500_then_success_is_retried(server):
     (r,) = llm.generate(["FAIL500ONCE please"])
     assert r.ok and r.text == "echo FAIL500ONCE please"
     assert len(server.requests) == 2 and llm.usage.failures == 0
+    assert r.attempts == 2 and llm.usage.calls == 2  # a retry is a call (llm_calls_per_q counts it)
 
 
 def test_persistent_500_gives_up_after_bounded_retries(server):
@@ -154,7 +157,26 @@ def test_bad_body_becomes_error_reply(server, word):
 def test_connection_refused_is_an_error_reply():
     llm = OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", max_retries=1, backoff_s=0.01, timeout_s=2)
     (r,) = llm.generate(["anyone?"])
-    assert r.error.startswith("connection") and "after 2 attempts" in r.error
+    assert r.error.startswith("connection: connection refused") and "after 2 attempts" in r.error
+
+
+def test_breaker_fails_fast_after_repeated_failures_then_probes(server):
+    """Three failed requests in a row (each after its retries) open the circuit: the next prompts
+    fail at once without a request ("unavailable: ..."), and still count as calls of their question;
+    after the cooldown one probe goes out, and a good reply closes the circuit."""
+    llm = client(server, max_retries=0, breaker_threshold=3, breaker_cooldown_s=0.3)
+    replies = llm.generate([f"ALWAYS500 {i}" for i in range(3)]) + llm.generate(["ALWAYS500 x", "hello"])
+    assert len(server.requests) == 3 and all(r.error for r in replies)
+    assert replies[-1].error.startswith("unavailable:") and "3 failed requests in a row" in replies[-1].error
+    assert replies[-1].attempts == 0 and llm.usage.calls == 5
+    time.sleep(0.35)
+    (r,) = llm.generate(["hello"])
+    assert r.ok and len(server.requests) == 4 and llm.breaker.state()["open"] is False
+
+
+def test_html_page_is_a_bad_response(server):
+    (r,) = client(server).generate(["HTMLPAGE"])
+    assert r.error.startswith("bad response: an HTML page") and "Sign in" in r.error and len(server.requests) == 1
 
 
 def test_independent_prompts_run_concurrently(server):

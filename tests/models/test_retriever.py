@@ -238,6 +238,17 @@ def test_exported_retriever_is_a_shareable_directory_that_predicts_alike(tiny_kw
         Retriever.load(tmp_path / "empty")
     with pytest.raises(CheckpointError, match="no such checkpoint file"):
         Retriever.load(tmp_path / "missing.ckpt")
+    # the weights are readable as any file the user writes (0666 less the umask), not owner-only
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
+    # a truncated copy names the file
+    weights = (out / "model.safetensors").read_bytes()
+    (out / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(CheckpointError, match=r"exported/model\.safetensors: cannot read the weights.*truncated"):
+        Retriever.load(out)
 
 
 def test_int8_quantized_retriever_still_predicts(tiny_kwargs):
