@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rra.data.qa_files import load_qa_file
-from rra.data.records import DataFormatError
+from rra.records import DataFormatError
 from rra.graph import read_labels, read_triples
 
 BOM = "\ufeff"

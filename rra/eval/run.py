@@ -288,7 +288,7 @@ def optimized_metric(metrics: dict) -> float | None:
 
 
 def _input_errors() -> tuple:
-    from rra.data.records import DataFormatError
+    from rra.records import DataFormatError
     from rra.graph.loaders import EmptyKGError, KGFormatError
 
     return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
