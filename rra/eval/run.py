@@ -43,7 +43,16 @@ def build_method(cfg: DictConfig, kg, llm, **shared) -> QAMethod:
     """`cfg.method` on the given graph and LLM (and any `shared` object its config names, such as a
     sentence encoder a benchmark shares between methods), refused unless it is a QA method."""
     node = cfg.method
-    method = instantiate(node, kg=kg, llm=llm, **{k: v for k, v in shared.items() if k in node})
+    from hydra.errors import InstantiationException
+
+    from rra.graph.base import GraphError
+
+    try:
+        method = instantiate(node, kg=kg, llm=llm, **{k: v for k, v in shared.items() if k in node})
+    except InstantiationException as err:  # a store that is down while the method reads the KG: say that
+        if isinstance(err.__cause__, GraphError):
+            raise err.__cause__ from None
+        raise
     if not isinstance(method, QAMethod):
         raise TypeError(f"method: {type(method).__name__} is not a QA method (subclass rra.methods.QAMethod: "
                         "`name`, `answer(example) -> Prediction`; `describe` comes with it)")
@@ -289,10 +298,11 @@ def optimized_metric(metrics: dict) -> float | None:
 
 def _input_errors() -> tuple:
     from rra.records import DataFormatError
+    from rra.graph.base import GraphUnavailableError
     from rra.graph.loaders import EmptyKGError, KGFormatError
 
     return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
-            integrity.RunLockedError, RunFailedError)
+            integrity.RunLockedError, RunFailedError, GraphUnavailableError)
 
 
 def run_warnings(metrics: dict, llm) -> list[str]:
@@ -377,5 +387,5 @@ def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
 
 
 # Errors that are the input's or the setup's, not a bug: infer.py prints their message without a
-# traceback (each names the file and line, the key, or the directory).
+# traceback (each names the file and line, the key, the directory, or the unreachable store).
 INPUT_ERRORS = _input_errors()

@@ -95,7 +95,8 @@ def fake():
 
 
 def graph(url: str, **kwargs) -> SparqlGraph:
-    return SparqlGraph(url, trust_env=False, **{"timeout": 2.0, "backoff": 0.01, **kwargs})
+    # 10 s: the tests about time-outs set their own; the others must not time out on a loaded machine
+    return SparqlGraph(url, trust_env=False, **{"timeout": 10.0, "backoff": 0.01, **kwargs})
 
 
 def test_unreachable_endpoint_names_the_url():

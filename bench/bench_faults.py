@@ -1,0 +1,277 @@
+"""Fault matrix: what a run does when its SPARQL store or its LLM server fails, through infer.py's own
+evaluation loop (rra.eval.run.run_split). Per fault: seconds to finish (and seconds after a mid-run
+kill), questions per status, answers lost (qids missing from predictions.jsonl: must be 0), whether
+the run reported itself failed, one error message as the user sees it, and for kills the resume
+after the server is back.
+
+    python bench/bench_faults.py --ckpt checkpoints/metaqa/best.ckpt --hop 1 --limit 200
+
+SPARQL faults (graph scorer, no LLM): endpoint down at start, `oxigraph serve` killed (-9) mid-run,
+a server that trickles one byte a second, a server that answers an HTML page. LLM faults (RRA with
+the OpenAI-compatible backend answering from triples, NetworkX graph; llm-katan's echo backend on
+127.0.0.1): wrong API key (401), HTTP 500 on every call, replies slower than the time-out, server
+killed mid-run. MetaQA: retriever trained on the dev split, questions = first `--limit` of the test
+split. Writes bench/results/bench_faults.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from common import free_port, machine, oxigraph_binary, wait_http  # noqa: E402  (bench/common.py)
+from hydra import compose, initialize_config_dir  # noqa: E402
+from hydra.core.global_hydra import GlobalHydra  # noqa: E402
+from hydra.core.hydra_config import HydraConfig  # noqa: E402
+from omegaconf import open_dict  # noqa: E402
+
+from rra.config import register_resolvers  # noqa: E402
+from rra.eval import report  # noqa: E402
+from rra.eval.integrity import latest_per_qid  # noqa: E402
+from rra.eval.run import run_split  # noqa: E402
+from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402
+
+SPARQL_FAULTS = ["sparql_ok", "sparql_down_at_start", "sparql_killed_mid_run", "sparql_trickle", "sparql_html"]
+LLM_FAULTS = ["llm_ok", "llm_401", "llm_500", "llm_timeout", "llm_killed_mid_run"]
+
+
+def infer(overrides: list[str], out: Path, kill_after: int | None = None, kill=None) -> dict:
+    """One infer.py run (compose + run_split) into `out`; with `kill_after`, `kill()` is called right
+    after that many predictions are written (the time is recorded as metrics["killed_at"])."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("infer", overrides=overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(out)
+    write, state = report.PredictionWriter.write, {"n": 0, "at": None, "qids": set()}
+
+    def counting(self, pred):
+        write(self, pred)
+        state["n"] += 1
+        state["qids"].add(pred.qid)
+        if kill_after is not None and state["n"] == kill_after:
+            kill()
+            state["at"] = time.perf_counter()
+
+    report.PredictionWriter.write = counting
+    start = time.perf_counter()
+    try:
+        metrics = run_split(cfg, out)
+    except Exception as err:  # a clear error is an outcome too (e.g. the store is down before the first question)
+        metrics = {"error": f"{type(err).__name__}: {err}"}
+    finally:
+        report.PredictionWriter.write = write
+    end = time.perf_counter()
+    metrics["seconds"] = round(end - start, 2)
+    metrics["written_qids"] = state["qids"]
+    if state["at"] is not None:
+        metrics["seconds_after_kill"] = round(end - state["at"], 2)
+    return metrics
+
+
+def summary(metrics: dict, out: Path, wanted: int) -> dict:
+    latest = latest_per_qid(report.read_predictions(out / report.PREDICTIONS))
+    errors = [e for d in latest if d.get("status") != "ok" for e in d.get("errors", [])]
+    keep = ("error", "seconds", "seconds_after_kill", "hits@1", "run_failed", "llm_answered", "llm_calls_per_q",
+            "graph_requests_per_question")
+    return {**{k: metrics[k] for k in keep if k in metrics}, "statuses": metrics.get("status", {}),
+            "questions": len(latest), "questions_missing": wanted - len({d["qid"] for d in latest}),
+            # an answer lost = a question this run answered that predictions.jsonl does not hold
+            "answers_lost": len(metrics["written_qids"] - {d["qid"] for d in latest}),
+            "example_error": errors[-1][:300] if errors else None}
+
+
+class FaultyEndpoint:
+    """A loopback HTTP server that answers every POST badly: `trickle` (a JSON body, one byte a
+    second) or `html` (200 with a proxy's login page)."""
+
+    def __init__(self, mode: str):
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    if mode == "html":
+                        body = b"<!DOCTYPE html><html><head><title>Proxy login</title></head><body>sign in</body></html>"
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/html")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                        return
+                    body = b'{"head": {"vars": []}, "results": {"bindings": []}}' + b" " * 600
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/sparql-results+json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(1.0)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/query"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Katan:
+    """llm-katan (echo backend) on 127.0.0.1, started with fault flags; kill -9 and restart."""
+
+    def __init__(self, work: Path, **faults):
+        import shutil
+
+        self.binary = shutil.which("llm-katan") or shutil.which("llm-katan", path=str(Path(sys.executable).parent))
+        self.port, self.work, self.faults, self.proc = free_port(), work, faults, None
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "Katan":
+        import httpx
+
+        args = [self.binary, "--model", "echo", "--backend", "echo", "--host", "127.0.0.1", "--port", str(self.port),
+                "--stats-file", str(self.work / f"katan{self.port}.json"), "--disable-dashboard", "--log-level", "warning"]
+        for k, v in self.faults.items():
+            args += [f"--{k.replace('_', '-')}"] + ([] if v is True else [str(v)])
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            try:
+                httpx.get(f"{self.url}/models", timeout=1, trust_env=False)
+                return self
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError("llm-katan did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+    ap.add_argument("--hop", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=200)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--kill-after", type=int, default=30, help="answers written before a mid-run kill")
+    ap.add_argument("--graph-timeout", type=float, default=5.0)
+    ap.add_argument("--llm-timeout", type=float, default=5.0)
+    ap.add_argument("--faults", nargs="+", default=SPARQL_FAULTS + LLM_FAULTS)
+    ap.add_argument("--data-root", default=str(REPO.parent / "shared" / "data" / "metaqa"))
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_faults.json"))
+    args = ap.parse_args()
+    register_resolvers(REPO)
+    load0 = os.getloadavg()
+    base = ["data=metaqa", f"data.hop={args.hop}", "split=test", f"limit={args.limit}", "logger=none",
+            f"retriever.ckpt={args.ckpt}", f"batch_size={args.batch_size}", "show_summary=false", "resume=false",
+            f"data.root={args.data_root}"]
+    sparql = ["llm=none", "graph=sparql", "graph.trust_env=false", f"graph.timeout={args.graph_timeout}"]
+    work = Path(tempfile.mkdtemp(prefix="bench_faults_"))
+    results, skipped = {}, {}
+
+    store = None
+    if any(f.startswith("sparql") for f in args.faults):
+        binary = oxigraph_binary()
+        nt = work / "kb.nt"
+        triples, labels, _ = read_triples(Path(args.data_root) / "kb.txt")
+        write_ntriples(nt, triples, labels)
+        store = work / "store"
+        subprocess.run([binary, "load", "--location", str(store), "--file", str(nt)], check=True, capture_output=True)
+        port = free_port()
+
+        def serve():
+            proc = subprocess.Popen([binary, "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_http(f"http://127.0.0.1:{port}/query", proc)
+            return proc
+
+    for fault in args.faults:
+        out = work / fault
+        print(f"-- {fault}", flush=True)
+        if fault.startswith("sparql"):
+            if fault in ("sparql_ok", "sparql_killed_mid_run"):
+                proc = serve()
+                over = base + sparql + [f"graph.endpoint=http://127.0.0.1:{port}/query"]
+                if fault == "sparql_ok":
+                    m = infer(over, out)
+                    proc.kill()
+                    proc.wait()
+                    results[fault] = summary(m, out, args.limit)
+                else:
+                    m = infer(over, out, args.kill_after, lambda: (proc.kill(), proc.wait()))
+                    results[fault] = summary(m, out, args.limit)
+                    proc = serve()  # the server is back: resume into the same directory
+                    again = infer([o for o in over if o != "resume=false"], out)
+                    proc.kill()
+                    proc.wait()
+                    results[fault]["resume"] = summary(again, out, args.limit)
+            elif fault == "sparql_down_at_start":
+                m = infer(base + sparql + [f"graph.endpoint=http://127.0.0.1:{free_port()}/query"], out)
+                results[fault] = summary(m, out, args.limit)
+            else:
+                server = FaultyEndpoint("trickle" if fault == "sparql_trickle" else "html")
+                m = infer(base + sparql + [f"graph.endpoint={server.url}"], out)
+                server.stop()
+                results[fault] = summary(m, out, args.limit)
+        else:
+            faults = {"llm_401": {"validate_keys": True, "api_keys": "openai=the-right-key"},
+                      "llm_500": {"error_rate": 1.0},
+                      "llm_timeout": {"latency_ms": int(args.llm_timeout * 1000 * 3)}}.get(fault, {})
+            katan = Katan(work, **faults)
+            if katan.binary is None:
+                skipped[fault] = "llm-katan not installed"
+                continue
+            katan.start()
+            os.environ["BENCH_FAULTS_KEY"] = "a-wrong-key" if fault == "llm_401" else "any"
+            over = base + ["graph=networkx", "llm=openai", f"llm.base_url={katan.url}", "llm.model=echo",
+                           "llm.api_key_env=BENCH_FAULTS_KEY", f"llm.timeout_s={args.llm_timeout}", "answer=llm",
+                           "rewriter=triple"]
+            if fault == "llm_killed_mid_run":
+                m = infer(over, out, args.kill_after, katan.kill)
+                results[fault] = summary(m, out, args.limit)
+                katan.start()
+                again = infer([o for o in over if o != "resume=false"], out)
+                results[fault]["resume"] = summary(again, out, args.limit)
+            else:
+                m = infer(over, out)
+                results[fault] = summary(m, out, args.limit)
+            katan.kill()
+        print(fault, json.dumps(results[fault]), flush=True)
+
+    record = {"faults": results, "skipped": skipped,
+              "note": f"MetaQA {args.hop}-hop test, first {args.limit} questions, batch {args.batch_size}; retriever "
+                      "trained on the dev split (official train split unavailable). SPARQL faults: graph scorer on "
+                      "graph=sparql (oxigraph serve); LLM faults: RRA answer=llm rewriter=triple on NetworkX with "
+                      f"llm=openai against llm-katan --backend echo. Deadlines: graph.timeout={args.graph_timeout} s, "
+                      f"llm.timeout_s={args.llm_timeout} s; circuit breakers at their defaults (3 failed requests in a "
+                      "row, 30 s pause). A kill is kill -9 right after the --kill-after-th answer is written.",
+              "command": "python bench/bench_faults.py " + " ".join(sys.argv[1:]),
+              "config": vars(args), "timestamp": datetime.now(timezone.utc).isoformat(), "machine": machine(),
+              "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
+    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
