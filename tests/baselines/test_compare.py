@@ -45,3 +45,16 @@ def test_missing_folder_is_a_clear_error(tmp_path, capsys):
     assert "no such run" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert main([str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_a_run_whose_method_failed_is_marked_not_ranked_as_if_it_worked(tmp_path):
+    """run_failed (the LLM answered under half its questions): the table says so next to the figure."""
+    fake_multirun(tmp_path / "multi")
+    path = tmp_path / "multi" / "0_method=tog,llm=none" / "metrics.json"
+    metrics = json.loads(path.read_text())
+    metrics.update(run_failed=True, warnings=["the LLM answered only 0% of the 2 questions that asked it"])
+    path.write_text(json.dumps(metrics))
+    assert main([str(tmp_path / "multi"), "--out", str(tmp_path / "cmp")]) == 0
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "| tog **(failed run)** | 2 | 100.0 |" in table
+    assert "Failed runs" in table and "answered only 0%" in table
