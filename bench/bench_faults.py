@@ -7,7 +7,8 @@ after the server is back.
     python bench/bench_faults.py --ckpt checkpoints/metaqa/best.ckpt --hop 1 --limit 200
 
 SPARQL faults (graph scorer, no LLM): endpoint down at start, `oxigraph serve` killed (-9) mid-run,
-a server that trickles one byte a second, a server that answers an HTML page. LLM faults (RRA with
+a server that trickles one byte a second, a server that answers an HTML page, a private Virtuoso 7
+(named graph) killed mid-run (skipped when virtuoso-t is absent). LLM faults (RRA with
 the OpenAI-compatible backend answering from triples, NetworkX graph; llm-katan's echo backend on
 127.0.0.1): wrong API key (401), HTTP 500 on every call, replies slower than the time-out, server
 killed mid-run. MetaQA: retriever trained on the dev split, questions = first `--limit` of the test
@@ -42,7 +43,9 @@ from rra.eval.integrity import latest_per_qid  # noqa: E402
 from rra.eval.run import run_split  # noqa: E402
 from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402
 
-SPARQL_FAULTS = ["sparql_ok", "sparql_down_at_start", "sparql_killed_mid_run", "sparql_trickle", "sparql_html"]
+SPARQL_FAULTS = ["sparql_ok", "sparql_down_at_start", "sparql_killed_mid_run", "sparql_trickle", "sparql_html",
+                 "virtuoso_killed_mid_run"]
+GRAPH_IRI = "http://rra.local/graph/metaqa"
 LLM_FAULTS = ["llm_ok", "llm_401", "llm_500", "llm_timeout", "llm_killed_mid_run"]
 
 
@@ -191,7 +194,7 @@ def main() -> None:
     results, skipped = {}, {}
 
     store = None
-    if any(f.startswith("sparql") for f in args.faults):
+    if any(f.startswith(("sparql", "virtuoso")) for f in args.faults):
         binary = oxigraph_binary()
         nt = work / "kb.nt"
         triples, labels, _ = read_triples(Path(args.data_root) / "kb.txt")
@@ -209,7 +212,27 @@ def main() -> None:
     for fault in args.faults:
         out = work / fault
         print(f"-- {fault}", flush=True)
-        if fault.startswith("sparql"):
+        if fault == "virtuoso_killed_mid_run":
+            from rra.graph.virtuoso import VirtuosoServer, binaries
+
+            if binaries() is None:
+                skipped[fault] = "virtuoso-t not installed"
+                continue
+            server = VirtuosoServer(work / "virtuoso", free_port(), free_port()).start()
+            server.load(nt, GRAPH_IRI)
+            over = base + sparql + [f"graph.endpoint={server.endpoint}", f"graph.graph_iri={GRAPH_IRI}"]
+
+            def kill_virtuoso():
+                server.proc.kill()
+                server.proc.wait()
+
+            m = infer(over, out, args.kill_after, kill_virtuoso)
+            results[fault] = summary(m, out, args.limit)
+            server.start()  # the same database: the server is back
+            again = infer([o for o in over if o != "resume=false"], out)
+            server.stop()
+            results[fault]["resume"] = summary(again, out, args.limit)
+        elif fault.startswith("sparql"):
             if fault in ("sparql_ok", "sparql_killed_mid_run"):
                 proc = serve()
                 over = base + sparql + [f"graph.endpoint=http://127.0.0.1:{port}/query"]
@@ -259,6 +282,11 @@ def main() -> None:
             katan.kill()
         print(fault, json.dumps(results[fault]), flush=True)
 
+    for r in results.values():  # faults can be re-run one at a time: each says when and under what load
+        r["timestamp"] = datetime.now(timezone.utc).isoformat()
+        r["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+    old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
+    results = {**old.get("faults", {}), **results}
     record = {"faults": results, "skipped": skipped,
               "note": f"MetaQA {args.hop}-hop test, first {args.limit} questions, batch {args.batch_size}; retriever "
                       "trained on the dev split (official train split unavailable). SPARQL faults: graph scorer on "
