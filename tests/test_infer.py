@@ -470,6 +470,7 @@ def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_r
 
 # -- resume fingerprints by content ---------------------------------------------------------------
 def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("RRA_CACHE_DIR", str(tmp_path / "cache"))  # the digests cached across run dirs
     """Same config, same paths, different content: a KG with lines deleted, or a checkpoint
     overwritten in place (same size), stops the resume and says which input changed. Unchanged
     inputs are not read again (their digests are kept with size + mtime in run.json)."""
@@ -491,6 +492,9 @@ def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_
     monkeypatch.setattr(integrity, "file_hash", lambda p, real=integrity.file_hash: reads.append(p) or real(p))
     assert run_split(compose_cfg("infer", trained_root, over[1:] + ["limit=6"]), tmp_path / "run")["new_questions"] == 2
     assert reads == []  # nothing changed: no input read again
+    run_split(compose_cfg("infer", trained_root, over), tmp_path / "other-run")
+    assert reads == []  # nor for a new run dir (~/.cache/rra/digests.json, here $RRA_CACHE_DIR)
+    assert str(kb.resolve()) in json.loads((tmp_path / "cache" / "digests.json").read_text())
 
     lines = kb.read_text().splitlines(keepends=True)
     kb.write_text("".join(lines[:-5]))
@@ -535,3 +539,12 @@ def test_a_bad_question_file_is_one_clear_line_not_a_traceback(trained_root, tmp
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert f"error: DataFormatError: {questions}:2: missing or empty 'question'" in proc.stderr
+
+
+def test_caches_and_stores_are_not_fingerprinted_by_content():
+    """A cache directory or an on-disk store changes as runs use it; its content must not block a resume."""
+    from rra.eval.integrity import _input_paths
+
+    node = {"cache_dir": str(REPO / "tests"), "store_path": str(REPO / "tests"), "kb_path": str(REPO / "tests" / "models" / "toy_kb.txt"),
+            "nested": {"supervision_cache": str(REPO / "tests")}}
+    assert _input_paths(node, "data") == {"data.kb_path": str(REPO / "tests" / "models" / "toy_kb.txt")}

@@ -4,7 +4,8 @@ to it, and which earlier answers a resumed run may keep.
 - `run.json` records the fingerprint (method and its settings, LLM, graph, data, split, the answer
   rule) and the content of every input file or directory the config names (KG, labels, relation
   names, question files, the retriever checkpoint or exported model directory, an LLM's weights):
-  a streamed sha256 per file, re-read only when a file's size or mtime changed. Resuming into a
+  a streamed sha256 per file, re-read only when a file's size or mtime changed (the digests are kept
+  in run.json and in ~/.cache/rra/digests.json, so a new output dir does not re-read a big KG). Resuming into a
   directory made by a different setup, or from inputs whose content changed, stops with what
   differs, instead of mixing two setups' answers.
 - `RunLock`: one run at a time per output directory (an OS file lock, released on exit or crash).
@@ -26,6 +27,7 @@ LOCK_FILE = ".lock"
 TRANSIENT = frozenset({"llm_error", "graph_error"})
 FINGERPRINT_VERSION = 2
 CONTENT_NODES = ("data", "graph", "retriever", "rewriter", "answer", "llm", "method")
+SKIP_KEYS = ("cache", "store_path", "log_dir", "output_dir")  # config keys never fingerprinted by content
 MAX_DIR_FILES = 5000  # a directory with more files than this is described by names, sizes and mtimes
 
 
@@ -84,6 +86,8 @@ def _input_paths(node, prefix: str) -> dict[str, str]:
     out = {}
     if isinstance(node, dict):
         for k, v in node.items():
+            if any(word in str(k) for word in SKIP_KEYS):
+                continue  # a cache or a store the run itself writes: its bytes change, its meaning does not
             out.update(_input_paths(v, f"{prefix}.{k}"))
     elif isinstance(node, list):
         for i, v in enumerate(node):
@@ -99,15 +103,46 @@ def _input_paths(node, prefix: str) -> dict[str, str]:
     return out
 
 
+def digest_cache_path() -> Path:
+    """Digests of files already read, by absolute path with size and mtime, shared by every run
+    dir of this user: a 5 GB KG is read once, not once per output dir ($RRA_CACHE_DIR)."""
+    base = os.environ.get("RRA_CACHE_DIR") or Path.home() / ".cache" / "rra"
+    return Path(base) / "digests.json"
+
+
+def _load_digest_cache() -> dict:
+    try:
+        data = json.loads(digest_cache_path().read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_digest_cache(cache: dict, keep: int = 20_000) -> None:
+    """Best effort (a read-only home must not stop a run); written whole with os.replace."""
+    path = digest_cache_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(list(cache.items())[-keep:])), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 def contents(fp: dict, known: dict | None = None) -> tuple[dict, dict]:
     """({config key: {"path", "sha256"}}, digest cache) for every input the fingerprint names."""
-    found, cache, known = {}, {}, dict(known or {})
+    shared = _load_digest_cache()
+    found, cache, known = {}, {}, {**shared, **(known or {})}
     for key in CONTENT_NODES:
         for name, path in _input_paths(fp.get(key), key).items():
             digest, seen = content_digest(path, known)
             found[name] = {"path": str(Path(path).resolve()), "sha256": digest}
             cache.update(seen)
             known.update(seen)  # a file named twice (data.root and data.kb_path) is read once
+    if any(shared.get(f) != v for f, v in cache.items()):
+        shared.update(cache)
+        _save_digest_cache(shared)
     return found, cache
 
 
