@@ -107,6 +107,15 @@ class SparqlGraph(SparqlBackedGraph):
         blocked = self.breaker.blocked()
         if blocked:
             raise SparqlUnavailableError(blocked)
+        try:
+            return self._attempts(query)
+        except (SparqlEndpointError, KeyboardInterrupt):
+            raise  # the breaker has been told
+        except BaseException as e:  # anything unforeseen still ends a probe, so the circuit cannot stay shut
+            self.breaker.failure(net.describe(e))
+            raise
+
+    def _attempts(self, query: str) -> dict:
         attempts = 1 if self.breaker.probing else self.retries + 1  # a probe after a pause: one try
         problem = ""
         for attempt in range(attempts):
@@ -175,10 +184,10 @@ class SparqlGraph(SparqlBackedGraph):
     def close(self) -> None:
         self._client.close()
 
+    def __repr__(self) -> str:
+        return f"SparqlGraph({self.endpoint!r})"
+
 
 def _snippet(resp: net.Reply) -> str:
     """A reply body in a message: an HTML page by its title, anything else by its start."""
     return repr(net.html_title(resp)) if net.looks_like_html(resp) else resp.text[:200]
-
-    def __repr__(self) -> str:
-        return f"SparqlGraph({self.endpoint!r})"

@@ -104,6 +104,13 @@ class OpenAICompatibleLLM(LLM):
         blocked = self.breaker.blocked()
         if blocked:
             return None, f"unavailable: {blocked}", 0
+        try:
+            return self._attempts(client, path, body)
+        except BaseException as e:  # anything unforeseen still ends a probe, so the circuit cannot stay shut
+            self.breaker.failure(net.describe(e))
+            raise
+
+    def _attempts(self, client: httpx.Client, path: str, body: dict) -> tuple[dict | None, str | None, int]:
         attempts = 1 if self.breaker.probing else self.max_retries + 1  # a probe after a pause: one try
         error, sent = "no attempt", 0
         url = f"{self.base_url}{path}"

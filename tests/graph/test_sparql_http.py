@@ -273,3 +273,17 @@ def test_failed_probe_reopens(fake):
     with pytest.raises(SparqlUnavailableError, match="in a row"):
         kg.neighbors("c", "directed_by")
     assert len(server.queries) == 4
+
+
+def test_an_unforeseen_error_in_a_probe_does_not_leave_the_circuit_shut(fake, monkeypatch):
+    from rra import net
+
+    server = fake()
+    kg = graph(server.url, retries=0, breaker_threshold=1, breaker_cooldown=0.0)
+    kg.breaker.failure("down")  # open, cooldown over: the next query is the probe
+    monkeypatch.setattr(net, "request", lambda *a, **k: (_ for _ in ()).throw(UnicodeError("odd")))
+    with pytest.raises(UnicodeError):
+        kg.neighbors("Alien", "directed_by")
+    monkeypatch.undo()
+    assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]  # a new probe went out
+    assert repr(kg) == f"SparqlGraph({server.url!r})"
