@@ -287,3 +287,38 @@ def test_an_unforeseen_error_in_a_probe_does_not_leave_the_circuit_shut(fake, mo
     monkeypatch.undo()
     assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]  # a new probe went out
     assert repr(kg) == f"SparqlGraph({server.url!r})"
+
+
+@pytest.mark.parametrize("how,said", [("close", "closed the connection"), ("reset", "connection reset by the server")])
+def test_a_dropped_connection_says_how(how, said):
+    """A server that closes the connection without a reply, or resets it (RST), is named as such."""
+    import socket
+    import struct
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.settimeout(0.2)
+            try:  # the whole request: unread bytes would make even a plain close() send RST
+                while conn.recv(65536):
+                    pass
+            except socket.timeout:
+                pass
+            if how == "reset":  # linger 0: close() sends RST instead of FIN
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    kg = graph(f"http://127.0.0.1:{listener.getsockname()[1]}/query", retries=1)
+    try:
+        with pytest.raises(SparqlUnavailableError, match=said):
+            kg.neighbors("Alien", "directed_by")
+    finally:
+        listener.close()
