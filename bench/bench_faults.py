@@ -295,6 +295,7 @@ def main() -> None:
                       f"llm.timeout_s={args.llm_timeout} s; circuit breakers at their defaults (3 failed requests in a "
                       "row, 30 s pause). A kill is kill -9 right after the --kill-after-th answer is written.",
               "command": "python bench/bench_faults.py " + " ".join(sys.argv[1:]),
+              "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip(),
               "config": vars(args), "timestamp": datetime.now(timezone.utc).isoformat(), "machine": machine(),
               "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
