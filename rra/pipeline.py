@@ -22,6 +22,7 @@ from typing import Protocol, Sequence
 from rra.answer import Answer, Answerer, fallback
 from rra.entity_linking import LinkResult, TopicLinker
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
+from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
 from rra.methods import QAMethod, failure_status
 from rra.records import Prediction, QAExample, Triple
 from rra.retrieve import PathRetrieval, QuestionContext
@@ -169,8 +170,8 @@ class RRAPipeline(QAMethod):
             labels = {}
         for c, own in zip(contexts, wanted):
             c.labels = {e: labels.get(e, e) for e in own}
-            c.triples = [Triple(c.labels.get(t.head, t.head), self._relation_name(t.relation),
-                                c.labels.get(t.tail, t.tail)) for t in c.retrieval.triples]
+            c.triples = unfold([Triple(c.labels.get(t.head, t.head), self._relation_name(t.relation),
+                                       c.labels.get(t.tail, t.tail)) for t in c.retrieval.triples])
 
     def _relation_name(self, relation: str) -> str:
         """How a rewriter reads a relation: the dataset's name for it (`^P50` -> `^author`), else its id."""

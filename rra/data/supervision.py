@@ -379,6 +379,8 @@ def label_examples(
     """Label `examples` in place (see the module doc) and return the report.
     `cache_dir=None` disables the cache; by default it is ~/.cache/rra/supervision ($RRA_CACHE_DIR)."""
     config = config or SupervisionConfig()
+    if getattr(kg, "per_question", False):  # one subgraph per question (rra.graph.subgraphs)
+        return label_each(kg, examples, config, progress)
     start = time.perf_counter()
     report = SupervisionReport()
     candidates = None
@@ -399,6 +401,28 @@ def label_examples(
         if cache_file is not None:
             _write_cache(cache_file, candidates)
     reasons = no_path_reasons(has or kg.has_entity, examples, candidates, config)
+    report.topic_missing = sum(r == TOPIC_MISSING for r in reasons)
+    _apply(examples, candidates, report, reasons)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def label_each(kg, examples: Sequence[QAExample], config: SupervisionConfig,
+               progress: bool = False) -> SupervisionReport:
+    """`label_examples` for per-question graphs: each question labelled on its own subgraph
+    (`kg.scope(example)`), not cached (building and walking one subgraph takes milliseconds)."""
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    candidates: list[list[dict]] = []
+    reasons: list[str | None] = []
+    for ex in tqdm(examples, desc="supervision", unit="q", disable=not progress):
+        with kg.scope(ex):
+            adj = build_adjacency(kg)
+            cands = compute_candidates(adj, [ex], config)
+            reasons += no_path_reasons(adj.has, [ex], cands, config)
+        candidates += cands
+    report = SupervisionReport()
     report.topic_missing = sum(r == TOPIC_MISSING for r in reasons)
     _apply(examples, candidates, report, reasons)
     report.seconds = time.perf_counter() - start

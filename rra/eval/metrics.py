@@ -16,6 +16,13 @@ ids or as names. All comparisons casefold and collapse whitespace.
     (a reply listing many names can hit), so reports say which mode produced each figure.
 - **Answer F1**: precision/recall of the predicted answer set (`answer_set` if given,
   else `answers[:1]`) against the gold set, normalised strings; 0 when either is empty.
+- **Hit** (as RoG, GNN-RAG and GCR report it): any gold answer is among the predicted answers
+  (the whole ranked list `answers`, not only the first) or, for a free-form reply, occurs in it.
+- **Exact match (EM)**: the predicted answer set (as for F1) names every gold answer and nothing
+  else (each predicted string names some gold answer); EM implies F1 = 1.
+- **Subgraph ceiling** (benchmarks with one subgraph per question): the share of questions whose
+  subgraph holds a gold answer at all (after compound values are folded away: a CVT is never an
+  answer), i.e. the best Hit any method could reach on those graphs; n/a on other datasets.
 - **Answer coverage**: a gold answer is among the entities of the retrieved triples (retrieval
   recall: the best any answerer reading them could do).
 - **Hop accuracy / path accuracy**: predicted hop count (`pred_hop`) / top relation path
@@ -113,6 +120,28 @@ def answer_f1(p: dict) -> float:
     return 2 * prec * rec / (prec + rec)
 
 
+def hit(p: dict) -> bool:
+    """Any gold answer among all predicted answers, or (reply mode) named in the reply."""
+    gold = gold_units(p)
+    if not gold:
+        return False
+    names = set().union(*gold)
+    if any(normalize_answer(a) in names for a in p.get("answers") or []):
+        return True
+    reply = normalize_answer(p.get("reply", "")) if scored(p, "hits_mode") == "reply" else ""
+    return bool(reply) and any(name in reply for name in names)
+
+
+def exact_match(p: dict) -> bool:
+    """The predicted answer set (F1's) names every gold answer and nothing else."""
+    pred = {normalize_answer(a) for a in (scored(p, "answer_set") or (p.get("answers") or [])[:1])}
+    pred.discard("")
+    gold = gold_units(p)
+    if not pred or not gold:
+        return False
+    return all(unit & pred for unit in gold) and all(any(a in unit for unit in gold) for a in pred)
+
+
 def answer_coverage(p: dict) -> bool:
     ents = {normalize_answer(e) for t in p.get("triples", []) for e in (t[0], t[2])}
     return any(unit & ents for unit in gold_units(p))
@@ -140,6 +169,7 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
     # Answer metrics over the questions that have gold answers; none labelled -> n/a, not 0.
     labelled = [p for p in preds if p.get("gold_answers")]
     hop_known = [p for p in preds if scored(p, "gold_hop") is not None]
+    in_subgraph = [p for p in labelled if "answer_in_subgraph" in p.get("extra", {})]
     path_known = [p for p in preds if scored(p, "gold_path")]
     lat = [float(p.get("latency_s", 0.0)) for p in preds]
     total = wall_s if wall_s and wall_s > 0 else sum(lat)
@@ -151,6 +181,10 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
         "hits@1": 100 * mean(hit_at_1(p) for p in labelled) if labelled else None,
         "hits@1_strict": 100 * mean(hit_at_1_strict(p) for p in labelled) if labelled else None,
         "f1": 100 * mean(answer_f1(p) for p in labelled) if labelled else None,
+        "hit": 100 * mean(hit(p) for p in labelled) if labelled else None,
+        "em": 100 * mean(exact_match(p) for p in labelled) if labelled else None,
+        "subgraph_ceiling": 100 * mean(p["extra"]["answer_in_subgraph"] for p in in_subgraph)
+        if in_subgraph else None,
         "answer_coverage": 100 * mean(answer_coverage(p) for p in labelled) if labelled else None,
         "hop_acc": 100 * mean(scored(p, "pred_hop") == scored(p, "gold_hop") for p in hop_known)
         if hop_known else None,

@@ -124,7 +124,9 @@ def fmt(v) -> str:
 
 
 METRIC_ROWS = [
-    ("hits@1", "Hits@1 (%)"), ("hits@1_strict", "Hits@1, first answer only (%)"), ("f1", "answer F1 (%)"), ("answer_coverage", "answer coverage of triples (%)"),
+    ("hits@1", "Hits@1 (%)"), ("hits@1_strict", "Hits@1, first answer only (%)"), ("f1", "answer F1 (%)"),
+    ("hit", "Hit: a gold answer among the answers (%)"), ("em", "exact match of the answer set (%)"),
+    ("subgraph_ceiling", "subgraph ceiling: a gold answer in the question's subgraph (%)"), ("answer_coverage", "answer coverage of triples (%)"),
     ("hop_acc", "hop accuracy (%)"), ("path_acc", "path accuracy (%)"),
     ("llm_calls_per_q", "LLM calls / question"), ("llm_answered", "answered by the LLM (% of questions that asked it)"), ("llm_prompt_tokens_per_q", "prompt tokens / question"),
     ("llm_completion_tokens_per_q", "completion tokens / question"),
@@ -162,7 +164,7 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
             lines.append(f"  - ... {metrics['kg_skipped_lines'] - len(first)} more")
     lines += ["", f"Questions: {metrics.get('n', 0)}", "", "| metric | value |", "|---|---|"]
     for key, name in METRIC_ROWS:
-        if key in metrics:
+        if key in metrics and not (key == "subgraph_ceiling" and metrics[key] is None):
             lines.append(f"| {name} | {fmt(metrics[key])} |")
     modes = metrics.get("hits_mode", {})
     if modes.get("reply"):

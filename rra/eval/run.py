@@ -323,11 +323,31 @@ def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32
     """Yield (example, prediction with its gold labels attached) in order: the evaluation loop of
     infer.py and the benchmarks. Each `batch_size` questions go to `method.answer_batch` (RRA runs
     its encoder on the batch; the baselines answer `concurrency` of them at once in threads)."""
+    kg = getattr(method, "kg", None)
+    if getattr(kg, "per_question", False):  # each question on its own subgraph (rra.graph.subgraphs)
+        yield from answer_each(method, kg, examples)
+        return
     size = max(1, batch_size)
     for b in range(0, len(examples), size):
         batch = examples[b:b + size]
         for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
             yield ex, with_gold(pred, ex)
+
+
+def answer_each(method: QAMethod, kg, examples: list[QAExample]):
+    """`answer_all` for per-question graphs: one question at a time, inside its own subgraph, which
+    also says whether the subgraph holds a gold answer at all (the ceiling, `rra.eval.metrics`)."""
+    from rra.graph.base import GraphError
+
+    for ex in examples:
+        try:
+            with kg.scope(ex) as graph:
+                ids = [a for alias in ex.extra.get("answer_ids") or [[a] for a in ex.answers] for a in alias]
+                ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
+                pred = list(method.answer_batch([ex], 1))[0]
+        except GraphError as err:  # no subgraph for this question: it costs only itself
+            pred = Prediction(ex.qid, ex.question, [], status="graph_error", errors=[f"{type(err).__name__}: {err}"])
+        yield ex, with_gold(pred, ex)
 
 
 def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
@@ -339,6 +359,8 @@ def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     pred.gold_aliases = [list(a) for a in ex.extra.get("answer_ids") or []]
     pred.gold_path = list(gold_path) if gold_path else None
     pred.gold_hop = ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None)
+    if "answer_in_subgraph" in ex.extra:  # per-question graphs: what the subgraph allowed
+        pred.extra["answer_in_subgraph"] = bool(ex.extra["answer_in_subgraph"])
     return pred
 
 

@@ -1,0 +1,130 @@
+"""Compound value types (CVT): Freebase's unnamed nodes that each hold one n-ary fact.
+
+"Trey Parker -> tv_actor.starring_roles -> m.04j60kc -> regular_tv_appearance.character -> Phillip":
+the middle node has no name and is never an answer; the fact it holds is one fact in two edges.
+A per-question graph *folds* every CVT away when it is built: each pair of edges that meet at a
+CVT becomes one edge between the two named ends, its relation the two steps joined by `FOLD`:
+
+    (Trey Parker, tv.tv_actor.starring_roles > tv.regular_tv_appearance.character, Phillip)
+
+so a path through a CVT is one hop of the question, a CVT can never be an answer, and the answer
+is the named entity beyond it, for every method alike (they only ever see the folded graph). A
+step that walks a CVT edge backwards is written `~r` inside a folded relation (`^` stays what it
+is everywhere else: the whole relation walked backwards). Each pair is folded once, oriented so
+that its relation has the fewest `~` steps, so a fact gets the same name in every question.
+
+For a reader, `unfold` writes a folded triple back as two triples through a numbered `CVT1`, as
+the RRA paper's KG-to-text corpus shows them (`(Trey Parker, tv.tv_actor.starring_roles, CVT1)
+(CVT1, tv.regular_tv_appearance.character, Phillip)`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from rra.graph.base import Triple
+
+FOLD = " > "
+BACK = "~"
+FREEBASE_ID = r"^[mg]\.[0-9a-z_]+$"  # m.04j60kc, g.11b6... : Freebase machine ids
+
+
+@dataclass(frozen=True)
+class CVTRule:
+    """Which nodes are compound values: ids in `ids`, and ids matching `pattern` that have no
+    name (a named `m.0abc` is an ordinary entity). `pattern=None` and no ids: no CVTs."""
+
+    pattern: str | None = FREEBASE_ID
+    ids: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self):
+        object.__setattr__(self, "ids", frozenset(self.ids or ()))
+        object.__setattr__(self, "_re", re.compile(self.pattern) if self.pattern else None)
+
+    def is_cvt(self, entity: str, named: bool = False) -> bool:
+        if entity in self.ids:
+            return True
+        return self._re is not None and not named and bool(self._re.match(entity))
+
+    @classmethod
+    def of(cls, value) -> "CVTRule":
+        """From a config mapping {pattern, ids} (None: the Freebase default; an instance as it is)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        value = dict(value)
+        unknown = set(value) - {"pattern", "ids"}
+        if unknown:
+            raise ValueError(f"unknown cvt keys {sorted(unknown)}; expected pattern, ids")
+        return cls(value.get("pattern", FREEBASE_ID), frozenset(value.get("ids") or ()))
+
+
+def is_folded(relation: str) -> bool:
+    return FOLD in relation
+
+
+def fold(triples: Iterable[tuple[str, str, str]], cvts: set[str]) -> list[Triple]:
+    """The triples with every CVT in `cvts` folded away (see the module doc). Edges between two
+    CVTs and pairs that would join a node to itself are dropped; everything else is kept as is."""
+    kept: list[Triple] = []
+    arms: dict[str, list[tuple[str, str]]] = {}  # cvt -> [(step from the other node into it, node)]
+    for h, r, t in triples:
+        if h in cvts and t in cvts:
+            continue
+        if t in cvts:
+            arms.setdefault(t, []).append((r, h))
+        elif h in cvts:
+            arms.setdefault(h, []).append((BACK + r, t))
+        else:
+            kept.append(Triple(h, r, t))
+    seen: set[Triple] = set(kept)
+    for cvt in sorted(arms):
+        edges = sorted(set(arms[cvt]))
+        best: dict[tuple[str, str], Triple] = {}  # one folded edge per unordered pair of named ends
+        for i, (step_x, x) in enumerate(edges):
+            for step_y, y in edges[i + 1:]:
+                if x == y:
+                    continue
+                for a, b in (((step_x, x), (step_y, y)), ((step_y, y), (step_x, x))):
+                    edge = Triple(a[1], a[0] + FOLD + _out(b[0]), b[1])
+                    key = (min(x, y), max(x, y))
+                    if key not in best or _rank(edge) < _rank(best[key]):
+                        best[key] = edge
+        for edge in best.values():
+            if edge not in seen:
+                seen.add(edge)
+                kept.append(edge)
+    return kept
+
+
+def _out(step_in: str) -> str:
+    """A node's step into the CVT, turned into the CVT's step out to that node."""
+    return step_in[len(BACK):] if step_in.startswith(BACK) else BACK + step_in
+
+
+def _rank(edge: Triple) -> tuple:
+    return (edge.relation.count(BACK), edge.relation, edge.head, edge.tail)
+
+
+def unfold(triples: Sequence[Triple], name: str = "CVT") -> list[Triple]:
+    """Folded triples written back through numbered compound nodes (`CVT1`, `CVT2`, ... in order
+    of appearance); other triples unchanged. For what a rewriter or a person reads."""
+    out: list[Triple] = []
+    n = 0
+    for t in triples:
+        if not is_folded(t.relation):
+            out.append(t)
+            continue
+        n += 1
+        node = f"{name}{n}"
+        first, second = t.relation.split(FOLD, 1)
+        out.append(_edge(t.head, first, node))
+        out.append(_edge(node, second, t.tail))
+    return out
+
+
+def _edge(a: str, step: str, b: str) -> Triple:
+    """The triple walked by `step` from a to b (`~r`: r stored from b to a)."""
+    return Triple(b, step[len(BACK):], a) if step.startswith(BACK) else Triple(a, step, b)
