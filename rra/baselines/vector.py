@@ -99,8 +99,12 @@ class VectorRAG(BaselineSettings):
         self.index_from_cache = False
 
     def build_index(self) -> None:
-        if self.vectors is not None:
+        # A per-question graph (rra.graph.subgraphs) holds another graph for every question: index
+        # the question's own facts, and do not keep one cache file per question.
+        scope = getattr(self.kg, "scope_key", lambda: None)()
+        if self.vectors is not None and scope == getattr(self, "_indexed_scope", None):
             return
+        self._indexed_scope = scope
         start = time.perf_counter()
         facts = sorted(t for t in self.kg.all_triples() if not excluded(t.relation, self.excluded))
         facts = sample(facts, self.max_facts, self.seed)
@@ -108,7 +112,7 @@ class VectorRAG(BaselineSettings):
         sentences = [verbalise(t, labels, self.relation_names) for t in facts]
         key = hashlib.sha1("\n".join(sentences).encode())
         key.update(f"{self.encoder.model_name}|{self.chunk_tokens}|{self.overlap}".encode())
-        path = self.cache_dir / f"vector-{key.hexdigest()[:16]}.pt" if self.cache_dir else None
+        path = self.cache_dir / f"vector-{key.hexdigest()[:16]}.pt" if self.cache_dir and scope is None else None
         if path is not None and path.exists():
             saved = torch.load(path, weights_only=False)
             self.chunks = [Chunk(*c) for c in saved["chunks"]]
