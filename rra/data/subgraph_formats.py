@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from rra.data.records import DataFormatError, QAExample
+from rra.records import DataFormatError, QAExample
 from rra.graph.subgraphs import QuestionGraphs, Subgraph
 
 

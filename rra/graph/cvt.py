@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from rra.graph.base import Triple
+from rra.records import Triple
 
 FOLD = " > "
 BACK = "~"

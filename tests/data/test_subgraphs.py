@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rra.data.records import DataFormatError, QAExample
+from rra.records import DataFormatError, QAExample
 from rra.data.subgraph_formats import load_nsm, load_rog, load_subgraph_questions, mark_topic
 from rra.data.subgraph_generator import write_all
 from rra.data.supervision import SupervisionConfig, label_examples
