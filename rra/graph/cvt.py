@@ -42,6 +42,11 @@ class CVTRule:
         object.__setattr__(self, "ids", frozenset(self.ids or ()))
         object.__setattr__(self, "_re", re.compile(self.pattern) if self.pattern else None)
 
+    def candidates(self, entities: Iterable[str]) -> set[str]:
+        """The entities whose id matches the pattern (CVTs unless they have a name)."""
+        match = self._re.match if self._re is not None else None
+        return {e for e in entities if match(e)} if match else set()
+
     def is_cvt(self, entity: str, named: bool = False) -> bool:
         if entity in self.ids:
             return True
@@ -65,31 +70,30 @@ def is_folded(relation: str) -> bool:
     return FOLD in relation
 
 
-def fold(triples: Iterable[tuple[str, str, str]], cvts: set[str]) -> list[Triple]:
-    """The triples with every CVT in `cvts` folded away (see the module doc). Edges between two
-    CVTs and pairs that would join a node to itself are dropped; everything else is kept as is."""
-    kept: list[Triple] = []
+def fold(triples: Iterable[tuple[str, str, str]], cvts: set[str]) -> list[tuple[str, str, str]]:
+    """The (head, relation, tail) triples with every CVT in `cvts` folded away (see the module
+    doc). Edges between two CVTs and pairs that would join a node to itself are dropped; every
+    other triple is kept as it is. Plain tuples: a per-question graph is built from them at once."""
+    kept: list[tuple[str, str, str]] = []
     arms: dict[str, list[tuple[str, str]]] = {}  # cvt -> [(step from the other node into it, node)]
     for h, r, t in triples:
-        if h in cvts and t in cvts:
-            continue
         if t in cvts:
-            arms.setdefault(t, []).append((r, h))
+            if h not in cvts:
+                arms.setdefault(t, []).append((r, h))
         elif h in cvts:
             arms.setdefault(h, []).append((BACK + r, t))
         else:
-            kept.append(Triple(h, r, t))
-    seen: set[Triple] = set(kept)
+            kept.append((h, r, t))
+    seen = set(kept)
     for cvt in sorted(arms):
         edges = sorted(set(arms[cvt]))
-        best: dict[tuple[str, str], Triple] = {}  # one folded edge per unordered pair of named ends
+        best: dict[tuple[str, str], tuple] = {}  # one folded edge per unordered pair of named ends
         for i, (step_x, x) in enumerate(edges):
             for step_y, y in edges[i + 1:]:
                 if x == y:
                     continue
-                for a, b in (((step_x, x), (step_y, y)), ((step_y, y), (step_x, x))):
-                    edge = Triple(a[1], a[0] + FOLD + _out(b[0]), b[1])
-                    key = (min(x, y), max(x, y))
+                key = (x, y) if x < y else (y, x)
+                for edge in ((x, step_x + FOLD + _out(step_y), y), (y, step_y + FOLD + _out(step_x), x)):
                     if key not in best or _rank(edge) < _rank(best[key]):
                         best[key] = edge
         for edge in best.values():
@@ -104,8 +108,8 @@ def _out(step_in: str) -> str:
     return step_in[len(BACK):] if step_in.startswith(BACK) else BACK + step_in
 
 
-def _rank(edge: Triple) -> tuple:
-    return (edge.relation.count(BACK), edge.relation, edge.head, edge.tail)
+def _rank(edge: tuple[str, str, str]) -> tuple:
+    return (edge[1].count(BACK), edge[1], edge[0], edge[2])
 
 
 def unfold(triples: Sequence[Triple], name: str = "CVT") -> list[Triple]:

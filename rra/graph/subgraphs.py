@@ -4,7 +4,7 @@ NSM / GNN-RAG's WebQSP and CWQ files) answered through the same `KnowledgeGraph`
 `QuestionGraphs` is the backend (conf/graph/subgraphs.yaml). The dataset's readers register each
 question's subgraph with it (`add(key, load)`: the triples, or a function that reads them, so a
 whole benchmark is never held as graphs at once); a question's graph is built on first use (CVTs
-folded, `rra.graph.cvt`) into a `NetworkXGraph` and kept in a small LRU cache. Every protocol
+folded, `rra.graph.cvt`) into a `DictGraph` and kept in a small LRU cache. Every protocol
 call goes to the graph of the question selected with
 
     with kg.scope(example):           # example.extra["subgraph"] names its subgraph
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from rra.graph.base import (Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            Triple)
+                            Triple, paused_gc)
 from rra.graph.cvt import CVTRule, fold
-from rra.graph.networkx_graph import NetworkXGraph
+from rra.graph.dict_graph import DictGraph
 
 
 @dataclass
@@ -41,13 +41,15 @@ class Subgraph:
     keep: frozenset[str] = frozenset()
 
 
-def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[NetworkXGraph, set[str]]:
-    """The question's graph with its compound values folded away, and the CVT ids it had."""
+def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], frozenset[str]]:
+    """The question's graph with its compound values folded away, the CVT ids it had and its
+    relations."""
     entities = {e for h, _, t in sub.triples for e in (h, t)}
-    cvts = {e for e in entities if e not in sub.keep and rule.is_cvt(e, e in sub.labels)}
-    triples = fold(sub.triples, cvts) if cvts else [Triple(*t) for t in sub.triples]
-    graph = NetworkXGraph(triples, {e: n for e, n in sub.labels.items() if e not in cvts})
-    return graph, cvts
+    cvts = {e for e in rule.candidates(entities) if e not in sub.keep and e not in sub.labels}
+    cvts |= {e for e in entities & rule.ids if e not in sub.keep}
+    triples = fold(sub.triples, cvts) if cvts else sub.triples
+    graph = DictGraph(triples, {e: n for e, n in sub.labels.items() if e not in cvts})
+    return graph, cvts, frozenset(r for _, r, _ in triples)
 
 
 class NoQuestionError(GraphError):
@@ -65,7 +67,7 @@ class QuestionGraphs(KnowledgeGraph):
         self.cache_size = max(1, int(cache_size))
         self.relations_from = relations_from
         self._sources: dict[str, Subgraph | Callable[[], Subgraph]] = {}
-        self._cache: OrderedDict[str, NetworkXGraph] = OrderedDict()
+        self._cache: OrderedDict[str, DictGraph] = OrderedDict()
         self._relations: dict[str, frozenset[str]] = {}  # per question, once built
         self._cvts: dict[str, int] = {}
         self._vocabulary: list[str] | None = None
@@ -103,7 +105,7 @@ class QuestionGraphs(KnowledgeGraph):
         finally:
             _ACTIVE.reset(token)
 
-    def graph(self, key: str) -> NetworkXGraph:
+    def graph(self, key: str) -> DictGraph:
         """The built graph of question `key` (cached, least recently used dropped first)."""
         with self._lock:
             g = self._cache.get(key)
@@ -113,11 +115,12 @@ class QuestionGraphs(KnowledgeGraph):
             source = self._sources.get(key)
         if source is None:
             raise NoQuestionError(f"no subgraph registered under {key!r}")
-        sub = source() if callable(source) else source
-        g, cvts = build_subgraph(sub, self.rule)
+        with paused_gc():  # ~10^4 new acyclic objects per question: no full collections meanwhile
+            sub = source() if callable(source) else source
+            g, cvts, relations = build_subgraph(sub, self.rule)
         with self._lock:
             self._cache[key] = g
-            self._relations[key] = frozenset(g.relation_types())
+            self._relations[key] = relations
             self._cvts[key] = len(cvts)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -127,7 +130,7 @@ class QuestionGraphs(KnowledgeGraph):
         self.graph(key)
         return self._cvts[key]
 
-    def current(self) -> NetworkXGraph:
+    def current(self) -> DictGraph:
         key = _ACTIVE.get()
         if key is None:
             raise NoQuestionError("a per-question graph (graph=subgraphs) was asked outside a question: "

@@ -91,13 +91,24 @@ def virtuoso_graph(virtuoso, tmp_path_factory) -> str:
     return NAMED_GRAPH
 
 
-@pytest.fixture(params=["networkx", "oxigraph", "oxigraph_named", "sparql", "sparql_named", "virtuoso"])
+@pytest.fixture(params=["networkx", "dict", "subgraphs", "oxigraph", "oxigraph_named", "sparql", "sparql_named", "virtuoso"])
 def kg(request):
     """The same KG on each backend. Batch sizes are tiny so that batching is exercised. The
     `_named` variants hold it in a named graph next to unrelated facts (default graph / another
     named graph) and are scoped to it with `graph_iri`."""
     if request.param == "networkx":
         yield NetworkXGraph(TRIPLES, LABELS)
+    elif request.param == "dict":  # the per-question graphs' backend
+        from rra.graph.dict_graph import DictGraph
+
+        yield DictGraph(TRIPLES, LABELS)
+    elif request.param == "subgraphs":  # a per-question graph, inside its one question (no CVTs here)
+        from rra.graph.subgraphs import QuestionGraphs, Subgraph
+
+        graphs = QuestionGraphs(cvt={"pattern": None})
+        graphs.add("q", Subgraph([t.as_tuple() for t in TRIPLES], LABELS))
+        with graphs.scope("q"):
+            yield graphs
     elif request.param == "oxigraph":
         yield OxigraphGraph.from_triples(TRIPLES, LABELS, batch_size=2)
     elif request.param == "oxigraph_named":

@@ -34,6 +34,9 @@ PAYLOADS = [
 def store_size(kg) -> int:
     if isinstance(kg, NetworkXGraph):
         return kg.g.number_of_edges() + len(kg._labels)
+    if hasattr(kg, "scope_key") or hasattr(kg, "_facts"):  # DictGraph, or a per-question graph of them
+        g = kg.current() if hasattr(kg, "scope_key") else kg
+        return len(g._facts) + len(g._labels)
     return kg.triple_count()
 
 
