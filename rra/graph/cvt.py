@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter, not_
 from typing import Iterable, Sequence
 
 from rra.records import Triple
@@ -74,16 +76,18 @@ def fold(triples: Iterable[tuple[str, str, str]], cvts: set[str]) -> list[tuple[
     """The (head, relation, tail) triples with every CVT in `cvts` folded away (see the module
     doc). Edges between two CVTs and pairs that would join a node to itself are dropped; every
     other triple is kept as it is. Plain tuples: a per-question graph is built from them at once."""
-    kept: list[tuple[str, str, str]] = []
+    triples = list(triples)
+    # Which triples touch a CVT, in C-level passes (few do; a subgraph has thousands of triples).
+    touches = list(map(any, zip(map(cvts.__contains__, map(itemgetter(0), triples)),
+                                map(cvts.__contains__, map(itemgetter(2), triples)))))
+    kept: list[tuple[str, str, str]] = list(compress(triples, map(not_, touches)))
     arms: dict[str, list[tuple[str, str]]] = {}  # cvt -> [(step from the other node into it, node)]
-    for h, r, t in triples:
+    for h, r, t in compress(triples, touches):
         if t in cvts:
             if h not in cvts:
                 arms.setdefault(t, []).append((r, h))
-        elif h in cvts:
-            arms.setdefault(h, []).append((BACK + r, t))
         else:
-            kept.append((h, r, t))
+            arms.setdefault(h, []).append((BACK + r, t))
     seen = set(kept)
     for cvt in sorted(arms):
         edges = sorted(set(arms[cvt]))

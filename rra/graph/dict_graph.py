@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from itertools import chain
+from operator import itemgetter
 from typing import Iterable, Sequence
 
 from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, UnknownEntityError,
@@ -38,7 +39,7 @@ class DictGraph(KnowledgeGraph):
         for f in facts:
             out[f[0]].append(f)
             inn[f[2]].append(f)
-        self._entities.update(dict.fromkeys(chain.from_iterable((f[0], f[2]) for f in facts)))
+        self._entities.update(dict.fromkeys(chain.from_iterable(map(itemgetter(0, 2), facts))))
         self._facts.update(facts)
         self._casefold_index = None
 

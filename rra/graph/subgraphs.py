@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Callable, Iterable, Sequence
 
 from rra.graph.base import (Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
@@ -44,12 +45,12 @@ class Subgraph:
 def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], frozenset[str]]:
     """The question's graph with its compound values folded away, the CVT ids it had and its
     relations."""
-    entities = {e for h, _, t in sub.triples for e in (h, t)}
+    entities = set(map(itemgetter(0), sub.triples)) | set(map(itemgetter(2), sub.triples))
     cvts = {e for e in rule.candidates(entities) if e not in sub.keep and e not in sub.labels}
     cvts |= {e for e in entities & rule.ids if e not in sub.keep}
     triples = fold(sub.triples, cvts) if cvts else sub.triples
     graph = DictGraph(triples, {e: n for e, n in sub.labels.items() if e not in cvts})
-    return graph, cvts, frozenset(r for _, r, _ in triples)
+    return graph, cvts, frozenset(map(itemgetter(1), triples))
 
 
 class NoQuestionError(GraphError):
