@@ -124,3 +124,25 @@ def test_nsm_format_through_train_py_and_infer_py(sets, tmp_path):
     run("infer.py", common + ["logger=none", "llm=none", f"retriever.ckpt={tmp_path}/checkpoints/nsm/best.ckpt",
                               f"hydra.run.dir={out}"], tmp_path)
     check_answers(out, json.loads((out / "metrics.json").read_text()))
+
+
+def test_relations_never_seen_in_training_are_walked_around_not_predicted(rog_root, sets, tmp_path):
+    """A test subgraph may hold relations the training split never had: the retriever cannot
+    predict them (its vocabulary is the training union), the run answers every question anyway."""
+    from rra.eval.run import run_split
+
+    root, _ = rog_root
+    rows = [json.loads(x) for x in Path(sets["rog"]["test"]).read_text().splitlines()][:3]
+    rows[0]["graph"] = [[h, "new.relation.only_in_test", t] for h, _, t in rows[0]["graph"]]
+    rows[1]["graph"].append([rows[1]["q_entity"][0], "another.unseen.relation", "Somewhere, Else"])
+    test = tmp_path / "unseen.jsonl"
+    test.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    f = sets["rog"]
+    cfg = compose_cfg("infer", root, [f"data.train_file={f['train']}", f"data.val_file={f['dev']}",
+                                      f"data.test_file={test}", f"retriever.ckpt={root}/checkpoints/rog/best.ckpt",
+                                      "llm=none"])
+    metrics = run_split(cfg, tmp_path / "out")
+    preds = {json.loads(x)["qid"]: json.loads(x) for x in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()}
+    assert metrics["n"] == 3 and set(metrics["status"]) <= {"ok", "no_path"}
+    assert preds[rows[0]["id"]]["status"] == "no_path"  # only unseen relations: nothing to predict
+    assert all("unseen" not in r and "only_in_test" not in r for p in preds.values() for r in p["pred_path"] or [])

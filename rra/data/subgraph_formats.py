@@ -102,6 +102,11 @@ def load_rog(path: str, kg=None, split: str | None = None, limit: int | None = N
     `split`), their subgraphs registered with `kg` (a QuestionGraphs)."""
     graphs = _graphs(kg, "load_rog")
     p = Path(path)
+    if any(c in str(path) for c in "*?["):  # the shards of a downloaded dataset, in name order
+        shards = sorted(p.parent.glob(p.name))
+        if not shards:
+            raise FileNotFoundError(f"load_rog: no file matches {path}")
+        return [e for shard in shards for e in load_rog(str(shard), kg=kg, split=split)][:limit]
     if p.suffix.lower() == ".parquet":
         rows = _parquet_rows(p)
     elif p.suffix.lower() in (".jsonl", ".json"):
@@ -298,9 +303,11 @@ def detect_format(path: str) -> str:
 
 
 def load_subgraph_questions(path: str | None = None, format: str = "auto", kg=None, sample: str | None = None,
-                            sample_seed: int = 0, **kwargs) -> list[QAExample] | None:
-    """Questions of `path` in `format` (rog | nsm | auto: from the file). No path: the generated
-    sample's split `sample` (rra.data.subgraph_generator, RoG format), or None (no such split)."""
+                            sample_seed: int = 0, split: str | None = None,
+                            **kwargs) -> list[QAExample] | None:
+    """Questions of `path` in `format` (rog | nsm | auto: from the file); `split` names the split of a
+    Hub dataset id. No path: the generated sample's split `sample` (rra.data.subgraph_generator, RoG
+    format), or None (no such split)."""
     if path is None or path == "":
         if sample is None:
             return None
@@ -310,4 +317,6 @@ def load_subgraph_questions(path: str | None = None, format: str = "auto", kg=No
     format = detect_format(path) if format == "auto" else format
     if format not in SOURCES:
         raise ValueError(f"unknown subgraph format {format!r}; expected auto or one of {sorted(SOURCES)}")
+    if format == "rog":
+        kwargs["split"] = split
     return SOURCES[format](path, kg=kg, **kwargs)

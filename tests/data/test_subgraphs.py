@@ -160,3 +160,20 @@ def test_hit_em_and_ceiling():
     m = compute_metrics(preds)
     assert m["subgraph_ceiling"] == 50.0 and m["hit"] == 50.0 and m["em"] == 50.0
     assert compute_metrics([dict(base, answers=["m.1"])])["subgraph_ceiling"] is None
+
+
+def test_rog_shards_by_glob_and_hub_ids_need_datasets(files, tmp_path):
+    import shutil
+
+    for i, split in enumerate(("train", "dev")):  # two shards of one split, as a Hub download holds them
+        shutil.copy(files["rog"][split], tmp_path / f"train-{i:05d}-of-00002.jsonl")
+    kg = QuestionGraphs()
+    examples = load_subgraph_questions(str(tmp_path / "train-*.jsonl"), kg=kg, split="train")
+    assert len(examples) == 42 + 9 and len(kg) == 51
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        load_rog(str(tmp_path / "nothing-*.parquet"), kg=kg)
+    try:
+        import datasets  # noqa: F401
+    except ImportError:  # offline here: the Hub path says what to install (its download is never tested)
+        with pytest.raises(ImportError, match="pip install datasets"):
+            load_subgraph_questions("rmanluo/RoG-webqsp", kg=kg, split="test")
