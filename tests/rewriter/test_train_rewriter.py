@@ -28,12 +28,13 @@ def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
     from rra.models.rewriter import RewriterModule, TINY_CONFIG
 
     tiny = "{" + ",".join(f"{k}:{v}" for k, v in TINY_CONFIG.items()).replace("True", "true") + "}"
+    data = [o for o in budget if o.startswith("data=")]
     overrides = [
-        "task=rewriter", "logger=none", "callbacks.progress_bar=null", "callbacks.early_stopping=null",
-        f"data.root={webnlg_root}", "data.test_size=2",
+        "task=rewriter", *data, "logger=none", "callbacks.progress_bar=null", "callbacks.early_stopping=null",
+        f"data.root={webnlg_root}", "data.test_size=2",  # a data= in `budget` replaces WebNLG
         f"model.model_config={tiny}", "model.pretrained=false", "model.freeze_embeddings=false",
         "model.train_last_layers=null", "model.max_new_tokens=8", "model.lr=3e-3", "model.warmup_steps=0",
-        *budget,
+        *[o for o in budget if o not in data],
     ]
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
@@ -49,3 +50,19 @@ def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
     assert best.is_file() and (tmp_path / "run" / "checkpoints" / "last.ckpt").is_file()
     loaded = RewriterModule.load(best)
     assert isinstance(loaded.generate(["<S> Alien <P> directed by <O> Ridley Scott"])[0], str)
+
+
+def test_train_task_rewriter_on_the_rra_corpus(tmp_path: Path):
+    """`python train.py task=rewriter data=rra_kg2text data.parts=[metaqa]` on corpus-shaped files."""
+    import json
+
+    corpus = tmp_path / "rra_kg2text"
+    corpus.mkdir()
+    head = "Your task is to transform a knowledge graph to a sentence or multiple sentences. The knowledge graph is: "
+    metaqa = [{"instruction": f"{head}(Film {i}, directed_by, Ann, Jr.) (Film {i}, release_year, 19{i:02d}). "
+                              "The sentence is:", "input": "", "output": f"Film {i} was directed by Ann, Jr."}
+              for i in range(12)]
+    (corpus / "metaqa_dev.json").write_text(json.dumps(metaqa))
+    train_tiny_rewriter(tmp_path, corpus, ["data=rra_kg2text", "data.parts=[metaqa]", "data.sources.metaqa.heldout=4",
+                                           "data.val_size=2", "data.batch_size=2", "trainer.max_steps=3",
+                                           "trainer.val_check_interval=2"])

