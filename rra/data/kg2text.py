@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 import lightning as L
 from torch.utils.data import DataLoader
 
-from rra.data.records import DataFormatError
+from rra.records import DataFormatError
 from rra.data.webnlg import WebNLGEntry, collate_pairs, eval_pairs, training_pairs
 
 PREFIX = "The knowledge graph is: "

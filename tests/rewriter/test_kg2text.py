@@ -14,7 +14,7 @@ from rra.data.kg2text import (
     load_part,
     parse_triples,
 )
-from rra.data.records import DataFormatError
+from rra.records import DataFormatError
 
 REPO = Path(__file__).resolve().parents[2]
 METAQA = RelationVocabulary(["directed_by", "written_by", "starred_actors", "release_year"])
