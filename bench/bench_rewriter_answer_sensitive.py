@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--max-input-tokens", type=int, default=1024)
     ap.add_argument("--chunk-size", type=int, default=6)
+    ap.add_argument("--pack", action="store_true", help="rewriter.pack=true (chunks across head entities)")
     ap.add_argument("--rewrite-batch-size", type=int, default=32)
     ap.add_argument("--rewrite-max-new-tokens", type=int, default=96)
     args = ap.parse_args()
@@ -97,7 +98,7 @@ def main() -> None:
                  f"retriever.max_triples={args.max_triples}", "rewriter=trained",
                  f"rewriter.ckpt={Path(args.rewriter_ckpt).resolve()}", f"rewriter.chunk_size={args.chunk_size}",
                  f"rewriter.batch_size={args.rewrite_batch_size}",
-                 f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}",
+                 f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}", f"rewriter.pack={str(args.pack).lower()}",
                  "answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"]
     pipe = build_method(kg, llm, overrides)
     pipe.rewriter = rewriter = CandidateRewriter(pipe.rewriter)

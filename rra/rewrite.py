@@ -137,7 +137,7 @@ class TrainedRewriter(Rewriter):
 
     def __init__(self, ckpt: str | None = None, chunk_size: int = 3, num_beams: int | None = None,
                  max_new_tokens: int | None = None, batch_size: int = 8, device: str = "cpu",
-                 module=None):
+                 module=None, pack: bool = False):
         if module is None:
             if ckpt is None:
                 raise ValueError("TrainedRewriter needs ckpt=<path to a rewriter checkpoint>")
@@ -147,13 +147,17 @@ class TrainedRewriter(Rewriter):
         self.module = module.eval()
         self.chunk_size = max(1, chunk_size)
         self.num_beams, self.max_new_tokens, self.batch_size = num_beams, max_new_tokens, batch_size
+        # pack: fill each chunk up to chunk_size across head entities (a rewriter trained on the RRA
+        # corpus saw several heads per input); else one head's triples per chunk (WebNLG-style)
+        self.pack = pack
 
     def chunks(self, triples: Sequence) -> list[list[tuple[str, str, str]]]:
         by_head: dict[str, list[tuple[str, str, str]]] = {}
         for t in triples:
             t = forward(t if isinstance(t, Triple) else Triple(*t))
             by_head.setdefault(t.head, []).append(t.as_tuple())
-        return [g[i:i + self.chunk_size] for g in by_head.values() for i in range(0, len(g), self.chunk_size)]
+        groups = [[t for g in by_head.values() for t in g]] if self.pack else list(by_head.values())
+        return [g[i:i + self.chunk_size] for g in groups for i in range(0, len(g), self.chunk_size)]
 
     def rewrite(self, question: str, triples: Sequence) -> str:
         return self.rewrite_many([QuestionContext(question, list(triples))])[0]

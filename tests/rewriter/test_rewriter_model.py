@@ -97,6 +97,11 @@ def test_checkpoint_round_trip_through_lightning(tokenizer_state, tmp_path: Path
     rw = TrainedRewriter(ckpt, chunk_size=2)
     triples = [Triple("Alien", "directed_by", "Ridley Scott"), Triple("1995", "^release_year", "Heat")]
     assert rw.chunks(triples) == [[("Alien", "directed_by", "Ridley Scott")], [("Heat", "release_year", "1995")]]
+    # pack=true fills chunks across heads, same-head triples still side by side
+    packed = TrainedRewriter(module=rw.module, chunk_size=2, pack=True)
+    three = triples + [Triple("Alien", "release_year", "1979")]
+    assert packed.chunks(three) == [[("Alien", "directed_by", "Ridley Scott"), ("Alien", "release_year", "1979")],
+                                    [("Heat", "release_year", "1995")]]
     assert isinstance(rw.rewrite("who directed Alien?", triples), str)
     assert rw.rewrite("q", []) == ""
 
