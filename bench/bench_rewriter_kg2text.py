@@ -88,9 +88,13 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--max-new-tokens", type=int, default=112)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out-name", default="bench_rewriter_kg2text",
+                    help="results stem under bench/results (a second process running beside another)")
     ap.add_argument("--show", type=int, default=None, metavar="K",
                     help="print the first K kept examples beside their references (0: all) and exit")
     args = ap.parse_args()
+    global OUT, EXAMPLES
+    OUT, EXAMPLES = RESULTS / f"{args.out_name}.json", RESULTS / f"{args.out_name}_examples.jsonl"
     if args.show is not None:
         return show(args.data, args.show)
     torch.set_num_threads(args.threads)
