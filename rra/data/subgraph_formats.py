@@ -22,6 +22,7 @@ A malformed row is a DataFormatError naming file:line and the value.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from itertools import chain
 from pathlib import Path
@@ -29,6 +30,8 @@ from typing import Callable
 
 from rra.records import DataFormatError, QAExample
 from rra.graph.subgraphs import QuestionGraphs, Subgraph
+
+log = logging.getLogger(__name__)
 
 
 def _graphs(kg, reader: str) -> QuestionGraphs:
@@ -236,6 +239,9 @@ def load_nsm(path: str, kg=None, entities: str | None = None, relations: str | N
     rel_vocab = _vocab(Path(relations) if relations else p.parent / "relations.txt")
     names_path = Path(names) if names else p.parent / "entities_names.json"
     known: dict[str, str] = json.loads(names_path.read_text(encoding="utf-8-sig")) if names_path.exists() else {}
+    if not known:  # then every unnamed Freebase id would look like a compound value
+        log.warning("%s: no entity names (%s): entities matching graph.cvt.pattern are folded away as "
+                    "compound values; give the names file, or set graph.cvt.pattern=null", p, names_path)
     out = []
     for source, row, read in _json_rows(p):
         if limit is not None and len(out) >= limit:

@@ -335,8 +335,9 @@ def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32
 
 
 def answer_each(method: QAMethod, kg, examples: list[QAExample]):
-    """`answer_all` for per-question graphs: one question at a time, inside its own subgraph, which
-    also says whether the subgraph holds a gold answer at all (the ceiling, `rra.eval.metrics`)."""
+    """`answer_all` for per-question graphs: one question at a time, inside its own subgraph (so
+    batch_size and concurrency do not apply), which also says whether the subgraph holds a gold
+    answer at all (the ceiling, `rra.eval.metrics`)."""
     from rra.graph.base import GraphError
 
     for ex in examples:
