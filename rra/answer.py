@@ -68,12 +68,12 @@ class GraphScorer(Answerer):
         retrieval, labels = context.retrieval, context.labels
         ranked = retrieval.end_scores(self.aggregate)
         best_path: dict[str, list[str]] = {}
-        for p in retrieval.paths:  # best first: the first path reaching an entity is its evidence
+        for p in retrieval.ranked:  # best first: the first path (or plan) reaching an entity is its evidence
             for e in p.ends:
-                best_path.setdefault(e, list(p.path))
+                best_path.setdefault(e, [p.describe(labels)] if retrieval.plans else list(p.path))
         top = ranked[0][1] if ranked else 0.0
         answers = [e for e, s in ranked if s >= self.min_relative_score * top]
-        top_ends = retrieval.paths[0].ends if retrieval.paths else []
+        top_ends = retrieval.ranked[0].ends if retrieval.ranked else []
         candidates = [{"entity": e, "label": labels.get(e, e), "score": round(s, 6), "path": best_path.get(e, [])}
                       for e, s in ranked[: self.max_candidates]]
         return Answer(answers, answer_set=list(top_ends),

@@ -23,7 +23,9 @@ from rra.answer import Answer, Answerer, fallback
 from rra.entity_linking import LinkResult, TopicLinker
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
-from rra.methods import QAMethod, failure_status
+from rra.methods import QAMethod, failure_status, strict_errors
+from rra.plan import focus_text
+from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text
 from rra.records import Prediction, QAExample, Triple
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
@@ -71,15 +73,26 @@ class RRAPipeline(QAMethod):
                 model_error = f"retriever: {type(err).__name__}: {err}"
         # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
         # whose batch query failed is not prefetched: each question's own call retries and records it.
+        specs: dict[int, PlanSpec] = {}
+        if candidates:  # questions the plan heads read as more than one chain (none without plan heads)
+            try:
+                specs = self._plans(examples, links, candidates)
+            except Exception as err:  # noqa: BLE001 - a broken plan head costs the plans, not the batch
+                if strict_errors():
+                    raise
+                log.warning("plan heads failed, answering as chains: %s: %s", type(err).__name__, err)
         prefetched, _ = self.retrieval.prefetch(
-            self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities])
+            self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities and i not in specs])
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
         # Retrieve per question; rewrite the ready ones together, then answer them together.
         preds, ready, contexts = [], [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            pred, context = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
+            if i in specs:
+                pred, context = self._prepare_plan(ex, link, specs[i], candidates.get(i, []), prefetched)
+            else:
+                pred, context = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
             if context is not None:
@@ -99,9 +112,52 @@ class RRAPipeline(QAMethod):
         """The retriever's candidate paths for each (question text, topic)."""
         return self.retrieval.predict(texts, kg=self.kg, topics=topics)
 
+    # --- query plans ------------------------------------------------------------------------------
+    def _plans(self, examples, links: list[LinkResult], candidates: dict[int, list]) -> dict[int, PlanSpec]:
+        """Plan specs of the questions the plan heads read as a conjunction (two anchors linked) or
+        as a condition on the answers; every other question stays a chain, on today's path. One
+        plan-head read per question (its encoding is cached from the chain prediction when the
+        question has one anchor), and one path prediction per anchor of each conjunction."""
+        todo = sorted(candidates)
+        texts = [plan_text(examples[i].question, links[i]) for i in todo]
+        readings = self.retrieval.read_plans(texts)
+        if readings is None:
+            return {}
+        specs, focus = {}, []  # focus: (question index, anchor index, text, anchor)
+        for i, text, reading in zip(todo, texts, readings):
+            anchors, mentions = plan_anchors(links[i])
+            if reading.n_anchors > 1 and len(anchors) > 1:
+                specs[i] = PlanSpec(anchors, [[] for _ in anchors], reading=reading.to_dict())
+                focus += [(i, k, focus_text(text, mentions, k), a) for k, a in enumerate(anchors)]
+            elif reading.condition != "none":
+                options = condition_options(reading, examples[i].question, links[i].mentions)
+                if options:
+                    specs[i] = PlanSpec(links[i].entities[:1], [candidates[i]], options, reading.to_dict())
+        if focus:
+            found = self.retrieval.predict([t for _, _, t, _ in focus], kg=self.kg, topics=[a for *_, a in focus])
+            for (i, k, _, _), paths in zip(focus, found):
+                specs[i].candidates[k] = paths
+        return specs
+
+    def _prepare_plan(self, ex: QAExample, link: LinkResult, spec: PlanSpec, cands: list,
+                      prefetched=None) -> tuple[Prediction, QuestionContext | None]:
+        """Retrieve by query plan; a plan with no answer on the graph falls back to the chain."""
+        r = self.retrieval.retrieve_plan(self.kg, spec)
+        if r.status != "ok":
+            pred, context = self._prepare(ex, link, cands, "", prefetched)
+            pred.extra["plan_reading"] = spec.reading
+            pred.extra["plan_fallback"] = r.errors[-1:] or [r.status]
+            return pred, context
+        pred, context = self._prepare(ex, link, [], "", retrieval=r)
+        pred.topic_entities = list(dict.fromkeys(spec.anchors + link.entities))
+        pred.extra["plan_reading"] = spec.reading
+        pred.extra["plan"] = r.plans[0].to_dict()
+        pred.extra["plans"] = [p.to_dict() for p in r.plans]
+        return pred, context
+
     # --- one question ----------------------------------------------------------------------------
     def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str,
-                 prefetched=None) -> tuple[Prediction, QuestionContext | None]:
+                 prefetched=None, retrieval=None) -> tuple[Prediction, QuestionContext | None]:
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, its context for the next steps."""
         pred = Prediction(qid=ex.qid, question=ex.question, answers=[])
@@ -115,7 +171,7 @@ class RRAPipeline(QAMethod):
             pred.status, pred.errors = "no_path", [model_error]
             return pred, None
 
-        r = self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)
+        r = retrieval or self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)
         pred.errors += r.errors
         pred.paths = [p.to_dict() for p in r.paths]
         pred.triples = r.triples
@@ -162,8 +218,8 @@ class RRAPipeline(QAMethod):
     def _fill_labels(self, contexts: list[QuestionContext]) -> None:
         """Labels of every entity the questions retrieved, in one `labels` call for the batch
         (chunked by the backend); each context gets its labels and its triples written with them."""
-        wanted = [{e for t in c.retrieval.triples for e in (t.head, t.tail)} | {e for p in c.retrieval.paths for e in p.ends}
-                  for c in contexts]
+        wanted = [{e for t in c.retrieval.triples for e in (t.head, t.tail)} | {e for p in c.retrieval.ranked for e in p.ends}
+                  | {a for p in c.retrieval.plans for a in p.plan.anchors} for c in contexts]
         try:
             labels = self.kg.labels(sorted(set().union(*wanted)))
         except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them
@@ -191,6 +247,9 @@ class RRAPipeline(QAMethod):
         texts = self._batch_then_each(self.rewriter.rewrite_many, contexts, recover)
         for c, text in zip(contexts, texts):
             c.knowledge = TripleRewriter().rewrite(c.question, c.triples) if text is None else text
+            if c.retrieval.plans:  # the plan itself, so the reader knows the answers must meet all of it
+                c.knowledge = (c.knowledge + "\n" + plan_sentence(c.retrieval.plans[0].plan, c.labels,
+                                                                   self._relation_name)).strip()
 
     def _answer_all(self, contexts: list[QuestionContext]) -> list[Answer]:
         """Answers by one `answer_many` call for the batch; a failed answer is the graph scorer's,

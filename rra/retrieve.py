@@ -57,6 +57,14 @@ class Retrieval:
     evidence: list[Evidence] = field(default_factory=list)
     status: str = "ok"  # ok | no_path | empty_graph_reply | graph_error
     errors: list[str] = field(default_factory=list)
+    # Query plans (rra.plan_retrieval.ScoredPlan: .plan, .score, .ends), best first, for a question
+    # beyond one chain; answers are then ranked by plan, and `paths` are the best plan's chains.
+    plans: list = field(default_factory=list)
+
+    @property
+    def ranked(self) -> list:
+        """What answers are ranked by: the plans when there are any, else the kept paths."""
+        return self.plans or self.paths
 
     @property
     def triples(self) -> list[Triple]:
@@ -70,7 +78,7 @@ class Retrieval:
         `max`: the best single path's score. Ties: higher max score, then entity id (stable)."""
         total: dict[str, float] = defaultdict(float)
         best: dict[str, float] = defaultdict(float)
-        for p in self.paths:
+        for p in self.ranked:
             for e in p.ends:
                 total[e] += p.score
                 best[e] = max(best[e], p.score)
@@ -250,12 +258,25 @@ class PathRetrieval:
             graph = dict(kg=kg, topics=list(topics))
         return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop, **graph)
 
+    def read_plans(self, questions: Sequence[str]) -> list | None:
+        """The model's plan reading per question (rra.models.plan_head.PlanPrediction), or None when
+        the model has no plan heads: then every question is one chain, as before."""
+        read = getattr(self.model, "predict_plan", None)
+        return read(list(questions)) if read is not None else None
+
     def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence,
                  prefetched: dict | None = None) -> Retrieval:
         # keep the model's order: with try_second_hop the second length's paths come after the
         # first length's whatever their scores, so they only fill in for paths with no instance
         return sample_triples(kg, topic_entity, candidates, self.topk, self.max_triples, self.seed,
                               self.max_instances, self.semantics, prefetched)
+
+    def retrieve_plan(self, kg: KnowledgeGraph, spec) -> Retrieval:
+        """A question beyond one chain: its candidate query plans executed on `kg`
+        (rra.plan_retrieval), with this step's budgets and the dataset's answer rule."""
+        from rra.plan_retrieval import retrieve_plan
+
+        return retrieve_plan(kg, spec, self.semantics, self.topk, self.max_triples, self.seed, self.max_instances)
 
     def prefetch(self, kg: KnowledgeGraph, queries: Sequence[tuple[str, Sequence]]) -> tuple[dict, list[str]]:
         """Instances of the first `topk` candidate paths of many (topic, candidates) at once, in

@@ -28,6 +28,7 @@ The validation set, when not given, is a seeded `val_fraction` of the training e
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import random
 from collections import Counter
@@ -44,6 +45,7 @@ from rra.text import mask_topic
 log = logging.getLogger(__name__)
 
 Source = Sequence[QAExample] | Callable[..., Sequence[QAExample]] | None
+CHAIN_PLAN = {"anchors": 1, "condition": "none", "attribute": None}  # the plan label of a one-chain question
 
 
 def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
@@ -53,7 +55,10 @@ def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
 
 
 def collate(items: list[dict]) -> dict[str, list]:
-    return {"question": [x["question"] for x in items], "path": [x["path"] for x in items]}
+    batch = {"question": [x["question"] for x in items], "path": [x["path"] for x in items]}
+    if any(x.get("plan") is not None for x in items):  # only data with query plans has plan labels
+        batch["plan"] = [x.get("plan") for x in items]
+    return batch
 
 
 class RetrieverDataModule(L.LightningDataModule):
@@ -71,6 +76,7 @@ class RetrieverDataModule(L.LightningDataModule):
         val_file: str | None = None,
         test_file: str | None = None,
         relation_labels=None,  # read by the QA methods at inference; the retriever learns relation ids
+        plans: bool = True,  # derive query plans (several anchors, conditions) and train the plan heads on them
         train_paths: str = "auto",
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
@@ -99,6 +105,8 @@ class RetrieverDataModule(L.LightningDataModule):
             raise ValueError(f"train_paths must be 'auto', 'kg' or 'given', not {train_paths!r}")
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
+        self.plans = plans
+        self.plan_heads = False  # set in setup: whether any training question is beyond one chain
         self.root = root  # the dataset folder that the loaders' configs read (${data.root})
         # keep only questions of these dataset hop sets (QAExample.hops), e.g. data.hop=2
         self.hop = None if hop is None else {int(hop)} if isinstance(hop, (int, str)) else {int(h) for h in hop}
@@ -115,7 +123,10 @@ class RetrieverDataModule(L.LightningDataModule):
     # -- what the model needs from the data (train.py passes it to the model's constructor) --
     def model_kwargs(self) -> dict:
         self.setup("fit")
-        return {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
+        kwargs = {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
+        if self.plan_heads:  # only then: a chain-only data set trains exactly the model it always did
+            kwargs["plan_heads"] = True
+        return kwargs
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self, source: Source) -> list[QAExample] | None:
@@ -162,6 +173,8 @@ class RetrieverDataModule(L.LightningDataModule):
                 e.extra["label_source"] = "given"
             elif e.relation_path:
                 e.extra["label_source"] = "kg"
+        if self.plans:
+            self._label_plans(examples, split)
         known = set(self.relations)
         kept, per_hop = [], {}
         for e in examples:
@@ -190,6 +203,17 @@ class RetrieverDataModule(L.LightningDataModule):
         self.summary.setdefault("coverage", {})[split] = self._coverage(split, per_hop)
         return kept
 
+    def _label_plans(self, examples: list[QAExample], split: str) -> None:
+        """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG
+        where a conjunction or a condition explains the answers better than one chain."""
+        from rra.data.plan_supervision import label_plans
+        from rra.data.supervision import SupervisionConfig
+
+        report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics))
+        self.summary.setdefault("plans", {})[split] = report.to_dict()
+        if any(s != "chain" for s in report.shapes):
+            log.info("query plans (%s): %s", split, report.shapes)
+
     def _coverage(self, split: str, per_hop: dict) -> dict:
         """Coverage figures of one split; warns below `min_coverage`, stops when most topics are missing."""
         n = sum(b["n"] for b in per_hop.values())
@@ -217,10 +241,14 @@ class RetrieverDataModule(L.LightningDataModule):
         return out
 
     def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
-        items = [
-            {"question": mask_topic(e.question, e.topic_entities, self.mask_token), "path": list(e.relation_path)}
-            for e in examples
-        ]
+        items, owners = [], []
+        for e in examples:
+            plan = e.extra.get("plan") if self.plan_heads else None
+            for item in self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
+                    {"question": mask_topic(e.question, e.topic_entities, self.mask_token),
+                     "path": list(e.relation_path), "plan": CHAIN_PLAN if self.plan_heads else None}]:
+                items.append(item)
+                owners.append(e)
         if dedupe:
             # Masked templates repeat (MetaQA: ~500 distinct masked questions in 39k). Keep each
             # distinct masked question once, labelled with the path that explains its questions
@@ -229,17 +257,48 @@ class RetrieverDataModule(L.LightningDataModule):
             # two relations reach the same answers (a film's director is often its writer); summed
             # over a template, the relation the question is about wins.
             votes: dict[str, Counter] = {}
-            for e, x in zip(examples, items):
+            plan_votes: dict[str, Counter] = {}
+            for e, x in zip(owners, items):
                 v = votes.setdefault(x["question"], Counter())
-                if e.extra.get("label_source") == "given":  # the dataset's own path: one full vote
-                    v[tuple(x["path"])] += 1.0
+                plan_votes.setdefault(x["question"], Counter())[json.dumps(x.get("plan"), sort_keys=True)] += 1
+                path = tuple(x["path"]) if x["path"] is not None else None
+                if e.extra.get("label_source") == "given" or x.get("focus") or path is None:
+                    v[path] += 1.0  # the dataset's own path (or a plan's), one full vote
                     continue
-                v[tuple(x["path"])] += 1e-6  # tie-break: the most frequent label
+                v[path] += 1e-6  # tie-break: the most frequent label
                 for cand in e.extra.get("path_candidates") or ():
                     if len(cand["path"]) <= self.max_hops:
                         v[tuple(cand["path"])] += float(cand.get("f1", 0.0))
-            items = [{"question": q, "path": list(v.most_common(1)[0][0])} for q, v in votes.items()]
+            items = []
+            for q, v in votes.items():
+                path = v.most_common(1)[0][0]
+                items.append({"question": q, "path": list(path) if path is not None else None,
+                              "plan": json.loads(plan_votes[q].most_common(1)[0][0])})
+        for x in items:
+            x.pop("focus", None)
+            if x.get("plan") is None:  # chain-only data: the items it always had
+                x.pop("plan", None)
         return items
+
+    def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
+        """Training items of a question beyond one chain: a conjunction gives one item per anchor
+        (the question with that anchor in focus, its path; rra.plan.focus_text) and one item with
+        every anchor masked for the plan heads; a condition gives one item (chain path + plan label)."""
+        from rra.plan import focus_text
+
+        label = {"anchors": len(plan["paths"]),
+                 "condition": plan["constraint"]["op"] if plan.get("constraint") else "none",
+                 "attribute": plan["constraint"]["relation"] if plan.get("constraint") else None}
+        masked = mask_topic(e.question, e.topic_entities, self.mask_token)
+        if len(plan["paths"]) == 1:
+            return [{"question": masked, "path": list(plan["paths"][0]), "plan": label}]
+        mentions = [self.kg.label(a) if self.kg is not None else a for a in plan["anchors"]]
+        order = [e.topic_entities.index(a) if a in e.topic_entities else k for k, a in enumerate(plan["anchors"])]
+        out = [{"question": masked, "path": None, "plan": label}]
+        for k, path in zip(order, plan["paths"]):
+            out.append({"question": focus_text(e.question, mentions, k, self.mask_token or "[E]"),
+                        "path": list(path), "plan": None, "focus": True})
+        return out
 
     @staticmethod
     def _cap(items: list, cap: int | None, rng: random.Random) -> list:
@@ -269,6 +328,7 @@ class RetrieverDataModule(L.LightningDataModule):
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
         train = self._supervise(train, "train", self.train_paths)
+        self.plan_heads = self.plans and any((e.extra.get("plan") or {}).get("shape", "chain") != "chain" for e in train)
         val = self._load(self.sources["val"])
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))
@@ -294,7 +354,7 @@ class RetrieverDataModule(L.LightningDataModule):
             train_paths=self.train_paths,
             train_questions=len(train),
             **{f"{k}_items": len(v) for k, v in self.splits.items()},
-            train_hops=dict(sorted(Counter(len(x["path"]) for x in self.splits["train"]).items())),
+            train_hops=dict(sorted(Counter(len(x["path"]) for x in self.splits["train"] if x["path"]).items())),
         )
         log.info("retriever data: %s", {k: v for k, v in self.summary.items() if k not in ("supervision", "coverage")})
         if not self.splits["train"]:

@@ -6,6 +6,11 @@ JSONL (`.jsonl`), one object per line:
      "answers": ["person/ilse_varga"],                  list, or "a|b"
      "relation_path": ["written_by"],                   optional: list, or "r1|^r2" (^ = inverse)
      "qid": "q17", "hops": 1, "extra": {...}}           optional
+     "relation_paths": [["^written_by"], ["^set_in"]],  optional query plan: one path per topic entity
+     "constraint": {"relation": "published_in", "op": ">", "value": 1990}   optional condition on the
+                                                        answers (op: > >= < <= = argmax argmin)
+The plan keys are read by rra.plan.plan_from_record into `extra["plan"]`; absent, supervision
+derives the plan from the KG (rra.data.plan_supervision).
 
 JSON (`.json`): one array of such objects. Keys `answer`, `topic_entity` and `id` are read as
 `answers`, `topic_entities` and `qid`.
@@ -33,6 +38,7 @@ from rra.records import DataFormatError, QAExample
 REQUIRED = ("question", "topic_entities", "answers")
 OPTIONAL = ("relation_path", "qid", "hops")
 TSV_COLUMNS = REQUIRED + OPTIONAL
+PLAN_COLUMNS = ("relation_paths", "constraint")  # TSV/CSV: "r1|r2;r3" per anchor, constraint as JSON
 ALIASES = {"answer": "answers", "topic_entity": "topic_entities", "id": "qid"}  # common singular names
 FORMATS = {".jsonl": "jsonl", ".json": "json", ".tsv": "tsv", ".csv": "csv"}
 
@@ -101,6 +107,11 @@ def _example(
     extra = record.get("extra") or {}
     if not isinstance(extra, dict):
         raise DataFormatError(source, "extra must be an object", extra)
+    from rra.plan import plan_from_record
+
+    plan = plan_from_record(record, topics, path, source)
+    if plan is not None:
+        extra = {**extra, "plan": plan}
     return QAExample(
         question=question.strip(),
         topic_entities=topics,
@@ -206,7 +217,7 @@ def _header(path: Path, lines, fmt: str) -> list[str]:
     header_line = next(lines, (1, ""))[1]
     columns = [ALIASES.get(c.strip(), c.strip()) for c in _cells(header_line, fmt)]
     missing = [c for c in REQUIRED if c not in columns]
-    unknown = [c for c in columns if c not in TSV_COLUMNS]
+    unknown = [c for c in columns if c not in TSV_COLUMNS + PLAN_COLUMNS]
     if missing or unknown:
         raise DataFormatError(
             f"{path}:1", f"{fmt.upper()} header must name the columns {', '.join(TSV_COLUMNS)} "

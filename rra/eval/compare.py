@@ -118,10 +118,26 @@ def markdown_table(runs: list[dict], title: str = "Comparison", skipped: list[di
         lines += ["", "Failed runs: the method could not do its job, so their figures are a fall-back's "
                   "(a sweep got NaN for them):", ""]
         lines += [f"- {r['label']}: {' '.join(r['metrics'].get('warnings') or [])}" for r in failed]
+    lines += shape_table(runs)
     if skipped:
         lines += ["", f"Not in the table ({len(skipped)} job(s) without results):", ""]
         lines += [f"- `{' '.join(s['overrides']) or s['dir']}`: {s['why']}" for s in skipped]
     return "\n".join(lines) + "\n"
+
+
+def shape_table(runs: list[dict]) -> list[str]:
+    """Hits@1 / F1 per question shape (chain / conjunction / comparison / order), for the runs whose
+    metrics have them (rra.eval.metrics.by_shape); nothing when none has."""
+    shapes = list(dict.fromkeys(s for r in runs for s in (r["metrics"].get("by_shape") or {})))
+    if not shapes:
+        return []
+    head = ["run", *(f"{s} Hits@1 / F1 (n)" for s in shapes)]
+    lines = ["", "Per question shape:", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in runs:
+        got = r["metrics"].get("by_shape") or {}
+        cells = [f"{got[s]['hits@1']:.1f} / {got[s]['f1']:.1f} ({got[s]['n']})" if s in got else "–" for s in shapes]
+        lines.append("| " + " | ".join([r["label"], *cells]) + " |")
+    return lines
 
 
 def plot(runs: list[dict], path: str | Path, title: str = "") -> None:

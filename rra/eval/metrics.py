@@ -28,6 +28,9 @@ ids or as names. All comparisons casefold and collapse whitespace.
 - **Hop accuracy / path accuracy**: predicted hop count (`pred_hop`) / top relation path
   (`pred_path`) equal the gold ones (`gold_hop`, `gold_path`); averaged
   only over questions where the gold is known (`n` given beside them).
+- **Per question shape** (`by_shape`): Hits@1 and F1 of the chain / conjunction / comparison /
+  order questions apart (`gold_shape`, from the question's gold or given plan, rra.plan); only
+  when a run has questions of more than one shape.
 - **LLM calls / prompt+completion tokens per question**: means of the per-question counts.
 - **Latency p50/p95**: per-question wall seconds; **questions/s**: questions / run wall time
   (when the runner passes it) else questions / summed latency.
@@ -204,4 +207,21 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
         "questions_per_s": n / total if total > 0 else None,
         "status": dict(Counter(p.get("status", "ok") for p in preds).most_common()),
         "hits_mode": dict(modes),
+        **by_shape(labelled),
     }
+
+
+SHAPE_ORDER = ("chain", "conjunction", "comparison", "order")
+
+
+def by_shape(labelled: list[dict]) -> dict:
+    """{"by_shape": {shape: {"n", "hits@1", "f1"}}} when the questions have several shapes, else {}."""
+    groups: dict[str, list[dict]] = {}
+    for p in labelled:
+        groups.setdefault(scored(p, "gold_shape") or "chain", []).append(p)
+    if len(groups) < 2:
+        return {}
+    order = sorted(groups, key=lambda s: (SHAPE_ORDER.index(s) if s in SHAPE_ORDER else len(SHAPE_ORDER), s))
+    return {"by_shape": {s: {"n": len(groups[s]),
+                             "hits@1": 100 * sum(map(hit_at_1, groups[s])) / len(groups[s]),
+                             "f1": 100 * sum(map(answer_f1, groups[s])) / len(groups[s])} for s in order}}

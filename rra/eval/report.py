@@ -166,6 +166,10 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
     for key, name in METRIC_ROWS:
         if key in metrics and not (key == "subgraph_ceiling" and metrics[key] is None):
             lines.append(f"| {name} | {fmt(metrics[key])} |")
+    shapes = metrics.get("by_shape")
+    if shapes:
+        lines += ["", "| question shape | n | Hits@1 (%) | F1 (%) |", "|---|---|---|---|"]
+        lines += [f"| {s} | {d['n']} | {fmt(d['hits@1'])} | {fmt(d['f1'])} |" for s, d in shapes.items()]
     modes = metrics.get("hits_mode", {})
     if modes.get("reply"):
         lines += ["", f"Hits@1 of {modes['reply']} free-form LLM replies counts a gold answer appearing "

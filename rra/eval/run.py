@@ -140,6 +140,17 @@ def format_prediction(p: Prediction, kg=None) -> str:
     lines = [f"question: {p.question}", f"status:   {p.status}"]
     if p.topic_entities:
         lines.append(f"topic:    {', '.join(p.topic_entities)}")
+    plan = p.extra.get("plan")
+    if plan:  # a question beyond one chain: the plan that answered it, and its rivals
+        lines.append(f"plan:     {plan['shape']}  (anchors: {', '.join(plan['anchors'])})")
+        for d in p.extra.get("plans", [plan])[:3]:
+            chains = "  AND  ".join(f"{a}: {' -> '.join(path)}" for a, path in zip(d["anchors"], d["paths"]))
+            cond = d.get("constraint")
+            cond = "" if not cond else f"  | {cond['relation']} {cond['op']} {cond.get('value', '')}".rstrip()
+            lines.append(f"  {d['score']:.4f}  {chains}{cond}  ({d['n_ends']} answers)")
+    elif p.extra.get("plan_fallback"):
+        lines.append(f"plan:     read as {p.extra.get('plan_reading')}, answered as one chain: "
+                     f"{'; '.join(p.extra['plan_fallback'])}")
     if p.paths:
         lines.append("paths:")
         lines += [f"  {d['score']:.4f}  {' -> '.join(d['path'])}  ({d.get('instances', '?')} instances)"
@@ -362,7 +373,21 @@ def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     pred.gold_hop = ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None)
     if "answer_in_subgraph" in ex.extra:  # per-question graphs: what the subgraph allowed
         pred.extra["answer_in_subgraph"] = bool(ex.extra["answer_in_subgraph"])
+    pred.extra["gold_shape"] = gold_shape(ex)
     return pred
+
+
+def gold_shape(ex: QAExample) -> str:
+    """chain / conjunction / comparison / order: as the data says (`extra["shape"]`), else from its
+    plan (rra.plan.question_shape), else by its number of topic entities."""
+    from rra.plan import question_shape
+
+    if ex.extra.get("shape"):
+        return ex.extra["shape"]
+    plan = ex.extra.get("plan")
+    if plan:
+        return question_shape(plan)
+    return "conjunction" if len(set(ex.topic_entities)) > 1 else "chain"
 
 
 def choices() -> dict:

@@ -35,6 +35,7 @@ from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
 from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
+from rra.models.plan_head import PlanHead, PlanPrediction, plan_targets, read_predictions
 from rra.models.schedule import warmup_schedule
 from rra.text import mask_topic
 from rra.resources import DEFAULT_ENCODER
@@ -78,6 +79,8 @@ class Retriever(L.LightningModule):
         dropout: float = 0.1,
         beam: int = 3,
         tokenizer_state: dict | None = None,
+        plan_heads: bool = False,  # set by the data when it has questions beyond one chain
+        plan_loss_weight: float = 1.0,
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -95,12 +98,17 @@ class Retriever(L.LightningModule):
             self.encoder.requires_grad_(False)
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
         self.path_head = RelationPathPredictor(self.encoder.dim, len(self.relations), dropout)
+        # query-plan heads (rra.models.plan_head) only for data with several anchors or conditions:
+        # a retriever trained on chains has none, so it is the model it always was
+        self.plan_head = PlanHead(self.encoder.dim, len(self.relations), dropout) if plan_heads else None
         sep = self.encoder.tokenizer.sep_token
         self.sep = sep if sep else "|"
 
         # one set of metrics per split; per-hop path accuracy for evaluation splits
         def metrics(evaluation: bool) -> ModuleDict:
             names = ["loss", "hop_acc", "step_acc"]
+            if plan_heads:
+                names.append("plan_acc")
             if evaluation:
                 names += ["path_acc", f"path_acc_top{beam}"] + [f"path_acc_{h}hop" for h in range(1, max_hops + 1)]
             return ModuleDict({n: MeanMetric() for n in names})
@@ -148,37 +156,60 @@ class Retriever(L.LightningModule):
 
     # -- training ----------------------------------------------------------------------------
     def model_step(self, batch: dict) -> dict:
-        """Teacher-forced loss for a batch {"question": [...], "path": [[rel, ...], ...]}:
-        each question expands into one encoder input per path step; row 0 of each also feeds
-        the hop head. Shared by train/val/test."""
+        """Teacher-forced loss for a batch {"question": [...], "path": [[rel, ...] | None, ...],
+        optional "plan": [plan label | None, ...]}: each question with a path expands into one
+        encoder input per path step; row 0 of each also feeds the hop head (and the plan heads).
+        A question with a plan label but no path (a conjunction's question with every anchor
+        masked) adds one row for the plan heads. Shared by train/val/test."""
         questions = [self.mask(q) for q in batch["question"]]
-        texts, targets, first_rows, hops = [], [], [], []
-        for q, path in zip(questions, batch["path"]):
+        plans = batch.get("plan") or [None] * len(questions)
+        texts, targets, first_rows, hops, paths, plan_rows, plan_labels = [], [], [], [], [], [], []
+        step_rows = []  # rows that are path steps (all of them unless plan-only rows were added)
+        for q, path, plan in zip(questions, batch["path"], plans):
+            if path is None:
+                if plan is not None and self.plan_head is not None:
+                    plan_rows.append(len(texts))
+                    plan_labels.append(plan)
+                    texts.append(q)
+                continue
             if not 1 <= len(path) <= self.hparams.max_hops:
                 raise ValueError(f"path {path} of {q!r}: length must be 1..{self.hparams.max_hops}")
             first_rows.append(len(texts))
             hops.append(len(path))
+            paths.append(path)
+            if plan is not None and self.plan_head is not None:
+                plan_rows.append(len(texts))
+                plan_labels.append(plan)
             ids = self.path_ids(path, q)
             for t in range(len(path)):
+                step_rows.append(len(texts))
                 texts.append(step_text(q, path[:t], self.sep))
                 targets.append(ids[t])
         pooled = self.encode(texts)
-        targets_t = torch.tensor(targets, device=pooled.device)
-        hops_t = torch.tensor(hops, device=pooled.device)
-        first = pooled[torch.tensor(first_rows, device=pooled.device)]
-        hop_logits = self.hop_head(first)
-        rel_logits = self.path_head(pooled)
-        hop_loss = self.hop_head.loss(hop_logits, hops_t)
-        rel_loss = self.path_head.loss(rel_logits, targets_t)
-        return {
-            "loss": self.hparams.hop_loss_weight * hop_loss + rel_loss,
-            "hop_correct": (hop_logits.argmax(-1) + 1 == hops_t).float(),
-            "step_correct": (rel_logits.argmax(-1) == targets_t).float(),
-            "questions": questions,
-            "hops": hops,
-            "first_hop_logits": hop_logits,
-            "first_rel_logits": rel_logits[torch.tensor(first_rows, device=pooled.device)],
-        }
+        out = {"questions": [q for q, p in zip(questions, batch["path"]) if p is not None], "hops": hops,
+               "paths": paths}
+        loss = pooled.new_zeros(())
+        if first_rows:
+            targets_t = torch.tensor(targets, device=pooled.device)
+            hops_t = torch.tensor(hops, device=pooled.device)
+            first = pooled[torch.tensor(first_rows, device=pooled.device)]
+            steps = pooled if len(step_rows) == len(texts) else pooled[torch.tensor(step_rows, device=pooled.device)]
+            hop_logits = self.hop_head(first)
+            rel_logits = self.path_head(steps)
+            loss = self.hparams.hop_loss_weight * self.hop_head.loss(hop_logits, hops_t) + \
+                self.path_head.loss(rel_logits, targets_t)
+            first_steps = torch.tensor([step_rows.index(r) for r in first_rows], device=pooled.device)
+            out.update(hop_correct=(hop_logits.argmax(-1) + 1 == hops_t).float(),
+                       step_correct=(rel_logits.argmax(-1) == targets_t).float(),
+                       first_hop_logits=hop_logits,
+                       first_rel_logits=rel_logits[first_steps])
+        if plan_rows:
+            logits = self.plan_head(pooled[torch.tensor(plan_rows, device=pooled.device)])
+            plan_t = plan_targets(plan_labels, self.rel_index, pooled.device)
+            loss = loss + self.hparams.plan_loss_weight * self.plan_head.loss(logits, plan_t)
+            out["plan_correct"] = PlanHead.correct(logits, plan_t)
+        out["loss"] = loss
+        return out
 
     def _log(self, split: str, name: str, values: torch.Tensor, n: int, prog_bar: bool = False):
         metric = getattr(self, f"{split}_metrics")[name]
@@ -190,18 +221,21 @@ class Retriever(L.LightningModule):
         out = self.model_step(batch)
         n = len(batch["question"])
         self._log(split, "loss", out["loss"].detach(), n, prog_bar=True)
-        self._log(split, "hop_acc", out["hop_correct"], n, prog_bar=split != "train")
-        self._log(split, "step_acc", out["step_correct"], n)
-        if split != "train":
-            self._log_decoding(batch, out, split)
+        if "hop_correct" in out:
+            self._log(split, "hop_acc", out["hop_correct"], len(out["hops"]), prog_bar=split != "train")
+            self._log(split, "step_acc", out["step_correct"], len(out["step_correct"]))
+            if split != "train":
+                self._log_decoding(out, split)
+        if "plan_correct" in out:
+            self._log(split, "plan_acc", out["plan_correct"], len(out["plan_correct"]), prog_bar=split != "train")
         return out["loss"]
 
-    def _log_decoding(self, batch: dict, out: dict, split: str) -> None:
+    def _log_decoding(self, out: dict, split: str) -> None:
         """Full decoding as at inference: predicted hop count, beam search, compare to gold path."""
         beam = self.hparams.beam
         hop_pred = out["first_hop_logits"].argmax(-1) + 1
         beams = self._search(out["questions"], out["first_rel_logits"], hop_pred.tolist(), beam)
-        gold = [tuple(self.path_ids(p)) for p in batch["path"]]
+        gold = [tuple(self.path_ids(p)) for p in out["paths"]]
         top1 = torch.tensor([float(bool(b) and b[0][0] == g) for b, g in zip(beams, gold)], device=self.device)
         topk = torch.tensor([float(any(p == g for p, _ in b)) for b, g in zip(beams, gold)], device=self.device)
         n = len(gold)
@@ -241,6 +275,8 @@ class Retriever(L.LightningModule):
     def configure_optimizers(self):
         hp = self.hparams
         heads = list(self.hop_head.parameters()) + list(self.path_head.parameters())
+        if self.plan_head is not None:
+            heads += list(self.plan_head.parameters())
         groups = [{"params": heads, "lr": hp.head_lr}]
         encoder = [p for p in self.encoder.parameters() if p.requires_grad]
         if encoder:
@@ -359,6 +395,25 @@ class Retriever(L.LightningModule):
                     PathPrediction([self.relations[r] for r in ids], math.exp(s), hop, p) for ids, s in found
                 ]
             return results
+        finally:
+            self.train(was_training)
+
+    @torch.no_grad()
+    def predict_plan(self, questions: Sequence[str], batch_size: int = 256,
+                     use_cache: bool = True) -> list[PlanPrediction] | None:
+        """The plan heads' reading of each question (every anchor marked `[...]`); None when this
+        retriever has no plan heads (trained on chains only). The encodings come from predict()'s
+        cache when it has just read the same texts, so a chain question costs no extra pass."""
+        if self.plan_head is None:
+            return None
+        was_training = self.training
+        if was_training:
+            self._predict_cache.clear()
+        self.eval()
+        try:
+            masked = [self.mask(q) for q in questions]
+            pooled = self.encode_unique(masked, batch_size, self._predict_cache if use_cache else None)
+            return read_predictions(self.plan_head(pooled), self.relations)
         finally:
             self.train(was_training)
 
