@@ -20,12 +20,12 @@ import time
 from typing import Protocol, Sequence
 
 from rra.answer import Answer, Answerer, fallback
-from rra.entity_linking import LinkResult, TopicLinker
+from rra.entity_linking import LinkResult, TopicLinker, marked
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
 from rra.methods import QAMethod, failure_status, strict_errors
 from rra.plan import focus_text
-from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text
+from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text, retrieve_plan
 from rra.records import Prediction, QAExample, Triple
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
@@ -133,6 +133,13 @@ class RRAPipeline(QAMethod):
                 options = condition_options(reading, examples[i].question, links[i].mentions)
                 if options:
                     specs[i] = PlanSpec(links[i].entities[:1], [candidates[i]], options, reading.to_dict())
+        conditioned = [i for i in specs if len(specs[i].anchors) == 1]
+        if conditioned:  # a condition's words mislead the hop head more often: paths of the next length too
+            texts_c = [marked(examples[i].question, links[i]) for i in conditioned]
+            again = self.retrieval.predict(texts_c, kg=self.kg, topics=[specs[i].anchors[0] for i in conditioned],
+                                           try_second_hop=True)
+            for i, paths in zip(conditioned, again):
+                specs[i].candidates[0] = sorted(paths, key=lambda p: -float(p.score))
         if focus:
             found = self.retrieval.predict([t for _, _, t, _ in focus], kg=self.kg, topics=[a for *_, a in focus])
             for (i, k, _, _), paths in zip(focus, found):
@@ -142,7 +149,8 @@ class RRAPipeline(QAMethod):
     def _prepare_plan(self, ex: QAExample, link: LinkResult, spec: PlanSpec, cands: list,
                       prefetched=None) -> tuple[Prediction, QuestionContext | None]:
         """Retrieve by query plan; a plan with no answer on the graph falls back to the chain."""
-        r = self.retrieval.retrieve_plan(self.kg, spec)
+        rs = self.retrieval
+        r = retrieve_plan(self.kg, spec, rs.semantics, rs.topk, rs.max_triples, rs.seed, rs.max_instances)
         if r.status != "ok":
             pred, context = self._prepare(ex, link, cands, "", prefetched)
             pred.extra["plan_reading"] = spec.reading

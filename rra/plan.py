@@ -19,12 +19,14 @@ Records here are plain dataclasses; a question file gives the same structure as 
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Sequence
 
-from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError
+from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError, step_triple
+from rra.records import DataFormatError
 
 SHAPES = ("chain", "conjunction", "comparison", "order")
 COMPARISONS = (">", ">=", "<", "<=", "=")
@@ -225,8 +227,6 @@ def execute(kg: KnowledgeGraph, plan: QueryPlan, semantics=None, max_instances: 
     if c is not None and joined:
         out.values, raw = attribute_values(kg, sorted(joined), c.relation)
         joined = apply_condition(out.values, c.op, literal_value(c.value))
-        from rra.graph.base import step_triple
-
         out.condition_triples = [step_triple(e, c.relation, t) for e in sorted(joined) for t in raw.get(e, [])]
     elif c is not None:
         joined = set()
@@ -248,8 +248,6 @@ def plan_from_record(record: dict, topics: Sequence[str], relation_path, source:
     """The gold plan a question record gives (optional): `relation_paths` (one path per topic
     entity, in the order of `topic_entities`) and/or `constraint` ({"relation", "op", "value"} or an
     order {"relation", "op": "argmax"|"argmin"}). Returns (plan dict or None); errors name `source`."""
-    from rra.data.records import DataFormatError
-
     paths = record.get("relation_paths")
     constraint = record.get("constraint")
     if paths is None and constraint is None:
@@ -266,8 +264,6 @@ def plan_from_record(record: dict, topics: Sequence[str], relation_path, source:
                                   f"{len(topics)} topic entities (one path per anchor)", paths)
     if isinstance(constraint, str):
         try:
-            import json
-
             constraint = json.loads(constraint)
         except ValueError:
             raise DataFormatError(source, "constraint must be a JSON object", constraint) from None

@@ -26,6 +26,7 @@ from typing import Sequence
 from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, UnknownEntityError
 from rra.plan import COMPARISONS, Constraint, QueryPlan, execute, literal_value, question_literals
 from rra.retrieve import Evidence, Retrieval, ScoredPath
+from rra.text import BRACKETED, relation_phrase
 
 
 @dataclass
@@ -166,8 +167,6 @@ def plan_anchors(link, limit: int = 3) -> tuple[list[str], list[str]]:
 def plan_text(question: str, link) -> str:
     """The question with every anchor mention marked `[...]` (unchanged when it is marked already):
     what the plan heads read, every anchor masked as the topic."""
-    from rra.text import BRACKETED
-
     if BRACKETED.search(question):
         return question
     for m in sorted(plan_anchors(link)[1], key=len, reverse=True):
@@ -179,8 +178,6 @@ def plan_text(question: str, link) -> str:
 
 def plan_sentence(plan: QueryPlan, labels: dict[str, str], name=lambda r: r) -> str:
     """The plan in words, appended to the knowledge text the answerer reads."""
-    from rra.text import relation_phrase
-
     chains = [f"{labels.get(a, a)} via {' then '.join(relation_phrase(name(r)) for r in p)}"
               for a, p in zip(plan.anchors, plan.paths)]
     text = "Query plan: the answers are reached from " + " and from ".join(chains)

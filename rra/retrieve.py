@@ -249,14 +249,15 @@ class PathRetrieval:
                    max_instances, AnswerSemantics.of(semantics), graph_pruning)
 
     def predict(self, questions: Sequence[str], kg: KnowledgeGraph | None = None,
-                topics: Sequence[str | None] | None = None) -> list[list]:
+                topics: Sequence[str | None] | None = None, try_second_hop: bool | None = None) -> list[list]:
         """Candidate paths per question; with graph_pruning and kg + topics (each question's topic
         entity id, None if unknown) only relations with an instance from the path so far."""
         n = max(self.candidates, self.topk)
         graph = {}
         if self.graph_pruning and kg is not None and topics and _accepts(self.model.predict, "kg", "topics"):
             graph = dict(kg=kg, topics=list(topics))
-        return self.model.predict(list(questions), topk=n, try_second_hop=self.try_second_hop, **graph)
+        second = self.try_second_hop if try_second_hop is None else try_second_hop
+        return self.model.predict(list(questions), topk=n, try_second_hop=second, **graph)
 
     def read_plans(self, questions: Sequence[str]) -> list | None:
         """The model's plan reading per question (rra.models.plan_head.PlanPrediction), or None when
@@ -270,13 +271,6 @@ class PathRetrieval:
         # first length's whatever their scores, so they only fill in for paths with no instance
         return sample_triples(kg, topic_entity, candidates, self.topk, self.max_triples, self.seed,
                               self.max_instances, self.semantics, prefetched)
-
-    def retrieve_plan(self, kg: KnowledgeGraph, spec) -> Retrieval:
-        """A question beyond one chain: its candidate query plans executed on `kg`
-        (rra.plan_retrieval), with this step's budgets and the dataset's answer rule."""
-        from rra.plan_retrieval import retrieve_plan
-
-        return retrieve_plan(kg, spec, self.semantics, self.topk, self.max_triples, self.seed, self.max_instances)
 
     def prefetch(self, kg: KnowledgeGraph, queries: Sequence[tuple[str, Sequence]]) -> tuple[dict, list[str]]:
         """Instances of the first `topk` candidate paths of many (topic, candidates) at once, in

@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = {
     "rra": 0, "rra.records": 0, "rra.resources": 0, "rra.cli": 0, "rra.net": 0,
     "rra.graph": 1,
-    "rra.text": 2, "rra.embed": 2,
+    "rra.text": 2, "rra.embed": 2, "rra.plan": 2,
     "rra.data": 3, "rra.llm": 3, "rra.models": 3,
-    "rra.entity_linking": 4, "rra.retrieve": 4, "rra.rewrite": 4, "rra.answer": 4,
+    "rra.entity_linking": 4, "rra.retrieve": 4, "rra.plan_retrieval": 4, "rra.rewrite": 4, "rra.answer": 4,
     "rra.methods": 5, "rra.pipeline": 5, "rra.baselines": 5,
     "rra.eval": 6, "rra.serve": 6, "rra.config": 6,
 }

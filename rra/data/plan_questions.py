@@ -19,8 +19,9 @@ import random
 from pathlib import Path
 from typing import Sequence
 
-from rra.data.records import QAExample
+from rra.data.supervision import build_adjacency
 from rra.plan import Constraint, QueryPlan, apply_condition, attribute_values, execute
+from rra.records import QAExample
 
 SHAPES = ("conjunction", "comparison", "order")
 
@@ -44,8 +45,6 @@ def generate_plan_questions(kg, n_per_shape: int, templates: dict, seed: int = 0
     by_noun: dict[str, list[str]] = {}
     for rel, f in filters.items():
         by_noun.setdefault(f["noun"], []).append(rel)
-    from rra.data.supervision import build_adjacency
-
     adj = build_adjacency(kg)  # one pass over the KG; the walks below are dictionary lookups
     starts = {rel: sorted(adj.by_relation.get(rel, {})) for rel in filters}
     attrs = {a for key in ("comparison", "order") for a in templates[key]}

@@ -23,10 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.data.records import QAExample
 from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths
 from rra.plan import (COMPARISONS, ORDERS, Constraint, QueryPlan, apply_condition, has_order_word,
                       literal_value, question_literals)
+from rra.records import QAExample
 
 PAIR_PATHS = 5  # candidate paths per anchor tried in pairs
 
