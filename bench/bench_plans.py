@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/common.py
 
-from bench.common import build_method, machine  # noqa: E402
+from common import build_method, infer_config, machine  # noqa: E402
 
 
 def training_rows(plans: bool) -> dict:
@@ -55,7 +55,6 @@ def main(argv=None) -> int:
     from rra.config import build_graph
     from rra.eval.metrics import compute_metrics
     from rra.eval.run import answer_all, load_split
-    from bench.common import infer_config
 
     results = {"command": " ".join(["python", *sys.argv]), "ckpt": args.ckpt, "machine": machine(), "backends": {}}
     for backend in args.backends:
