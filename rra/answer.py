@@ -90,8 +90,10 @@ def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> 
 
 def candidate_entities(retrieval: Retrieval, topics: set[str], source: str) -> list[str]:
     """Entities the knowledge offers as answers: `ends` (end entities of the kept paths, by path
-    score) or `knowledge` (every entity in the sampled triples, in evidence order), topics excluded."""
-    if source == "ends":
+    score) or `knowledge` (every entity in the sampled triples, in evidence order), topics excluded.
+    A question answered by a query plan offers the plans' answers (its triples also hold the other
+    anchors and the condition's values, which are not answers)."""
+    if source == "ends" or retrieval.plans:  # a plan's answers are its candidates: not its anchors or values
         return [e for e, _ in retrieval.end_scores()]
     if source != "knowledge":
         raise ValueError(f"candidates must be 'ends' or 'knowledge', got {source!r}")

@@ -6,12 +6,14 @@ import re
 
 import pytest
 
-from rra.answer import GraphScorer
+from rra.answer import GraphScorer, candidate_entities
 from rra.data.builtin import load_builtin_graph
 from rra.data.records import QAExample
 from rra.models.plan_head import PlanPrediction
 from rra.models.retriever import PathPrediction
 from rra.pipeline import RRAPipeline
+from rra.plan import Constraint
+from rra.plan_retrieval import PlanSpec, retrieve_plan
 from rra.retrieve import PathRetrieval
 from rra.rewrite import TemplateRewriter
 
@@ -96,3 +98,11 @@ def test_infer_prints_the_plan(rra, capsys):
     pred = rra.answer(QAExample("which books written by [Marit Lindgrave] and set in [Mireval]", [], []))
     text = format_prediction(pred)
     assert "plan:     conjunction" in text and "^written_by  AND  city/mireval: ^set_in" in text
+
+
+def test_a_plan_offers_its_answers_not_its_anchors_or_values_as_choices(rra):
+    spec = PlanSpec([WRITER], [[PathPrediction(["^written_by"], 0.9, 1, 1.0)]],
+                    [(Constraint("published_in", ">", 1980), 0.9)])
+    r = retrieve_plan(rra.kg, spec)
+    assert {t.tail for t in r.triples} >= {WRITER, "year/1992"}  # the evidence holds anchor and values ...
+    assert set(candidate_entities(r, {WRITER}, "knowledge")) == {"book/ferrys_of_eddavik", "book/the_glass_estuary"}
