@@ -76,7 +76,9 @@ def test_every_builtin_relation_has_templates_that_fit_any_phrase():
 
 def test_no_generated_builtin_question_has_a_doubled_word_or_disagreement():
     questions = [q.question for split in SPLIT_SIZES for q in builtin_questions(split)]
-    assert len(questions) == sum(SPLIT_SIZES.values())
+    chains = sum(1 for split in SPLIT_SIZES for q in builtin_questions(split) if "plan" not in q.extra)
+    assert chains == sum(SPLIT_SIZES.values()) and len(questions) > chains  # the chains and the shapes beyond
+
     bad = [(q, problems(q)) for q in questions if problems(q)]
     assert not bad, bad[:10]
 

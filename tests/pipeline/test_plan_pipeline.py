@@ -18,6 +18,11 @@ from rra.retrieve import PathRetrieval
 from rra.rewrite import TemplateRewriter
 
 WRITER = "person/marit_lindgrave"
+KG = load_builtin_graph()
+BOOKS = {b: int(KG.label(KG.neighbors(b, "published_in")[0])) for b in KG.neighbors(WRITER, "^written_by")}
+FIRST = min(BOOKS, key=BOOKS.get)
+AFTER_1980 = {b for b, y in BOOKS.items() if y > 1980}
+IN_MIREVAL = [b for b in BOOKS if "city/mireval" in KG.neighbors(b, "set_in")]
 # the relation a question asks for, by the words before its focused anchor "[...]"
 PATTERNS = [(r"written by \[|books did \[|books? by \[", "^written_by"), (r"set in \[", "^set_in")]
 
@@ -59,9 +64,9 @@ def rra():
 
 def test_two_anchors_are_intersected_and_both_chains_shown(rra):
     ex = QAExample("which books written by [Marit Lindgrave] and set in [Mireval]", [WRITER, "city/mireval"],
-                   ["book/the_lesser_mirror"], qid="c")
+                   IN_MIREVAL, qid="c")
     pred = rra.answer(ex)
-    assert pred.status == "ok" and pred.answers == ["book/the_lesser_mirror"]
+    assert pred.status == "ok" and pred.answers == IN_MIREVAL and len(IN_MIREVAL) == 1
     assert pred.extra["plan"]["shape"] == "conjunction" and pred.extra["plan"]["paths"] == [["^written_by"], ["^set_in"]]
     relations = {t.relation for t in pred.triples}
     assert {"written_by", "set_in"} <= relations  # evidence of both chains
@@ -69,12 +74,11 @@ def test_two_anchors_are_intersected_and_both_chains_shown(rra):
 
 
 def test_conditions_filter_and_order_by_a_literal_of_the_question(rra):
-    first = rra.answer(QAExample("what is the first book by [Marit Lindgrave]", [WRITER], ["book/the_lesser_mirror"]))
-    assert first.answers == ["book/the_lesser_mirror"] and first.extra["plan"]["shape"] == "order"
+    first = rra.answer(QAExample("what is the first book by [Marit Lindgrave]", [WRITER], [FIRST]))
+    assert first.answers == [FIRST] and first.extra["plan"]["shape"] == "order"
     assert any(t.relation == "published_in" for t in first.triples)  # the condition's facts are evidence
-    after = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 1980", [WRITER],
-                                 ["book/ferrys_of_eddavik", "book/the_glass_estuary"]))
-    assert set(after.answer_set) == {"book/ferrys_of_eddavik", "book/the_glass_estuary"}
+    after = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 1980", [WRITER], sorted(AFTER_1980)))
+    assert set(after.answer_set) == AFTER_1980 and 0 < len(AFTER_1980) < len(BOOKS)
     assert after.extra["plan"]["constraint"] == {"relation": "published_in", "op": ">", "value": 1980}
 
 
@@ -89,7 +93,7 @@ def test_chain_questions_take_the_chain_path_unchanged():
 def test_a_plan_with_no_answer_falls_back_to_the_chain(rra):
     pred = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 2990", [WRITER], []))
     assert pred.status == "ok" and "plan" not in pred.extra and pred.extra["plan_fallback"]
-    assert len(pred.answer_set) == 4  # the chain's answers, and the record says why
+    assert set(pred.answer_set) == set(BOOKS)  # the chain's answers, and the record says why
 
 
 def test_infer_prints_the_plan(rra, capsys):
@@ -104,5 +108,5 @@ def test_a_plan_offers_its_answers_not_its_anchors_or_values_as_choices(rra):
     spec = PlanSpec([WRITER], [[PathPrediction(["^written_by"], 0.9, 1, 1.0)]],
                     [(Constraint("published_in", ">", 1980), 0.9)])
     r = retrieve_plan(rra.kg, spec)
-    assert {t.tail for t in r.triples} >= {WRITER, "year/1992"}  # the evidence holds anchor and values ...
-    assert set(candidate_entities(r, {WRITER}, "knowledge")) == {"book/ferrys_of_eddavik", "book/the_glass_estuary"}
+    assert WRITER in {t.tail for t in r.triples} and any(t.tail.startswith("year/") for t in r.triples)
+    assert set(candidate_entities(r, {WRITER}, "knowledge")) == AFTER_1980  # ... the choices only the answers
