@@ -150,6 +150,17 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
     any further search, so a KG of chain questions costs next to nothing here."""
     config = config or SupervisionConfig()
     report = PlanReport()
+    if getattr(kg, "per_question", False) and adjacency is None:
+        # one subgraph per question (rra.graph.subgraphs): each question planned on its own graph
+        for ex in examples:
+            with kg.scope(ex) as graph:
+                one = label_plans(graph, [ex], config)
+            report.n += one.n
+            for mine, theirs in ((report.shapes, one.shapes), (report.sources, one.sources)):
+                for k, v in theirs.items():
+                    mine[k] = mine.get(k, 0) + v
+        report.shapes = dict(Counter(report.shapes).most_common())
+        return report
     adj, attrs = adjacency, None
     for ex in examples:
         report.n += 1
