@@ -155,6 +155,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
         out.mkdir(parents=True, exist_ok=True)
         summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
                    "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {})}
+        for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
+            summary.update(callback.summary() if hasattr(callback, "summary") else {})
         (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return metrics
 

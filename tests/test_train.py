@@ -55,7 +55,8 @@ def test_fast_dev_run_compose(tmp_path):
 def test_train_publishes_best_and_resumes_from_last(tmp_path):
     from rra.models.retriever import Retriever
 
-    cfg = compose_cfg(tmp_path, ["trainer.max_epochs=2", "test=false"])
+    # epochs alone (no step floor): resuming with max_epochs=3 is then exactly one more epoch
+    cfg = compose_cfg(tmp_path, ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false"])
     metrics = train.train(cfg)
     ckpt_dir = tmp_path / "run" / "checkpoints"
     assert (ckpt_dir / "last.ckpt").is_file()
@@ -74,7 +75,7 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
 
     import torch
     steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
-    resumed = compose_cfg(tmp_path, ["trainer.max_epochs=3", "test=false", "publish_best=false",
+    resumed = compose_cfg(tmp_path, ["trainer.max_epochs=3", "trainer.min_steps=0", "test=false", "publish_best=false",
                                      f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
     train.train(resumed)
     after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)

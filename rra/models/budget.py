@@ -1,0 +1,164 @@
+"""How long a model trains, counted in optimizer steps as well as epochs, and whether it converged.
+
+Why steps: the retriever trains on de-duplicated masked questions, so an epoch is as long as the
+number of distinct question wordings, not the number of questions. A KG whose 5,000 questions
+repeat 24 templates has one batch per epoch: `max_epochs: 3` was three optimizer steps, and the
+model had learnt little more than the most frequent question. `TrainingBudget` makes Lightning's
+`trainer.min_steps` a real floor (Lightning itself stops at `max_epochs` even below it) and keeps
+validation at a sensible cadence on such short epochs:
+
+- planned steps = max(max_epochs x steps per epoch, min_steps), capped by `max_steps`; max_epochs is
+  raised as far as the floor needs (a user's `trainer.max_steps` always wins: it is an explicit budget);
+- validation runs every epoch, or every `val_every_steps` optimizer steps where an epoch is shorter
+  (so early stopping's patience and the checkpoints are not spent on one-step epochs);
+- validation also runs at the very last step, wherever it falls: a `trainer.max_steps` shorter than
+  an epoch (`python train.py trainer.max_steps=10`) validates at step 10 instead of ending with no
+  metric for early stopping, checkpointing and the sweeper.
+
+`ConvergenceReport` watches the monitored metric at every validation and says, at the end of
+training, whether it was still rising (logged as a loud warning, and returned by `summary()` for
+train_summary.json) with the setting that gives the run more steps.
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import lightning as L
+from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.callbacks.early_stopping import EarlyStoppingReason
+
+log = logging.getLogger(__name__)
+
+
+def steps_per_epoch(trainer: L.Trainer) -> int | None:
+    """Optimizer steps in one training epoch (after limit_train_batches, gradient accumulation and
+    the data-parallel split), or None where the loader has no length."""
+    loader = trainer.datamodule.train_dataloader() if trainer.datamodule else None
+    try:
+        batches = len(loader)
+    except TypeError:
+        return None
+    batches = math.ceil(batches / max(trainer.world_size, 1))
+    limit = trainer.limit_train_batches
+    if isinstance(limit, int):
+        batches = min(batches, limit)
+    elif limit is not None:
+        batches = int(batches * float(limit))
+    return max(1, math.ceil(batches / max(trainer.accumulate_grad_batches, 1))) if batches else None
+
+
+class TrainingBudget(Callback):
+    """The step floor (`trainer.min_steps`), validation cadence and last-step validation (module doc)."""
+
+    def __init__(self, val_every_steps: int = 10):
+        self.val_every_steps = max(1, int(val_every_steps))
+        self.plan: dict = {}
+        self._last_step: int | None = None
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        # before the optimizers and the fit loop's data setup read max_epochs and the val interval
+        if stage != "fit" or trainer.fast_dev_run or trainer.overfit_batches:
+            return
+        fit = trainer.fit_loop
+        spe = steps_per_epoch(trainer)
+        if spe is None or fit.max_epochs is None or fit.max_epochs < 0:
+            return
+        max_steps = fit.max_steps if fit.max_steps and fit.max_steps > 0 else None
+        floor = int(fit.min_steps or 0)
+        if max_steps is not None and floor > max_steps:
+            floor = fit.epoch_loop.min_steps = max_steps  # the explicit step budget wins over the default floor
+        epochs = max(fit.max_epochs, math.ceil(floor / spe))  # whole epochs: the LR schedule ends with them
+        planned = epochs * spe if max_steps is None else min(epochs * spe, max_steps)
+        if epochs > fit.max_epochs:
+            log.info("training budget: %d optimizer steps per epoch, so trainer.max_epochs=%d is %d steps, "
+                     "under trainer.min_steps=%d: training up to %d epochs", spe, fit.max_epochs,
+                     fit.max_epochs * spe, floor, epochs)
+            fit.max_epochs = epochs
+        interval = spe if spe >= self.val_every_steps else self.val_every_steps
+        accumulate = max(trainer.accumulate_grad_batches, 1)
+        if trainer.check_val_every_n_epoch is not None and trainer.val_check_interval == 1.0:
+            if planned < spe:
+                # the budget ends inside the first epoch (trainer.max_steps=10): validate at its last
+                # step (Lightning would wait for an epoch end that never comes)
+                trainer.val_check_interval = interval = planned * accumulate
+            elif interval != spe:
+                # validate every `interval` optimizer steps across epochs, not after every short epoch
+                trainer.check_val_every_n_epoch = None
+                trainer.val_check_interval = interval * accumulate
+        self._last_step = planned
+        self.plan = {"steps_per_epoch": spe, "planned_steps": planned, "max_epochs": fit.max_epochs,
+                     "min_steps": floor, "max_steps": max_steps,
+                     "val_every_steps": interval}
+        log.info("training budget: %s", self.plan)
+
+    def summary(self) -> dict:
+        return {"budget": self.plan} if self.plan else {}
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
+        # Lightning validates in the same batch when should_stop is set (and min_steps is met):
+        # the last step is always validated, wherever the budget ends it
+        if self._last_step is not None and trainer.global_step >= self._last_step:
+            trainer.should_stop = True
+
+
+class ConvergenceReport(Callback):
+    """Was the monitored metric still improving when training ended? (module doc)
+
+    Still improving = the best value of the last `window` fraction of validations (at least the
+    last one) beats every earlier validation by more than `min_delta`, and early stopping did not
+    end the run."""
+
+    def __init__(self, monitor: str = "val/path_acc", mode: str = "max", min_delta: float = 0.005,
+                 window: float = 0.25):
+        if mode not in ("max", "min"):
+            raise ValueError(f"mode must be 'max' or 'min', not {mode!r}")
+        self.monitor, self.mode, self.min_delta, self.window = monitor, mode, min_delta, window
+        self.history: list[tuple[int, float]] = []  # (global step, value) per validation
+        self.report: dict = {}
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
+        value = trainer.callback_metrics.get(self.monitor)
+        if trainer.sanity_checking or value is None:
+            return
+        step = trainer.global_step
+        if self.history and self.history[-1][0] == step:  # validated twice at one step: keep the last
+            self.history.pop()
+        self.history.append((step, float(value)))
+
+    def verdict(self, stopped_early: bool) -> dict:
+        values = [v for _, v in self.history]
+        sign = 1.0 if self.mode == "max" else -1.0
+        out = {"monitor": self.monitor, "validations": len(values), "stopped_early": stopped_early,
+               "history": [{"step": s, "value": round(v, 5)} for s, v in self.history]}
+        if len(values) < 2:
+            return {**out, "still_improving": None, "note": "fewer than two validations: cannot tell"}
+        recent = max(1, math.ceil(self.window * len(values)))
+        best_recent = max(sign * v for v in values[-recent:])
+        best_before = max(sign * v for v in values[:-recent])
+        gain = best_recent - best_before
+        out.update(still_improving=bool(gain > self.min_delta and not stopped_early),
+                   recent_gain=round(sign * gain, 5), recent_validations=recent)
+        return out
+
+    def on_fit_end(self, trainer: L.Trainer, pl_module) -> None:
+        stopped_early = any(c.stopping_reason != EarlyStoppingReason.NOT_STOPPED for c in trainer.early_stopping_callbacks)
+        self.report = self.verdict(stopped_early)
+        if self.report.get("still_improving"):
+            steps = trainer.global_step
+            first, last = self.history[0][1], self.history[-1][1]
+            self.report["advice"] = (f"train longer, e.g. trainer.min_steps={2 * steps} "
+                                     f"(or trainer.max_epochs={2 * max(trainer.current_epoch, 1)})")
+            bar = "!" * 72
+            log.warning("\n%s\nNOT CONVERGED: %s was still improving when training ended (%.4f at the first "
+                        "validation, %.4f at the last, +%.4f over the last %d of %d validations, %d steps).\n"
+                        "The checkpoint is usable but under-trained: %s.\n%s", bar, self.monitor, first, last,
+                        abs(self.report["recent_gain"]), self.report["recent_validations"],
+                        self.report["validations"], steps, self.report["advice"], bar)
+        elif self.report.get("still_improving") is False:
+            log.info("converged: %s settled at %.4f (best %.4f) over %d validations", self.monitor,
+                     self.history[-1][1], max(v for _, v in self.history) if self.mode == "max"
+                     else min(v for _, v in self.history), len(self.history))
+
+    def summary(self) -> dict:
+        return {"convergence": self.report} if self.report else {}

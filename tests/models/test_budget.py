@@ -1,0 +1,90 @@
+"""The training budget (rra/models/budget.py): a step floor under the epoch count, validation at the
+last step, and a convergence verdict in train_summary.json. Tiny encoder; train.py's own train()."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
+
+from rra.models.budget import ConvergenceReport
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+import train  # noqa: E402
+
+QUIET = ["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null"]
+
+
+def run(tmp_path: Path, overrides: list[str]) -> dict:
+    """train.train() on the composed config; returns the run's train_summary.json."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("train", overrides=QUIET + overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.root_dir = str(tmp_path)
+        cfg.paths.output_dir = str(tmp_path / "run")
+    metrics = train.train(cfg)
+    summary = json.loads((tmp_path / "run" / "train_summary.json").read_text())
+    assert summary["metrics"] == pytest.approx(metrics)
+    return summary
+
+
+def report(values: list[float], stopped_early: bool = False) -> dict:
+    r = ConvergenceReport()
+    r.history = [(10 * (i + 1), v) for i, v in enumerate(values)]
+    return r.verdict(stopped_early)
+
+
+def test_convergence_verdict_reads_the_last_validations():
+    assert report([0.2, 0.5, 0.7, 0.82])["still_improving"] is True
+    assert report([0.2, 0.9, 0.95, 0.95, 0.951])["still_improving"] is False  # within min_delta
+    assert report([0.2, 0.5, 0.7, 0.82], stopped_early=True)["still_improving"] is False
+    one = report([0.4])
+    assert one["still_improving"] is None and "cannot tell" in one["note"]
+    falling_loss = ConvergenceReport(monitor="val/loss", mode="min")
+    falling_loss.history = [(1, 3.0), (2, 2.0), (3, 1.5)]
+    assert falling_loss.verdict(False)["still_improving"] is True
+
+
+@pytest.fixture(scope="module")
+def template_kg(tmp_path_factory) -> Path:
+    """bench/template_kg.py's sports KG: 800 questions over 24 masked wordings (one batch per epoch)."""
+    out = tmp_path_factory.mktemp("template_kg")
+    subprocess.run([sys.executable, str(REPO / "bench" / "template_kg.py"), str(out), "--train", "800",
+                    "--test", "200"], check=True, capture_output=True)
+    return out
+
+
+def files(kg: Path) -> list[str]:
+    return ["data=files", f"data.kb_path={kg / 'kb.tsv'}", f"data.train_file={kg / 'train.jsonl'}",
+            f"data.test_file={kg / 'test.jsonl'}", "name=templates"]
+
+
+def test_max_steps_shorter_than_an_epoch_validates_at_the_last_step(template_kg, tmp_path):
+    """`python train.py trainer.max_steps=10` once trained, then died: early stopping found no
+    val/path_acc (an epoch of the built-in data is 23 steps). Here an epoch is 24 items in batches of
+    4: six steps, and the budget is 2."""
+    summary = run(tmp_path, files(template_kg) + ["trainer.max_steps=2", "data.batch_size=4"])
+    assert summary["budget"]["steps_per_epoch"] == 6 and summary["global_step"] == 2
+    assert [h["step"] for h in summary["convergence"]["history"]] == [2]  # validated at the last step
+    assert "val/path_acc_best" in summary["metrics"] and Path(summary["best_ckpt"]).is_file()
+
+
+def test_step_floor_trains_a_few_template_kg_to_convergence(template_kg, tmp_path):
+    """The default budget on 800 questions / 24 wordings: one step per epoch, so max_epochs=3 alone is
+    three steps. The floor (trainer.min_steps) trains it to convergence with no override."""
+    summary = run(tmp_path / "default", files(template_kg))
+    assert summary["data"]["train_items"] <= 24 and summary["budget"]["steps_per_epoch"] == 1
+    assert summary["global_step"] == summary["budget"]["planned_steps"] >= 60
+    assert summary["convergence"]["still_improving"] is False
+    assert summary["metrics"]["test/path_acc"] >= 0.95, summary["metrics"]
+
+    epochs_only = run(tmp_path / "epochs_only", files(template_kg) + ["trainer.min_steps=0"])
+    assert epochs_only["global_step"] == 3
+    assert epochs_only["metrics"]["test/path_acc"] < 0.5  # what three steps give
