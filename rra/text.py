@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from rra.graph.base import base_relation, is_inverse
+from rra.graph.rdf import display
 from rra.records import Triple
 
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
@@ -103,8 +104,10 @@ def normalize(s: str) -> str:
 
 def normalize_answer(s: str) -> str:
     """The form answers are scored in (rra.eval.metrics): case-folded, whitespace collapsed.
-    Stricter than `normalize` on purpose: "AC/DC" and "AC DC" are different answers."""
-    return " ".join(str(s).casefold().split())
+    Stricter than `normalize` on purpose: "AC/DC" and "AC DC" are different answers. A literal
+    node ("1985"^^xsd:gYear) is scored as its value, which is what a gold answer "1985" says."""
+    s = str(s)
+    return " ".join((display(s) if s[:1] == '"' else s).casefold().split())
 
 
 def find_mentions(text: str, names: Sequence[str]) -> list[str]:

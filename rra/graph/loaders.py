@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from rra.graph.base import INVERSE_PREFIX, paused_gc
-from rra.graph.rdf import RdfMapping, label_rank, ntriples_text, unescape_literal, write_ntriples  # noqa: F401
+from rra.graph.rdf import (RdfMapping, canonical_literal, is_literal, label_rank, literal_id,  # noqa: F401
+                           ntriples_text, unescape_literal, write_ntriples)
 from rra.records import Triple
 
 Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
@@ -93,7 +94,7 @@ def detect_format(path: str | Path, format: str | None = None) -> Format:
 _IRI_BODY = r"(?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"
 _IRI = rf"<({_IRI_BODY})>"
 _BNODE = r"(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)"
-_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<' + _IRI_BODY + r">)?"
+_LIT = r'"((?:[^"\\\n\r]|\\.)*)"(?:@([A-Za-z]+(?:-[A-Za-z0-9]+)*)|\^\^<(' + _IRI_BODY + r")>)?"
 _NT_LINE = re.compile(
     rf"^[ \t]*(?:{_IRI}|{_BNODE})[ \t]*{_IRI}[ \t]*(?:{_IRI}|{_BNODE}|{_LIT})[ \t]*\.[ \t]*(?:#.*)?$"
 )
@@ -103,18 +104,19 @@ def _nt_iri(raw: str) -> str:
     return unescape_literal(raw) if "\\" in raw else raw  # IRIs may hold \uXXXX escapes
 
 
-def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool, str | None]:
-    """(subject id, predicate IRI, object id, object is a literal, its language tag) or ValueError."""
+def _parse_nt(line: str, mapping: RdfMapping) -> tuple[str, str, str, bool, str | None, str | None]:
+    """(subject id, predicate IRI, object id or literal text, object is a literal, its language
+    tag, its datatype IRI) or ValueError."""
     m = _NT_LINE.match(line)
     if m is None:
         raise ValueError("not an N-Triples statement <s> <p> <o|\"literal\"> .")
-    s_iri, s_bnode, p_iri, o_iri, o_bnode, o_lit, o_lang = m.groups()
+    s_iri, s_bnode, p_iri, o_iri, o_bnode, o_lit, o_lang, o_type = m.groups()
     subject = mapping.entity_id(_nt_iri(s_iri)) if s_iri is not None else s_bnode
     if o_iri is not None:
-        return subject, _nt_iri(p_iri), mapping.entity_id(_nt_iri(o_iri)), False, None
+        return subject, _nt_iri(p_iri), mapping.entity_id(_nt_iri(o_iri)), False, None, None
     if o_bnode is not None:
-        return subject, _nt_iri(p_iri), o_bnode, False, None
-    return subject, _nt_iri(p_iri), unescape_literal(o_lit), True, o_lang
+        return subject, _nt_iri(p_iri), o_bnode, False, None, None
+    return subject, _nt_iri(p_iri), unescape_literal(o_lit), True, o_lang, o_type and _nt_iri(o_type)
 
 
 def _rdf_statements(path: str | Path, fmt: str) -> list[str]:
@@ -235,10 +237,17 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
         # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
         parts = [p.strip() for p in line.split(sep)]
         # fast path first: MetaQA's 134k lines must load in well under 5 s
-        if len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX:
+        if (len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX
+                and parts[0][0] != '"' and parts[2][0] != '"'):
             triples.append(Triple(parts[0], parts[1], parts[2]))
         elif not line.strip():
             continue
+        elif len(parts) == 3 and all(parts) and parts[1][0] != INVERSE_PREFIX and '"' in parts[0][:1] + parts[2][:1]:
+            # a cell in literal syntax ("1985"^^xsd:gYear) is a literal node; a subject cannot be one
+            if is_literal(parts[0]):
+                bad(lineno, "a literal cannot be the head of a triple", parts[0])
+            else:
+                triples.append(Triple(parts[0], parts[1], canonical_literal(parts[2]) or parts[2]))
         elif len(parts) != 3:
             bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
         elif not all(parts):
@@ -253,12 +262,12 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            head, pred, tail, is_literal, lang = _parse_nt(line, mapping)
+            head, pred, tail, object_literal, lang, datatype = _parse_nt(line, mapping)
         except ValueError as e:
             bad(lineno, str(e), line)
             continue
         if pred == mapping.label_predicate:
-            if is_literal:
+            if object_literal:
                 # several labels (a dump in many languages): the preferred language's, else the
                 # untagged one, else English; the first of those wins, as in a label file
                 r = label_rank(lang, mapping.label_language)
@@ -271,7 +280,8 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
         if relation.startswith(INVERSE_PREFIX):
             bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
             continue
-        triples.append(Triple(head, relation, tail))
+        # a literal object is a literal node ("1985"^^xsd:gYear), never the entity spelt 1985
+        triples.append(Triple(head, relation, literal_id(tail, datatype, lang) if object_literal else tail))
 
 
 def read_labels(

@@ -8,6 +8,7 @@ import networkx as nx
 
 from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
                             UnknownEntityError, base_relation, is_inverse, paused_gc, sample, walk_path)
+from rra.graph.rdf import display, is_literal
 from rra.records import Triple
 
 
@@ -63,15 +64,18 @@ class NetworkXGraph(KnowledgeGraph):
 
     def label(self, entity: str) -> str:
         self._require(entity)
-        return self._labels.get(entity, entity)
+        return self._labels.get(entity) or display(entity)
 
     def labels(self, entities: Iterable[str]) -> dict[str, str]:
-        return {e: self._labels.get(e, e) for e in entities if e in self.g}
+        # a literal node reads as its value ("1985"^^xsd:gYear -> 1985), as on the SPARQL backends
+        return {e: self._labels.get(e) or display(e) for e in entities if e in self.g}
 
     def _index(self) -> dict[str, list[str]]:
         if self._casefold_index is None:
             idx: dict[str, list[str]] = {}
             for e in self.g.nodes:
+                if e[:1] == '"' and is_literal(e):  # values are not found by name (no label in a store)
+                    continue
                 idx.setdefault(self._labels.get(e, e).casefold(), []).append(e)
             self._casefold_index = idx
         return self._casefold_index

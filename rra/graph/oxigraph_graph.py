@@ -12,18 +12,18 @@ import pyoxigraph as ox
 
 from rra.graph.base import GraphError
 from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris,
-                           ntriples_text)
+                           is_literal, ntriples_text)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
 from rra.records import Triple
 
 
-def _term(t) -> tuple[str, str] | None:
+def _term(t) -> tuple | None:
     if t is None:
         return None
     if isinstance(t, ox.NamedNode):
         return ("iri", t.value)
-    if isinstance(t, ox.Literal):
-        return ("literal", t.value)
+    if isinstance(t, ox.Literal):  # with its datatype and language: "1985"^^xsd:gYear is a value
+        return ("literal", t.value, t.datatype.value, t.language)
     return ("bnode", t.value)
 
 
@@ -70,7 +70,7 @@ class OxigraphGraph(SparqlBackedGraph):
         self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
         if not fresh:
             pred = ox.NamedNode(self.mapping.label_predicate)
-            entities = {x for t in triples for x in (t.head, t.tail)}
+            entities = {x for t in triples for x in (t.head, t.tail) if not is_literal(x)}  # values carry no label
             unlabelled = {
                 x: x for x in entities
                 if next(iter(self.store.quads_for_pattern(ox.NamedNode(self.mapping.entity_iri(x)), pred, None,
@@ -83,9 +83,9 @@ class OxigraphGraph(SparqlBackedGraph):
         pred = ox.NamedNode(self.mapping.label_predicate)
         target = self._graphs[0] if self._graphs else ox.DefaultGraph()
         for x, text in labels.items():
-            node = ox.NamedNode(self.mapping.entity_iri(x))
-            if not self.has_entity(x):
+            if is_literal(x) or not self.has_entity(x):  # a literal is its own name
                 continue
+            node = ox.NamedNode(self.mapping.entity_iri(x))
             for quad in list(self.store.quads_for_pattern(node, pred, None, target)):
                 self.store.remove(quad)
             self.store.add(ox.Quad(node, pred, ox.Literal(text), target))

@@ -11,8 +11,9 @@ from typing import Sequence
 from rra.graph.rdf import RdfMapping, iri_ref, literal
 
 
-def values(var: str, iris: Sequence[str]) -> str:
-    return f"VALUES ?{var} {{ {' '.join(iri_ref(i) for i in iris)} }}"
+def values(var: str, m: RdfMapping, nodes: Sequence[str]) -> str:
+    """VALUES over nodes: entities as IRIs, literal nodes ("1985"^^xsd:gYear) as the literals they are."""
+    return f"VALUES ?{var} {{ {' '.join(m.node_term(x) for x in nodes)} }}"
 
 
 def _not_label(var: str, m: RdfMapping) -> str:
@@ -21,16 +22,18 @@ def _not_label(var: str, m: RdfMapping) -> str:
 
 # An entity is anything in a non-label triple; label triples alone do not make one (as in NetworkX).
 def has_entity(m: RdfMapping, entity: str) -> str:
-    e = iri_ref(m.entity_iri(entity))
-    return f"SELECT ?p WHERE {{ {{ {e} ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p {e} }} }} LIMIT 1"
+    e = m.node_term(entity)
+    # label triples on both sides: a plain literal equal to some label is not a node for that alone
+    return (f"SELECT ?p WHERE {{ {{ {e} ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p {e} {_not_label('p', m)} }} }} "
+            "LIMIT 1")
 
 
 def labels(m: RdfMapping, entities: Sequence[str]) -> str:
     """?e ?l ?lang for the entities that exist; ?l unbound when an entity has no label."""
     label = iri_ref(m.label_predicate)
     return (
-        f"SELECT ?e ?l (LANG(?l) AS ?lang) WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} "
-        f"FILTER EXISTS {{ {{ ?e ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p2 ?e }} }} "
+        f"SELECT ?e ?l (LANG(?l) AS ?lang) WHERE {{ {values('e', m, entities)} "
+        f"FILTER EXISTS {{ {{ ?e ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p2 ?e {_not_label('p2', m)} }} }} "
         f"OPTIONAL {{ ?e {label} ?l }} }}"
     )
 
@@ -62,7 +65,7 @@ def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bo
     """?e ?n: n reached from e over relation (walked backwards when `inverse`)."""
     r = iri_ref(m.relation_iri(relation))
     pattern = f"?n {r} ?e" if inverse else f"?e {r} ?n"
-    return f"SELECT DISTINCT ?e ?n WHERE {{ {values('e', [m.entity_iri(x) for x in entities])} {pattern} }}"
+    return f"SELECT DISTINCT ?e ?n WHERE {{ {values('e', m, entities)} {pattern} }}"
 
 
 def triples(m: RdfMapping, entity: str) -> str:
@@ -72,9 +75,9 @@ def triples(m: RdfMapping, entity: str) -> str:
 
 def _both_ways(m: RdfMapping, entity: str, select: str, out_rel: str, in_rel: str) -> str:
     """Edges leaving the entity (`?out_rel ?o`, label relations left out) UNION edges arriving (`?s ?in_rel`)."""
-    e = iri_ref(m.entity_iri(entity))
+    e = m.node_term(entity)
     return (f"SELECT {select} WHERE {{ {{ {e} ?{out_rel} ?o {_not_label(out_rel, m)} }} "
-            f"UNION {{ ?s ?{in_rel} {e} }} }}")
+            f"UNION {{ ?s ?{in_rel} {e} {_not_label(in_rel, m)} }} }}")
 
 
 def entity_count(m: RdfMapping) -> str:
@@ -112,7 +115,7 @@ def _join(m: RdfMapping, start: str, relations: Sequence[str]) -> list[str]:
 def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str]) -> str:
     """?x0 .. ?xn: every instantiation of a relation path from each of `entities` (?x0), in one
     query: the path is a join, the start entities a VALUES block."""
-    steps = [values("x0", [m.entity_iri(x) for x in entities])] + _join(m, "?x0", relations)
+    steps = [values("x0", m, entities)] + _join(m, "?x0", relations)
     variables = " ".join(f"?x{i}" for i in range(len(relations) + 1))
     return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
 
@@ -120,7 +123,7 @@ def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str])
 def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
     """?x1 .. ?xn: every instantiation of a relation path from `entity` in one query
     (`^r` walks r backwards), so an n-hop path costs one round trip, not n."""
-    steps = _join(m, iri_ref(m.entity_iri(entity)), relations)
+    steps = _join(m, m.node_term(entity), relations)
     variables = " ".join(f"?x{i}" for i in range(1, len(relations) + 1))
     return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
 
@@ -131,7 +134,7 @@ def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[
     variables past a shorter path stay unbound."""
     branches, longest = [], 0
     for k, (entities, relations) in enumerate(requests):
-        steps = [values("x0", [m.entity_iri(x) for x in entities])] + _join(m, "?x0", relations)
+        steps = [values("x0", m, entities)] + _join(m, "?x0", relations)
         longest = max(longest, len(relations))
         branches.append(f"{{ {' '.join(steps)} BIND({k} AS ?k) }}")
     variables = " ".join(["?k"] + [f"?x{i}" for i in range(longest + 1)])

@@ -103,6 +103,64 @@ def unescape_literal(body: str) -> str:
     return _UNESCAPE.sub(repl, body)
 
 
+# -- literal nodes -------------------------------------------------------------------
+# A literal node's id is its N-Triples form with XSD datatypes abbreviated (rra/graph/literals.py says
+# why): "1985"^^xsd:gYear, "Ann"@en, "Ann". Entities are IRIs in a store; literals stay literals.
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+# "body" then ^^xsd:name, ^^<iri>, @lang or nothing; the body is escaped as in N-Triples
+_LITERAL_ID = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^(?:xsd:([A-Za-z]+)|<([^<>"{}|^`\\\x00-\x20]+)>)'
+                         r'|@([A-Za-z]+(?:-[A-Za-z0-9]+)*))?$', re.S)
+
+def is_literal(node: str) -> bool:
+    """Is this node id a literal value (not an entity)?"""
+    return node[:1] == '"' and _LITERAL_ID.match(node) is not None
+
+
+def split_literal(node: str) -> tuple[str, str | None, str | None]:
+    """(lexical form, datatype IRI or None, language tag or None) of a literal id."""
+    m = _LITERAL_ID.match(node)
+    if m is None:
+        raise ValueError(f"not a literal id: {node!r}")
+    body, xsd_name, iri, lang = m.groups()
+    return unescape_literal(body), (XSD + xsd_name if xsd_name else iri), lang
+
+
+def literal_id(lexical: str, datatype: str | None = None, lang: str | None = None) -> str:
+    """The node id of a literal. xsd:string and rdf:langString are implied (plain / tagged)."""
+    body = literal(lexical)
+    if lang:
+        return f"{body}@{lang.lower()}"
+    if not datatype or datatype in (XSD + "string", RDF_LANG_STRING):
+        return body
+    if datatype.startswith(XSD) and re.fullmatch(r"[A-Za-z]+", datatype[len(XSD):]):
+        return f"{body}^^xsd:{datatype[len(XSD):]}"
+    return f"{body}^^<{datatype}>"
+
+
+def literal_term(node: str) -> str:
+    """The N-Triples / SPARQL term of a literal id (datatype IRI written out)."""
+    lexical, datatype, lang = split_literal(node)
+    if lang:
+        return f"{literal(lexical)}@{lang}"
+    return literal(lexical) + (f"^^{iri_ref(datatype)}" if datatype else "")
+
+
+def canonical_literal(cell: str) -> str | None:
+    """A TSV / pipe cell written as a literal (`"1985"^^xsd:gYear`), in its canonical id form;
+    None for an ordinary entity cell."""
+    if not is_literal(cell):
+        return None
+    return literal_id(*split_literal(cell))
+
+
+def display(node: str) -> str:
+    """What a person reads for a node that has no label: a literal's lexical form, else the id."""
+    return split_literal(node)[0] if is_literal(node) else node
+
+
+
 COMMON_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
@@ -174,6 +232,14 @@ class RdfMapping:
     def entity_id(self, iri: str) -> str:
         return _to_id(self.entity_base, iri, self.entity_iri)
 
+    def node_term(self, node: str) -> str:
+        """The RDF term of a node in N-Triples / SPARQL: a literal stays a literal, an entity is an IRI."""
+        return literal_term(node) if is_literal(node) else iri_ref(self.entity_iri(node))
+
+    def node_key(self, node: str) -> str:
+        """What a result term of this node carries as its value key (see `term_key`)."""
+        return node if is_literal(node) else self.entity_iri(node)
+
     def relation_id(self, iri: str) -> str:
         name = _to_id(self.relation_base, iri, self.relation_iri)
         if name != iri:
@@ -236,7 +302,7 @@ def ntriples_lines(
     for start in range(0, len(triples), chunk_size):
         chunk = triples[start:start + chunk_size]
         for x in {x for t in chunk for x in (t.head, t.tail)}.difference(ent):
-            ent[x] = iri_ref(mapping.entity_iri(x))
+            ent[x] = mapping.node_term(x)  # a literal node is written as the literal it is
         for r in {t.relation for t in chunk}.difference(rel):
             rel[r] = iri_ref(mapping.relation_iri(r))
         yield "".join([f"{ent[t.head]} {rel[t.relation]} {ent[t.tail]} .\n" for t in chunk])
@@ -244,7 +310,7 @@ def ntriples_lines(
     # Labels only for entities that occur in a triple: the other backends ignore the rest too.
     yield "".join([
         f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
-        for x, iri in ent.items() if label_all or x in labels
+        for x, iri in ent.items() if (label_all or x in labels) and not is_literal(x)
     ])
 
 

@@ -12,11 +12,12 @@ from typing import Iterable, Sequence
 import rra.graph.queries as q
 from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
                             UnknownEntityError, base_relation, is_inverse, sample, step_triple)
-from rra.graph.rdf import RdfMapping, label_rank
+from rra.graph.rdf import RdfMapping, display, label_rank, literal_id
 from rra.records import Triple
 
-# A bound result term: ("iri" | "literal" | "bnode", value); None when unbound.
-Term = tuple[str, str]
+# A bound result term: ("iri" | "literal" | "bnode", value), a literal with its datatype IRI and
+# language tag after them (None when plain); None when unbound.
+Term = tuple
 Row = tuple  # of Term | None, in the order of the variables asked for
 
 
@@ -40,10 +41,18 @@ class SparqlBackedGraph(KnowledgeGraph):
 
     # -- term <-> id ---------------------------------------------------------------------
     def _entity(self, term: Term) -> str:
-        kind, value = term
+        kind, value = term[0], term[1]
         if kind == "iri":
             return self.mapping.entity_id(value)
-        return "_:" + value if kind == "bnode" else value  # a literal object's id is its text
+        if kind == "bnode":
+            return "_:" + value
+        # a literal is a literal node ("1985"^^xsd:gYear), never the entity spelt 1985 (rdf.py)
+        return literal_id(value, *term[2:4]) if len(term) > 2 else literal_id(value)
+
+    def _key(self, term: Term) -> str:
+        """The value that `mapping.node_key` gives the node of this result term (match results to
+        the nodes asked for without decoding every IRI)."""
+        return self._entity(term) if term[0] == "literal" else term[1]
 
     def _relation(self, term: Term) -> str:
         return self.mapping.relation_id(term[1])
@@ -62,13 +71,13 @@ class SparqlBackedGraph(KnowledgeGraph):
         wanted = list(dict.fromkeys(entities))
         found: dict[str, tuple[int, str]] = {}  # id -> (rank, label)
         for chunk in chunks(wanted, self.batch_size):
-            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, l, lang in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang")):
-                x = by_iri.get(e[1])
+                x = by_key.get(self._key(e))
                 if x is None:
                     continue
-                if l is None:
-                    found.setdefault(x, (99, x))
+                if l is None:  # no label: the id, or a literal's value
+                    found.setdefault(x, (99, display(x)))
                 else:  # several labels: the best language (label_rank), then the smallest, so the choice is stable
                     found[x] = min(found.get(x, (99, x)), (label_rank(lang[1] if lang else None,
                                                                       self.mapping.label_language), l[1]))
@@ -147,10 +156,11 @@ class SparqlBackedGraph(KnowledgeGraph):
         wanted = list(result)
         rel, inv = base_relation(relation), is_inverse(relation)
         for chunk in chunks(wanted, self.batch_size):
-            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, n in self._select(q.neighbors(self.mapping, chunk, rel, inv), ("e", "n")):
-                if e[1] in by_iri:  # ignore rows for entities not asked for (a confused endpoint)
-                    result[by_iri[e[1]]].append(self._entity(n))
+                x = by_key.get(self._key(e))
+                if x is not None:  # ignore rows for entities not asked for (a confused endpoint)
+                    result[x].append(self._entity(n))
         for ns in result.values():
             ns.sort()
         return result
@@ -182,9 +192,9 @@ class SparqlBackedGraph(KnowledgeGraph):
             return {e: [] for e in found}
         variables = tuple(f"x{i}" for i in range(len(path) + 1))
         for chunk in chunks(list(found), self.batch_size):
-            by_iri = {self.mapping.entity_iri(x): x for x in chunk}
+            by_key = {self.mapping.node_key(x): x for x in chunk}
             for row in self._select(q.path_batch(self.mapping, chunk, path), variables):
-                start = by_iri.get(row[0][1]) if row[0] is not None else None
+                start = by_key.get(self._key(row[0])) if row[0] is not None else None
                 if start is not None:  # ignore rows for entities not asked for
                     found[start].append([start] + [self._entity(t) for t in row[1:]])
         out = {}
@@ -211,7 +221,7 @@ class SparqlBackedGraph(KnowledgeGraph):
                 size = 0
             groups[-1].append(k)
             size += len(starts)
-        iris = [{self.mapping.entity_iri(x): x for x in starts} for starts, _ in reqs]
+        keys = [{self.mapping.node_key(x): x for x in starts} for starts, _ in reqs]
         for group in groups:
             if len(group) == 1 and len(reqs[group[0]][0]) > self.batch_size:  # too many starts: chunked
                 k = group[0]
@@ -228,7 +238,7 @@ class SparqlBackedGraph(KnowledgeGraph):
                 except (TypeError, ValueError, IndexError):
                     continue  # a row the query cannot produce: ignore it
                 n = len(reqs[k][1])
-                start = iris[k].get(row[1][1]) if row[1] is not None else None
+                start = keys[k].get(self._key(row[1])) if row[1] is not None else None
                 if start is not None and all(t is not None for t in row[2:2 + n]):
                     walks[k][start].add((start,) + tuple(self._entity(t) for t in row[2:2 + n]))
         out = []

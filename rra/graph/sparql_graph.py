@@ -173,7 +173,12 @@ class SparqlGraph(SparqlBackedGraph):
                 row = []
                 for v in variables:
                     b = binding.get(v)
-                    row.append(None if b is None else (_KINDS.get(b["type"], b["type"]), str(b["value"])))
+                    if b is None:
+                        row.append(None)
+                    elif b["type"] in ("literal", "typed-literal"):  # keep what makes it a value
+                        row.append(("literal", str(b["value"]), b.get("datatype"), b.get("xml:lang")))
+                    else:
+                        row.append((_KINDS.get(b["type"], b["type"]), str(b["value"])))
                 rows.append(tuple(row))
         except (KeyError, TypeError, AttributeError) as e:
             raise SparqlEndpointError(

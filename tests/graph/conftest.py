@@ -16,7 +16,7 @@ import pytest
 
 from rra.graph import NetworkXGraph, OxigraphGraph, SparqlGraph, write_ntriples
 
-from graph_small_kg import LABELS, TRIPLES, free_port
+from graph_small_kg import LABELS, LITERAL_PROBE_NT, LITERAL_PROBE_TSV, TRIPLES, free_port
 from rra.graph import Triple
 
 NAMED_GRAPH = "http://rra.test/graph/kg"
@@ -126,3 +126,68 @@ def kg(request):
         scope = NAMED_GRAPH if request.param == "sparql_named" else None
         with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False, graph_iri=scope) as graph:
             yield graph
+
+
+@pytest.fixture(scope="session")
+def literal_probe_files(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("literal_probe")
+    (root / "probe.nt").write_text(LITERAL_PROBE_NT, encoding="utf-8")
+    (root / "probe.tsv").write_text(LITERAL_PROBE_TSV, encoding="utf-8")
+    return {"nt": root / "probe.nt", "tsv": root / "probe.tsv"}
+
+
+@pytest.fixture(scope="session")
+def literal_probe_endpoint(tmp_path_factory, literal_probe_files) -> str:
+    """An `oxigraph serve` holding the probe file as written (its literals are RDF literals)."""
+    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+    if binary is None:
+        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+    root = tmp_path_factory.mktemp("literal_probe_store")
+    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(literal_probe_files["nt"])],
+                   check=True, capture_output=True, timeout=60)
+    port = free_port()
+    log = open(root / "server.log", "wb")
+    proc = subprocess.Popen([binary, "serve-read-only", "--location", str(root / "store"), "--bind",
+                             f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/query"
+    try:
+        _wait_ready(url, proc, root / "server.log")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+LITERAL_PROBE_GRAPH = "http://rra.test/graph/literal_probe"
+
+
+@pytest.fixture(params=["networkx_nt", "networkx_tsv", "oxigraph_nt", "oxigraph_tsv", "sparql", "virtuoso"])
+def literal_kg(request, literal_probe_files):
+    """The literal probe on every backend: read from the .nt file and from the .tsv file (NetworkX,
+    embedded Oxigraph), and the .nt file loaded as is into a SPARQL server (Oxigraph, Virtuoso)."""
+    from rra.graph import load_graph
+
+    name = request.param
+    if name.startswith(("networkx", "oxigraph")):
+        backend, fmt = name.split("_")
+        yield load_graph(literal_probe_files[fmt], backend=backend)
+    elif name == "sparql":
+        with SparqlGraph(request.getfixturevalue("literal_probe_endpoint"), batch_size=2, timeout=5.0, retries=0,
+                         trust_env=False) as graph:
+            yield graph
+    else:
+        server = request.getfixturevalue("virtuoso")
+        request.getfixturevalue("literal_probe_in_virtuoso")
+        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
+                         graph_iri=LITERAL_PROBE_GRAPH) as graph:
+            yield graph
+
+
+@pytest.fixture(scope="session")
+def literal_probe_in_virtuoso(virtuoso, literal_probe_files) -> str:
+    virtuoso.load(literal_probe_files["nt"], LITERAL_PROBE_GRAPH)
+    return LITERAL_PROBE_GRAPH

@@ -269,3 +269,78 @@ def test_every_backend_answers_every_query_of_the_protocol(backend):
     cls = getattr(graph, backend)
     assert issubclass(cls, KnowledgeGraph)
     assert [n for n in queries if n not in with_default and getattr(cls, n) is getattr(KnowledgeGraph, n)] == []
+
+
+# -- literal values (issue 28): typed literals are values, never merged with a look-alike entity --
+YEAR_1985, YEAR_1992 = '"1985"^^xsd:gYear', '"1992"^^xsd:gYear'
+PROBE_FACTS = {  # (node, relation) -> what every backend must answer
+    ("Ann", "birth_year"): [YEAR_1985],
+    ("Bob", "birth_year"): [YEAR_1992],
+    ("Cid", "born_on"): ['"1990-05-17"^^xsd:date'],
+    ("Ann", "height"): ['"1.83"^^xsd:decimal'],
+    ("Bob", "shirt_number"): ['"7"^^xsd:integer'],
+    ("Ann", "nickname"): ['"Annie"@en'],
+    ("Ann", "motto"): ['"1985"'],
+    ("Ann", "favourite_film"): ["1985"],
+    ("1985", "^favourite_film"): ["Ann", "Bob"],
+    (YEAR_1985, "^birth_year"): ["Ann"],  # walking back from a value
+    ("1985", "^birth_year"): [],  # the film is not the year
+    ('"1985"', "^favourite_film"): [],  # nor the plain string
+}
+
+
+def test_literals_are_values_apart_from_entities(literal_kg):
+    from rra.graph.literals import is_literal
+
+    for (node, relation), want in PROBE_FACTS.items():
+        assert literal_kg.neighbors(node, relation) == want, (node, relation)
+    assert literal_kg.neighbors_batch(["Ann", "Bob", "1985"], "birth_year") == {
+        "Ann": [YEAR_1985], "Bob": [YEAR_1992], "1985": []}
+    assert literal_kg.relations("1985") == ["^favourite_film", "directed_by"]
+    assert literal_kg.relations(YEAR_1985) == ["^birth_year"]
+    assert literal_kg.has_entity(YEAR_1985) and literal_kg.has_entity("1985")
+    assert not literal_kg.has_entity('"1985"^^xsd:integer')
+    assert literal_kg.labels(["1985", YEAR_1985, '"Annie"@en', "Ann"]) == {
+        "1985": "1985", YEAR_1985: "1985", '"Annie"@en': "Annie", "Ann": "Ann"}
+    assert literal_kg.find_entities("1985") == ["1985"]  # a value is not found by name
+    assert [is_literal(x) for x in ("1985", YEAR_1985, '"1985"', "Ann")] == [False, True, True, False]
+    walk = literal_kg.follow_path("Cid", ["^directed_by", "^favourite_film", "birth_year"])
+    assert [p.end for p in walk] == [YEAR_1985, YEAR_1992]
+    assert literal_kg.follow_path_batch([YEAR_1992, "1985"], ["^birth_year", "favourite_film"]) == {
+        YEAR_1992: literal_kg.follow_path(YEAR_1992, ["^birth_year", "favourite_film"]), "1985": []}
+    triples = set(literal_kg.all_triples())
+    assert Triple("Ann", "birth_year", YEAR_1985) in triples and len(triples) == 10
+    assert literal_kg.stats().entities == 11  # Ann Bob Cid 1985 and 7 distinct values
+
+
+def test_literal_probe_gives_the_same_answers_on_every_backend(literal_kg, literal_probe_files):
+    """The whole protocol, node by node, against NetworkX reading the same .nt file."""
+    from rra.graph import load_graph
+
+    reference = load_graph(literal_probe_files["nt"])
+    nodes = sorted({x for t in reference.all_triples() for x in (t.head, t.tail)})
+    for x in nodes:
+        assert literal_kg.label(x) == reference.label(x)
+        for d in ("out", "in", "both"):
+            assert literal_kg.relations(x, d) == reference.relations(x, d), (x, d)
+            assert literal_kg.triples(x, direction=d) == reference.triples(x, direction=d), (x, d)
+        for r in reference.relations(x):
+            assert literal_kg.neighbors(x, r) == reference.neighbors(x, r)
+    assert literal_kg.stats() == reference.stats()
+    assert sorted(literal_kg.all_triples()) == sorted(reference.all_triples())
+
+
+def test_literal_values_compare_as_numbers_and_dates(literal_kg):
+    """What a constraint ("born after 1988", "the tallest") reads: values, not strings."""
+    import datetime as dt
+
+    from rra.graph.literals import compare, order_key, parse_literal
+
+    born = {x: literal_kg.neighbors(x, "birth_year")[0] for x in ("Ann", "Bob")}
+    assert {x: parse_literal(v) for x, v in born.items()} == {"Ann": 1985, "Bob": 1992}
+    assert [x for x, v in born.items() if compare(v, ">", "1988")] == ["Bob"]
+    assert parse_literal(literal_kg.neighbors("Cid", "born_on")[0]) == dt.date(1990, 5, 17)
+    assert compare(literal_kg.neighbors("Cid", "born_on")[0], "<", 1991)  # a date against a year
+    assert parse_literal(literal_kg.neighbors("Ann", "height")[0]) == 1.83
+    assert parse_literal(literal_kg.neighbors("Bob", "shirt_number")[0]) == 7
+    assert max(born, key=lambda x: order_key(born[x])) == "Bob"

@@ -108,16 +108,21 @@ def test_foreign_ntriples(tmp_path):
     ]) + "\n")
     triples, labels, _ = read_triples(nt)
     assert triples == [
-        Triple("http://dbpedia.org/resource/Aarhus_Airport", "http://dbpedia.org/ontology/cityServed", "Aarhus, Denmark"),
+        # literal objects are literal nodes: the value with its language tag or datatype
+        Triple("http://dbpedia.org/resource/Aarhus_Airport", "http://dbpedia.org/ontology/cityServed",
+               '"Aarhus, Denmark"@en'),
         Triple("http://dbpedia.org/resource/Aarhus_Airport", "rdf:type", "_:b1"),
         Triple("Zürich", "in", "CH"),
-        Triple("http://x/a", "http://x/n", "5"),
+        Triple("http://x/a", "http://x/n", '"5"^^xsd:integer'),
     ]
     assert labels == {"http://dbpedia.org/resource/Aarhus_Airport": "Aarhus Airport"}
     # Written back, the foreign IRIs come out as they came in.
     out = tmp_path / "back.nt"
     write_ntriples(out, triples, labels)
     assert "<http://dbpedia.org/resource/Aarhus_Airport> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" in out.read_text()
+    # and the literals as literals: nothing became an entity IRI
+    assert '<http://x/a> <http://x/n> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .' in out.read_text()
+    assert read_triples(out)[0] == triples
 
 
 def random_name(rng: random.Random) -> str:
@@ -295,7 +300,8 @@ def test_turtle_and_other_rdf_syntaxes_read_like_ntriples(tmp_path):
     assert (triples, labels) == read_triples(nt)[:2]
     mapping = RdfMapping(entity_base="http://ex.org/", relation_base="http://ex.org/")
     kg = load_graph(ttl, entity_base=mapping.entity_base, relation_base=mapping.relation_base)
-    assert kg.neighbors("Q1", "author") == ["Q2"] and kg.neighbors("Q2", "born") == ["1952"]
+    assert kg.neighbors("Q1", "author") == ["Q2"] and kg.neighbors("Q2", "born") == ['"1952"^^xsd:gYear']
+    assert kg.label('"1952"^^xsd:gYear') == "1952"  # a value reads as itself
     # an untagged label first, then English, then any other language (the first of the best)
     assert kg.label("Q1") == "The Road" and kg.label("Q2") == "Ann Reed (author)"
     assert load_graph(ttl, label_language="de", entity_base="http://ex.org/").label("Q1") == "Der Weg"

@@ -1,0 +1,134 @@
+"""Literal values in a KG: how they are told apart from entities, and what they are worth.
+
+A literal node's id is its N-Triples form, with XSD datatypes abbreviated:
+
+    "1985"^^xsd:gYear     "1.83"^^xsd:decimal     "1990-05-17"^^xsd:date     "Ann"@en     "Ann"
+
+so an entity `1985` and the year "1985"^^xsd:gYear are two nodes on every backend (NetworkX, the
+embedded store and a SPARQL endpoint, where the literal is an RDF literal and the entity an IRI),
+`is_literal` tells them apart through the `KnowledgeGraph` protocol, and `literal_term` turns the
+id back into the RDF term a query needs. Literals come from N-Triples / RDF files (typed, language
+tagged or plain) and from TSV / pipe cells written in that syntax; a bare cell (`1985`) stays an
+entity, as in MetaQA, and still compares as a number through `parse_literal`.
+
+`parse_literal` is the one place where a value becomes comparable (int, float, date, datetime or
+str); `compare` and `order_key` apply a question's condition ("after 2000", "the oldest") to it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+# the literal syntax of node ids lives with the other RDF term syntax (rdf.py); re-exported here
+from rra.graph.rdf import (XSD, canonical_literal, display, is_literal, literal_id, literal_term,  # noqa: F401
+                           split_literal)
+
+INTEGER_TYPES = {"integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+                 "nonPositiveInteger", "negativeInteger", "unsignedInt", "unsignedLong", "unsignedShort",
+                 "unsignedByte"}
+FLOAT_TYPES = {"decimal", "double", "float"}
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?$")
+_DATE = re.compile(r"^(-?\d{4})-(\d{2})-(\d{2})(?:Z|[+-]\d{2}:\d{2})?$")
+_YEAR_MONTH = re.compile(r"^(-?\d{4})-(\d{2})(?:Z|[+-]\d{2}:\d{2})?$")
+_YEAR = re.compile(r"^(-?\d{4})(?:Z|[+-]\d{2}:\d{2})?$")
+
+Value = int | float | dt.date | dt.datetime | str
+
+
+def parse_literal(node: str, datatype: str | None = None) -> Value:
+    """The value of a node: int, float, date, datetime, or the text itself.
+
+    A literal id is read by its datatype (xsd:integer -> int, xsd:decimal/double -> float,
+    xsd:gYear -> int year, xsd:date -> date, xsd:dateTime -> datetime, xsd:gYearMonth -> date on the
+    1st); an untyped value (a plain literal, a TSV cell, an entity id like MetaQA's `1985`, or the
+    text a question gives) by its form: integer, decimal, YYYY-MM-DD, else str. `datatype` forces
+    a datatype for a bare lexical form."""
+    if is_literal(node):
+        node, datatype, _ = split_literal(node)
+    text = node.strip()
+    name = datatype[len(XSD):] if datatype and datatype.startswith(XSD) else None
+    try:
+        if name in INTEGER_TYPES:
+            return int(text)
+        if name in FLOAT_TYPES:
+            return float(text)
+        if name == "gYear":
+            return int(_YEAR.match(text).group(1))
+        if name == "gYearMonth":
+            m = _YEAR_MONTH.match(text)
+            return dt.date(int(m.group(1)), int(m.group(2)), 1)
+        if name == "date":
+            m = _DATE.match(text)
+            return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if name == "dateTime":
+            return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except (AttributeError, ValueError, OverflowError):
+        return node  # ill-typed ("abc"^^xsd:integer): the text, which compares with nothing numeric
+    if name is None or name == "string":
+        if _INT.match(text):
+            return int(text)
+        if _FLOAT.match(text):
+            return float(text)
+        m = _DATE.match(text)
+        if m:
+            try:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            except ValueError:
+                return node
+    return node
+
+
+def _aligned(a: Value, b: Value) -> tuple | None:
+    """The two values in one comparable kind, or None when they do not compare (text vs number).
+    A date against a bare year compares by its year: "born after 1990" holds for 1992-03-01."""
+    def number(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    def day(x):
+        return x.date() if isinstance(x, dt.datetime) else x
+
+    if number(a) and number(b):
+        return a, b
+    if isinstance(a, dt.date) and isinstance(b, dt.date):
+        return day(a), day(b)
+    if isinstance(a, dt.date) and isinstance(b, int):
+        return a.year, b
+    if isinstance(a, int) and isinstance(b, dt.date):
+        return a, b.year
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold(), b.casefold()
+    return None
+
+
+OPERATORS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+             ">=": lambda a, b: a >= b, "=": lambda a, b: a == b, "==": lambda a, b: a == b,
+             "!=": lambda a, b: a != b}
+
+
+def compare(value: Value | str, op: str, other: Value | str) -> bool:
+    """`value op other` as values (strings are parsed first, so "1985"^^xsd:gYear > "1980" holds);
+    False when the two do not compare (a name against a number). Text only supports = and !=."""
+    if op not in OPERATORS:
+        raise ValueError(f"unknown comparison {op!r}; expected one of {', '.join(OPERATORS)}")
+    a = parse_literal(value) if isinstance(value, str) else value
+    b = parse_literal(other) if isinstance(other, str) else other
+    pair = _aligned(a, b)
+    if pair is None or (isinstance(pair[0], str) and op not in ("=", "==", "!=")):
+        return False
+    return OPERATORS[op](*pair)
+
+
+def order_key(value: Value | str) -> tuple[int, float] | None:
+    """A sort key for "the largest / earliest": numbers by value, dates and years on one time line
+    (a year sorts as its 1 January); None for text, which has no order here."""
+    v = parse_literal(value) if isinstance(value, str) else value
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return (0, float(v))
+    if isinstance(v, dt.datetime):
+        v = v.date()
+    if isinstance(v, dt.date):
+        return (0, v.year + (v.timetuple().tm_yday - 1) / 366)
+    return None
