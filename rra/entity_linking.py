@@ -12,6 +12,14 @@ Three sources, tried in order:
    `LinkResult.candidates` keeps the ranked list, so the RRA pipeline can let the retriever decide
    between the first few (prefer the entity from which a predicted relation path has instances).
 
+Mentions as people type them: with a `FuzzyIndex` (RRA's linker builds one), a name written
+without its article ("Iron Atlas" for "The Iron Atlas"), in other punctuation, or misspelt
+("The Iron Atlass") is a candidate too, matched by rapidfuzz on normalised labels and ranked
+below every exact match. A question may name several anchors ("which player in Real Madrid is
+from Spain"): `LinkResult.entities` lists the entities of non-overlapping mentions, best first
+(a mention inside a longer one, "Madrid" in "Real Madrid", is not a second anchor), and the
+pipeline passes them all on as the prediction's `topic_entities`.
+
 Nothing here raises for a question the KG cannot serve: the result carries a per-question status
 ("unknown_entity" when a named entity is not in the KG, "no_topic_entity" when nothing matched),
 and a mention that matches several entities is reported in `ambiguous` (the first, by the
@@ -23,7 +31,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from rapidfuzz import fuzz, process
+
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
+from rra.graph.rdf import is_literal
 from rra.records import AnswerSemantics, QAExample
 from rra.text import BRACKETED
 
@@ -67,9 +78,62 @@ class Candidate:
     words: int
     common_word: bool  # one lower-case word of the question, or a word of the KG's relation names
     same_case: bool  # the question writes it exactly as the label (or id) does
+    score: float = 100.0  # how closely the mention spells the label (rapidfuzz ratio, 0-100)
+    fuzzy: bool = False  # found by `FuzzyIndex` (article dropped, punctuation, typo), not as written
 
     def key(self) -> tuple:
-        return (self.common_word, not self.same_case, -len(self.mention), self.start, self.entity)
+        return (self.common_word, self.fuzzy, not self.same_case, -self.score, -len(self.mention), self.start,
+                self.entity)
+
+    def overlaps(self, other: "Candidate") -> bool:
+        return self.start < other.start + other.words and other.start < self.start + self.words
+
+
+ARTICLES = ("the ", "a ", "an ")
+_NOT_WORD = re.compile(r"[^\w\s]+")
+
+
+def normalize_name(text: str) -> str:
+    """A name as compared by fuzzy linking: case-folded, `_` and punctuation as spaces, no leading
+    article ("The Iron Atlas!" -> "iron atlas")."""
+    text = " ".join(_NOT_WORD.sub(" ", text.replace("_", " ")).casefold().split())
+    for article in ARTICLES:
+        if text.startswith(article) and len(text) > len(article):
+            return text[len(article):]
+    return text
+
+
+class FuzzyIndex:
+    """Every entity's label (and id), normalised, for names that no exact lookup finds: a dropped
+    article or other punctuation (score 100 on the normalised form), else the closest labels by
+    rapidfuzz's `ratio` at or above `min_score` (a typo: "iron atlass" ~ "iron atlas", 95).
+    Built once from the graph (`all_triples` + `labels`, on any backend)."""
+
+    def __init__(self, kg: KnowledgeGraph, min_score: float = 88.0, min_chars: int = 4, limit: int = 3):
+        self.kg, self.min_score, self.min_chars, self.limit = kg, min_score, min_chars, limit
+        self.names: dict[str, list[str]] | None = None  # read on the first match: most runs never need it
+
+    def _build(self) -> None:
+        nodes = sorted({x for t in self.kg.all_triples() for x in (t.head, t.tail) if not is_literal(x)})
+        names: dict[str, set[str]] = {}
+        for node, label in self.kg.labels(nodes).items():
+            for name in {normalize_name(label), normalize_name(node)}:
+                if len(name) >= self.min_chars:
+                    names.setdefault(name, set()).add(node)
+        self.names = {k: sorted(v) for k, v in names.items()}
+        self.keys = list(self.names)
+
+    def match(self, mention: str) -> list[tuple[str, float]]:
+        """(entity, score) for a mention, best first; [] when nothing is close enough."""
+        name = normalize_name(mention)
+        if len(name) < self.min_chars:
+            return []
+        if self.names is None:
+            self._build()
+        if name in self.names:
+            return [(e, 100.0) for e in self.names[name]]
+        hits = process.extract(name, self.keys, scorer=fuzz.ratio, score_cutoff=self.min_score, limit=self.limit)
+        return [(e, float(score)) for key, score, _ in hits for e in self.names[key]]
 
 
 def lookup(kg: KnowledgeGraph, mention: str, limit: int = 10) -> list[str]:
@@ -100,10 +164,11 @@ def link_entities(
     max_entities: int = 3,
     rel_words: frozenset[str] | None = None,
     given_labels: dict[str, str] | None = None,
+    fuzzy: FuzzyIndex | None = None,
 ) -> LinkResult:
     """`rel_words`: `relation_vocabulary(kg)`, computed once by a caller that links many questions.
     `given_labels`: `kg.labels(...)` of the given topics, fetched once for a batch (the KG's
-    entities among them, with their labels)."""
+    entities among them, with their labels). `fuzzy`: also link misspelt and partial names."""
     if given:
         if given_labels is None:
             given_labels = {e: kg.label(e) for e in given if kg.has_entity(e)}
@@ -111,19 +176,19 @@ def link_entities(
         if known:
             return LinkResult(known, mentions=[given_labels[e] for e in known], source="given")
         # not KG ids: the dataset names its topics ("Douglas Adams" for Q42); look the names up
-        return _link_mentions(kg, list(given), "given", max_entities)
+        return _link_mentions(kg, list(given), "given", max_entities, fuzzy)
 
     marked = BRACKETED.findall(question)
     if marked:
-        return _link_mentions(kg, [m.strip() for m in marked], "marked", max_entities)
+        return _link_mentions(kg, [m.strip() for m in marked], "marked", max_entities, fuzzy)
     return _link_lexical(kg, question, max_ngram, max_entities,
-                         relation_vocabulary(kg) if rel_words is None else rel_words)
+                         relation_vocabulary(kg) if rel_words is None else rel_words, fuzzy)
 
 
-def _link_mentions(kg, mentions, source, max_entities) -> LinkResult:
+def _link_mentions(kg, mentions, source, max_entities, fuzzy: FuzzyIndex | None = None) -> LinkResult:
     found, used, ambiguous = [], [], {}
     for m in mentions:
-        hits = lookup(kg, m)
+        hits = lookup(kg, m) or ([e for e, _ in fuzzy.match(m)] if fuzzy else [])
         if len(hits) > 1:
             ambiguous[m] = hits
         if hits and hits[0] not in found:
@@ -155,7 +220,7 @@ def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     return frozenset(words)
 
 
-def _link_lexical(kg, question, max_ngram, max_entities, rel_words) -> LinkResult:
+def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: FuzzyIndex | None = None) -> LinkResult:
     words = WORD.findall(question)
     cands: list[Candidate] = []
     ambiguous: dict[str, list[str]] = {}
@@ -180,16 +245,51 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words) -> LinkResul
             # one plain lower-case word ("writer", not "1979" or "julie_london"), or a relation word
             common = n == 1 and ((mention.isalpha() and mention.islower()) or mention.casefold() in rel_words)
             cands += [Candidate(mention, e, i, n, common, same_case) for e in hits]
+    if fuzzy is not None:
+        cands += _fuzzy_candidates(words, cands, fuzzy, max_ngram, rel_words)
     if not cands:
         return LinkResult([], "no_topic_entity", [], {}, "lexical",
                           error="no knowledge-graph entity label found in the question")
     cands.sort(key=Candidate.key)
-    found, used = [], []
-    for c in cands:
-        if c.entity not in found and len(found) < max_entities:
-            found.append(c.entity)
-            used.append(c.mention)
-    return LinkResult(found, "ok", used, ambiguous, "lexical", candidates=cands)
+    chosen = anchors(cands, max_entities)
+    return LinkResult([c.entity for c in chosen], "ok", [c.mention for c in chosen], ambiguous, "lexical",
+                      candidates=cands)
+
+
+def _fuzzy_candidates(words: list[str], exact: list[Candidate], fuzzy: FuzzyIndex, max_ngram: int,
+                      rel_words: frozenset[str]) -> list[Candidate]:
+    """Fuzzy matches of the n-grams that no exact name covers (an exact match of a name is never
+    second-guessed), skipping n-grams made only of common or relation words."""
+    taken = [c for c in exact if not c.common_word]
+    out = []
+    for n in range(min(max_ngram, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            span = Candidate("", "", i, n, False, False)
+            if any(span.overlaps(c) for c in taken):
+                continue
+            gram = [w.strip(EDGE_PUNCT) for w in words[i:i + n]]
+            if all(not w or w.casefold() in STOPWORDS or w.casefold() in rel_words for w in gram):
+                continue
+            mention = " ".join(words[i:i + n]).strip(EDGE_PUNCT)
+            for entity, score in fuzzy.match(mention):
+                out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True))
+    return out
+
+
+def anchors(candidates: list[Candidate], limit: int = 3) -> list[Candidate]:
+    """The anchors of a question: ranked candidates whose mentions do not overlap, one per entity,
+    at most `limit` ("which player in Real Madrid is from Spain" -> Real Madrid, Spain; not also
+    Madrid). A common word is an anchor only when nothing better is (the sole match of a question)."""
+    chosen: list[Candidate] = []
+    for c in candidates:
+        if len(chosen) >= limit:
+            break
+        if c.common_word and chosen:
+            continue
+        if any(c.entity == d.entity or c.overlaps(d) for d in chosen):
+            continue
+        chosen.append(c)
+    return chosen
 
 
 # --- a batch of questions, for RRA ------------------------------------------------------------
@@ -207,10 +307,12 @@ class TopicLinker:
     choose between them (`choose`)."""
 
     def __init__(self, kg: KnowledgeGraph, use_gold_topic: bool = True, max_ngram: int = 8,
-                 link_candidates: int = 3):
+                 link_candidates: int = 3, fuzzy: bool = True):
         self.kg, self.use_gold_topic = kg, use_gold_topic
         self.max_ngram, self.link_candidates = max_ngram, link_candidates
         self._rel_words: frozenset[str] | None = None
+        self.fuzzy = fuzzy  # misspelt / partial names (FuzzyIndex), built on first need
+        self._fuzzy_index: FuzzyIndex | None = None
 
     def link_batch(self, examples: Sequence[QAExample]) -> list[LinkResult]:
         """One `LinkResult` per question, in order."""
@@ -246,10 +348,20 @@ class TopicLinker:
     def _link(self, ex: QAExample, given_labels: dict[str, str] | None = None, kg=None) -> LinkResult:
         """The question's topic entity; a graph failure costs this question, not the batch."""
         try:
-            return link_entities(kg or self.kg, ex.question, ex.topic_entities if self.use_gold_topic else None,
-                                 self.max_ngram, rel_words=self._relation_words(), given_labels=given_labels)
+            given = ex.topic_entities if self.use_gold_topic else None
+            return link_entities(kg or self.kg, ex.question, given, self.max_ngram, rel_words=self._relation_words(),
+                                 given_labels=given_labels, fuzzy=self._fuzzy(kg))
         except GraphError as err:
             return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
+
+    def _fuzzy(self, kg) -> FuzzyIndex | None:
+        """The fuzzy index, once lookups are real (not while LookAhead records them: the exact
+        matches decide which n-grams need it, and those are known on the second pass only)."""
+        if not self.fuzzy or getattr(kg, "recording", False):
+            return None
+        if self._fuzzy_index is None:
+            self._fuzzy_index = FuzzyIndex(self.kg)  # reads the graph on its first match only
+        return self._fuzzy_index
 
     def _relation_words(self) -> frozenset[str]:
         """The KG's relation words, for linking questions from their text (read once)."""

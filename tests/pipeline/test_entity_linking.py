@@ -143,3 +143,62 @@ def test_rra_links_given_names_in_a_batch(movie_kg):
     ok_id, ok_name, missing = pipe.answer_batch(exs)
     assert ok_id.answers[:1] == ok_name.answers[:1] == ["Ridley Scott"] and ok_name.status == "ok"
     assert missing.status == "unknown_entity" and "'Nothing Like It'" in missing.errors[0]
+
+
+def sports_kg():
+    return NetworkXGraph(
+        [Triple("p1", "plays_for", "club/real_madrid"), Triple("p1", "nationality", "country/spain"),
+         Triple("p2", "plays_for", "club/real_madrid"), Triple("p2", "nationality", "country/france"),
+         Triple("club/real_madrid", "based_in", "city/madrid"), Triple("b1", "written_by", "p2")],
+        labels={"p1": "Ana Ruiz", "p2": "Luc Martin", "club/real_madrid": "Real Madrid", "country/spain": "Spain",
+                "country/france": "France", "city/madrid": "Madrid", "b1": "The Iron Atlas"},
+    )
+
+
+def test_several_anchors_without_brackets_ranked_and_not_overlapping():
+    """Two anchors of a conjunction are both linked, best first; "Madrid" inside "Real Madrid" is
+    a candidate but not a third anchor."""
+    r = link_entities(sports_kg(), "which player in Real Madrid is from Spain")
+    assert r.status == "ok" and r.entities == ["club/real_madrid", "country/spain"]
+    assert r.mentions == ["Real Madrid", "Spain"]
+    assert "city/madrid" in {c.entity for c in r.candidates}
+    r = link_entities(sports_kg(), "name a player who is from France and plays for Real Madrid")
+    assert r.entities == ["club/real_madrid", "country/france"]  # the longer mention first
+    # one lower-case word could be a common word ("writer"): an anchor only when it is the sole match
+    assert link_entities(sports_kg(), "who in real madrid is from france").entities == ["club/real_madrid"]
+    assert link_entities(sports_kg(), "who is from france").entities == ["country/france"]
+
+
+def test_partial_and_misspelt_names_link_through_the_fuzzy_index_below_exact_ones():
+    from rra.entity_linking import FuzzyIndex
+
+    g = sports_kg()
+    fuzzy = FuzzyIndex(g)
+    for q in ("who wrote Iron Atlas", "who wrote The Iron Atlass?", "who wrote iron atlas"):
+        assert link_entities(g, q).status == "no_topic_entity"  # exact lookups alone find nothing
+        r = link_entities(g, q, fuzzy=fuzzy)
+        assert r.status == "ok" and r.entities == ["b1"] and r.candidates[0].fuzzy, q
+    assert link_entities(g, "who wrote [Iron Atlass]", fuzzy=fuzzy).entities == ["b1"]  # a marked typo too
+    # a misspelt anchor next to an exact one: both anchors, the exact one first
+    r = link_entities(g, "which player in Real Madird is from Spain", fuzzy=fuzzy)
+    assert r.entities == ["country/spain", "club/real_madrid"]
+    assert [c.fuzzy for c in r.candidates if c.entity in r.entities][:2] == [False, True]
+    # an exact name is never second-guessed, and a far-off word matches nothing
+    assert link_entities(g, "where is Madrid", fuzzy=fuzzy).entities == ["city/madrid"]
+    assert link_entities(g, "who wrote Pancake Recipes", fuzzy=fuzzy).status == "no_topic_entity"
+
+
+def test_rra_pipeline_passes_every_anchor_and_links_misspelt_names(movie_kg):
+    """use_gold_topic=false: the pipeline's linker is fuzzy, and the prediction lists its anchors."""
+    from rra.entity_linking import TopicLinker
+    from rra.records import QAExample
+
+    linker = TopicLinker(sports_kg(), use_gold_topic=False)
+    links = linker.link_batch([QAExample(question="which player in Real Madrid is from Spain", topic_entities=[],
+                                         answers=[], qid="q1"),
+                               QAExample(question="who wrote The Iron Atlass?", topic_entities=[], answers=[],
+                                         qid="q2")])
+    assert [link.entities for link in links] == [["club/real_madrid", "country/spain"], ["b1"]]
+    assert TopicLinker(sports_kg(), use_gold_topic=False, fuzzy=False).link_batch(
+        [QAExample(question="who wrote The Iron Atlass?", topic_entities=[], answers=[], qid="q2")]
+    )[0].status == "no_topic_entity"

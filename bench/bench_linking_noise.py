@@ -1,0 +1,131 @@
+"""Entity linking on questions typed the way people type them (issue 28, item 4).
+
+    python bench/bench_linking_noise.py [--metaqa-limit 300]
+
+Each test question loses its `[...]` marks and its topic mention is rewritten by one kind of noise
+(seeded): `clean` (as written), `no_article` (a leading "the"/"a" dropped: "Iron Atlas"), `lower`
+(all lower case), `typo` (one letter of the longest word doubled, dropped or swapped with the next).
+For each, the share of questions whose first linked anchor is the gold topic, with exact lookups
+only (`fuzzy=False`, what rra did before) and with the fuzzy index (rapidfuzz; the default of RRA's
+linker), and the linking time. Data: the built-in test split (200), the first `--metaqa-limit` of
+each MetaQA test hop set (questions with a noise-able mention), and two-anchor questions over the
+sports KG of bench/template_kg.py ("which player of [club] is from [country]": both anchors linked).
+Writes bench/results/bench_linking_noise.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from common import machine  # bench/common.py
+from rra.entity_linking import FuzzyIndex, link_entities, relation_vocabulary
+
+REPO = Path(__file__).resolve().parents[1]
+RESULT = REPO / "bench" / "results" / "bench_linking_noise.json"
+MARK = re.compile(r"\[([^\]]+)\]")
+NOISES = ("clean", "no_article", "lower", "typo")
+
+
+def noisy(mention: str, kind: str, rng: random.Random) -> str | None:
+    """The mention as a person might type it; None where this noise does not apply."""
+    if kind == "clean":
+        return mention
+    if kind == "no_article":
+        m = re.match(r"(?i)(the|a|an)\s+(.+)", mention)
+        return m.group(2) if m else None
+    if kind == "lower":
+        return mention.lower() if mention.lower() != mention else None
+    words = mention.split(" ")
+    i = max(range(len(words)), key=lambda k: len(words[k]))
+    w = words[i]
+    if len(w) < 5:
+        return None
+    j = rng.randrange(1, len(w) - 1)
+    edit = rng.choice(("double", "drop", "swap"))
+    w = w[:j] + w[j] + w[j:] if edit == "double" else w[:j] + w[j + 1:] if edit == "drop" else \
+        w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    return " ".join(words[:i] + [w] + words[i + 1:])
+
+
+def score(kg, examples, seed: int = 0) -> dict:
+    words = relation_vocabulary(kg)
+    fuzzy = FuzzyIndex(kg)
+    start = time.perf_counter()
+    fuzzy.match("warm up the index")  # built once per KG: its time is reported apart
+    out = {"index_seconds": round(time.perf_counter() - start, 2)}
+    for kind in NOISES:
+        rng = random.Random(seed)
+        rows = []
+        for ex in examples:
+            m = MARK.search(ex.question)
+            typed = noisy(m.group(1), kind, rng) if m else None
+            if typed is not None:
+                rows.append((ex.question[:m.start()] + typed + ex.question[m.end():], ex.topic_entities[0]))
+        figures = {"n": len(rows)}
+        for name, index in (("exact", None), ("fuzzy", fuzzy)):
+            start = time.perf_counter()
+            first = sum((link := link_entities(kg, q, rel_words=words, fuzzy=index)).entities[:1] == [gold]
+                        for q, gold in rows)
+            figures[name] = {"first_anchor_is_topic": round(100 * first / max(len(rows), 1), 2),
+                             "ms_per_question": round(1000 * (time.perf_counter() - start) / max(len(rows), 1), 2)}
+        out[kind] = figures
+    return out
+
+
+def two_anchor(seed: int = 0, n: int = 200) -> dict:
+    """Both anchors of "which player of <club> is from <country>" (names as written, and with a typo)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from template_kg import build_kg
+
+    from rra.graph import NetworkXGraph, Triple
+
+    rng = random.Random(seed)
+    kg = NetworkXGraph([Triple(*t) for t in build_kg(random.Random(seed))])
+    pairs = sorted({(t.head, t.tail) for t in kg.all_triples() if t.relation == "club_country"})
+    fuzzy, words = FuzzyIndex(kg), relation_vocabulary(kg)
+    out = {}
+    for kind in ("clean", "typo"):
+        hits = total = 0
+        for club, country in [rng.choice(pairs) for _ in range(n)]:
+            c = noisy(club, kind, rng) or club
+            q = rng.choice([f"which player of {c} is from {country}", f"name a {country} player at {c}"])
+            link = link_entities(kg, q, rel_words=words, fuzzy=fuzzy)
+            total += 1
+            hits += set(link.entities[:2]) == {club, country}
+        out[kind] = {"n": total, "both_anchors": round(100 * hits / total, 2)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--metaqa-limit", type=int, default=300, help="questions per MetaQA hop set (0: skip)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    from rra.data.builtin import builtin_questions, load_builtin_graph
+
+    result = {"benchmark": "bench_linking_noise", "command": "python bench/bench_linking_noise.py "
+              + " ".join(argv if argv is not None else sys.argv[1:]),
+              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
+              "metric": "first linked anchor == gold topic entity (percent), questions without [brackets]"}
+    kg = load_builtin_graph()
+    result["builtin_test"] = score(kg, builtin_questions("test"), args.seed)
+    result["two_anchor_sports"] = two_anchor(args.seed)
+    metaqa = REPO.parent / "shared" / "data" / "metaqa"
+    if args.metaqa_limit and (metaqa / "kb.txt").exists():
+        from rra.data.metaqa import load_metaqa, load_metaqa_graph
+
+        mkg = load_metaqa_graph(metaqa)
+        result["metaqa_test"] = {f"{h}hop": score(mkg, load_metaqa(metaqa, hops=[h], split="test",
+                                                              limit=args.metaqa_limit), args.seed) for h in (1, 2, 3)}
+    RESULT.write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("machine",)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
