@@ -38,14 +38,14 @@ class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
                  max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None,
-                 relation_labels=None):
+                 relation_labels=None, fuzzy_linking: bool = True):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
             if not isinstance(step, protocol):  # its batch method is what the pipeline calls
                 raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
                                 f"batch method that subclassing {protocol.__module__}.{protocol.__name__} gives)")
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
         self.llm, self.name = llm, name
-        self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates)
+        self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates, fuzzy_linking)
         self.retriever_ckpt = retriever_ckpt
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
 
@@ -302,7 +302,7 @@ def _protocol_init(target) -> bool:
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
               use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
               semantics=None, link_candidates: int = 3, strict_relations: bool = False,
-              relation_labels=None) -> RRAPipeline:
+              relation_labels=None, fuzzy_linking: bool = True) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
     on relations the KG lacks is refused at once (instead of every question ending in no_path); KG
@@ -324,5 +324,5 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
         rewriter=build(rewriter, llm=llm),
         answerer=build(answer, llm=llm),
         llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
-        retriever_ckpt=retriever.get("ckpt"), relation_labels=relation_labels,
+        retriever_ckpt=retriever.get("ckpt"), relation_labels=relation_labels, fuzzy_linking=fuzzy_linking,
     )
