@@ -259,16 +259,24 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
 def _fuzzy_candidates(words: list[str], exact: list[Candidate], fuzzy: FuzzyIndex, max_ngram: int,
                       rel_words: frozenset[str]) -> list[Candidate]:
     """Fuzzy matches of the n-grams that no exact name covers (an exact match of a name is never
-    second-guessed), skipping n-grams made only of common or relation words."""
+    second-guessed). A name neither starts (after an article) nor ends with a common or relation
+    word, so such n-grams are skipped: on MetaQA's 3-hop questions that is most of them, and each
+    lookup scans every name of the KG."""
     taken = [c for c in exact if not c.common_word]
+
+    def common(word: str) -> bool:
+        w = word.strip(EDGE_PUNCT).casefold()
+        return not w or w in STOPWORDS or w in rel_words
+
     out = []
     for n in range(min(max_ngram, len(words)), 0, -1):
         for i in range(len(words) - n + 1):
             span = Candidate("", "", i, n, False, False)
             if any(span.overlaps(c) for c in taken):
                 continue
-            gram = [w.strip(EDGE_PUNCT) for w in words[i:i + n]]
-            if all(not w or w.casefold() in STOPWORDS or w.casefold() in rel_words for w in gram):
+            gram = words[i:i + n]
+            first = 1 if n > 1 and gram[0].strip(EDGE_PUNCT).casefold() in ("the", "a", "an") else 0
+            if common(gram[first]) or common(gram[-1]):
                 continue
             mention = " ".join(words[i:i + n]).strip(EDGE_PUNCT)
             for entity, score in fuzzy.match(mention):
