@@ -55,7 +55,9 @@ def build_rra(kg, args, llm=None, answer: str = "graph"):
     if not ckpt.exists():
         return None, f"no checkpoint at {args.rra_ckpt}"
     try:
-        return build_method(kg, llm, [f"retriever.ckpt={ckpt}", "llm=none", f"answer={answer}"] + args.rra_override), ""
+        # rewriter=template pinned: answer=llm alone now reads the triple form (README: rewriter rows)
+        return build_method(kg, llm, [f"retriever.ckpt={ckpt}", "llm=none", f"answer={answer}", "rewriter=template"]
+                            + args.rra_override), ""
     except Exception as e:  # RRA is optional here: report why it is missing, keep the baselines
         return None, f"{type(e).__name__}: {e}"
 
