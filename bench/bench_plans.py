@@ -52,7 +52,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_plans.json"))
     args = ap.parse_args(argv)
 
-    from rra.config import build_graph
+    from rra.config import build_graph, register_resolvers
+
+    register_resolvers(ROOT)  # ${builtin_data:...} in conf/data/builtin.yaml
     from rra.eval.metrics import compute_metrics
     from rra.eval.run import answer_all, load_split
 
