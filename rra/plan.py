@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Sequence
 
 from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError, step_triple
+from rra.graph.literals import order_key, parse_literal
 from rra.records import DataFormatError
 
 SHAPES = ("chain", "conjunction", "comparison", "order")
@@ -105,39 +105,20 @@ class QueryPlan:
 
 
 # --- literals ------------------------------------------------------------------------------------
-_TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[\w-]+)?$')
-_DATE = re.compile(r"^(-?\d{4})-(\d{2})-(\d{2})(?:T.*)?$")
-_YEAR_MONTH = re.compile(r"^(-?\d{4})-(\d{2})$")
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
 def literal_value(text) -> float | None:
-    """A KG literal or question literal as a number that orders correctly, or None: numbers as they
-    are, years as numbers, ISO dates (and year-months) as fractional years (1990-07-02 -> 1990.5),
-    so "after 1990" compares with a date. Accepts typed N-Triples forms (`"1985"^^xsd:gYear`) and
-    ids whose last part is the value (`year/1985`). The one place the plans read literal values."""
+    """A KG literal or question literal as a number that orders correctly, or None: read by the
+    graph layer's literal parser (rra.graph.literals: typed N-Triples forms such as
+    `"1985"^^xsd:gYear`, numbers, ISO dates) and put on one line (a date as a fractional year, so
+    "after 1990" compares with 1990-07-02); an id whose last part is the value (`year/1985`) too."""
     if text is None or isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
         return float(text)
     s = str(text).strip()
-    m = _TYPED.match(s)
-    if m:
-        s = m.group(1).strip()
-    for candidate in (s, s.rsplit("/", 1)[-1]):
-        candidate = candidate.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", candidate) else candidate
-        if _NUMBER.match(candidate):
-            return float(candidate)
-        m = _DATE.match(candidate)
-        if m:
-            try:
-                d = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            except ValueError:
-                return None
-            return d.year + (d.timetuple().tm_yday - 1) / 366
-        m = _YEAR_MONTH.match(candidate)
-        if m and 1 <= int(m.group(2)) <= 12:
-            return int(m.group(1)) + (int(m.group(2)) - 1) / 12
+    for candidate in dict.fromkeys([s, s.rsplit("/", 1)[-1]]):
+        key = order_key(parse_literal(candidate))
+        if key is not None:
+            return key[1]
     return None
 
 
