@@ -17,7 +17,8 @@ recorded, the status says so (llm_error / unparseable) and the graph scorer's ra
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Sequence
 
 from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
@@ -35,15 +36,18 @@ class Answer:
     extra: dict = field(default_factory=dict)
 
 
-@runtime_checkable
-class Answerer(Protocol):
+class Answerer(ABC):
     """Reads a `QuestionContext` (question, knowledge text, retrieval, labels) and answers. The
     pipeline calls `answer_many` with the batch; subclasses get the one-by-one default, and one
-    that calls an LLM records each reply with `context.trace.record(reply)`."""
+    that calls an LLM records each reply with `context.trace.record(reply)`. `uses_llm`: the
+    pipeline hands the run's LLM to the constructor (`llm=`)."""
 
     name: str
+    uses_llm: bool = False
 
-    def answer(self, context: QuestionContext) -> Answer: ...
+    @abstractmethod
+    def answer(self, context: QuestionContext) -> Answer:
+        """One question's answer."""
 
     def answer_many(self, contexts: Sequence[QuestionContext]) -> list[Answer]:
         return [self.answer(c) for c in contexts]
@@ -110,6 +114,7 @@ class LLMAnswerer(Answerer):
     (local backends batch them, HTTP ones send them concurrently)."""
 
     name = "llm"
+    uses_llm = True
 
     def __init__(self, llm, prompt: str = RRA_ANSWER_PROMPT, no_knowledge_prompt: str = NO_KNOWLEDGE_PROMPT,
                  max_new_tokens: int = 48):
@@ -148,6 +153,7 @@ class ChoiceAnswerer(Answerer):
     (all candidates scored in it); `mode=number`: the prompts of a batch go in one `generate` call."""
 
     name = "choice"
+    uses_llm = True
 
     def __init__(self, llm, mode: str = "score", candidates: str = "knowledge",
                  max_candidates: int = 20, prompt: str = RRA_ANSWER_PROMPT,

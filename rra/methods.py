@@ -6,7 +6,8 @@ calls `answer(example)` per question; the evaluation code only ever sees `Predic
 from __future__ import annotations
 
 import time
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Iterable, Sequence
 
 from rra.records import STATUSES, Prediction, QAExample, Trace  # noqa: F401  (re-exported: the method layer's records)
 
@@ -45,11 +46,14 @@ def safe_answer(method, example: QAExample) -> Prediction:
                           errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 
-@runtime_checkable
-class QAMethod(Protocol):
+class QAMethod(ABC):
+    """A QA method (RRA or a baseline): subclasses set `name` and write `answer`."""
+
     name: str
 
-    def answer(self, example: QAExample) -> Prediction: ...
+    @abstractmethod
+    def answer(self, example: QAExample) -> Prediction:
+        """One question's prediction; a failure is a status, never an exception (see `safe_answer`)."""
 
     def answer_batch(self, examples: Sequence[QAExample], concurrency: int = 1) -> Iterable[Prediction]:
         """One prediction per example, in order; a failure costs its question only. Default: yields

@@ -14,10 +14,9 @@ conf/method/rra.yaml.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import time
-from typing import Protocol, Sequence
+from typing import Sequence
 
 from rra.answer import Answer, Answerer, fallback
 from rra.entity_linking import LinkResult, TopicLinker, marked
@@ -36,7 +35,7 @@ log = logging.getLogger(__name__)
 
 class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
-                 answerer: Answerer, llm=None, name: str = "rra", use_gold_topic: bool = True,
+                 answerer: Answerer, name: str = "rra", use_gold_topic: bool = True,
                  max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None,
                  relation_labels=None, fuzzy_linking: bool = True):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
@@ -44,7 +43,7 @@ class RRAPipeline(QAMethod):
                 raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
                                 f"batch method that subclassing {protocol.__module__}.{protocol.__name__} gives)")
         self.kg, self.retrieval, self.rewriter, self.answerer = kg, retrieval, rewriter, answerer
-        self.llm, self.name = llm, name
+        self.name = name
         self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates, fuzzy_linking)
         self.retriever_ckpt = retriever_ckpt
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
@@ -278,25 +277,12 @@ class RRAPipeline(QAMethod):
         context.trace.count_into(pred)
 
 
-def build(cfg, **available):
-    """Instantiate a Hydra config node, passing only the objects (kg, llm, ...) its target's
-    signature names: a template rewriter gets no LLM, an LLM answerer gets one."""
+def build_step(cfg, llm=None):
+    """A Rewrite or Answer step from its config node; the run's LLM goes to the steps whose class
+    says it uses one (`uses_llm`), so a template rewriter is built without it."""
     from hydra.utils import get_object, instantiate
 
-    target = get_object(cfg["_target_"])
-    params = {} if _protocol_init(target) else inspect.signature(target).parameters
-    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    kw = {k: v for k, v in available.items() if takes_all or k in params}
-    return instantiate(cfg, **kw)
-
-
-def _protocol_init(target) -> bool:
-    """A step class without an __init__ of its own (TripleRewriter) inherits typing.Protocol's
-    placeholder, whose signature (*args, **kwargs) would seem to take any keyword: it takes none."""
-    if not isinstance(target, type):
-        return False
-    owner = next(c for c in target.__mro__ if "__init__" in vars(c))
-    return Protocol in owner.__bases__
+    return instantiate(cfg, llm=llm) if getattr(get_object(cfg["_target_"]), "uses_llm", False) else instantiate(cfg)
 
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
@@ -309,10 +295,11 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
     relations it never saw are a warning (an error with `strict_relations`).
     `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths;
     `relation_labels` its names for relation ids (data.relation_labels), what rewriters read."""
+    from hydra.utils import instantiate
+
     from rra.records import AnswerSemantics
 
-    retrieval = build(retriever, kg=kg, llm=llm)
-    retrieval.semantics = AnswerSemantics.of(semantics)
+    retrieval = instantiate(retriever, semantics=AnswerSemantics.of(semantics))
     check = getattr(retrieval.model, "check_relations", None)
     if check_relations and check is not None:
         warning = check(kg.relation_types(), strict=strict_relations)
@@ -321,8 +308,8 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
     return RRAPipeline(
         kg=kg,
         retrieval=retrieval,
-        rewriter=build(rewriter, llm=llm),
-        answerer=build(answer, llm=llm),
-        llm=llm, name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
+        rewriter=build_step(rewriter, llm),
+        answerer=build_step(answer, llm),
+        name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
         retriever_ckpt=retriever.get("ckpt"), relation_labels=relation_labels, fuzzy_linking=fuzzy_linking,
     )

@@ -17,18 +17,24 @@ that generates in batches or calls an LLM overrides `rewrite_many`, records each
 """
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Mapping, Sequence
 
 from rra.records import Triple
 from rra.retrieve import QuestionContext
 from rra.text import DEFAULT_TEMPLATES, forward, linearise, relation_words, template_sentence, template_text
 
 
-@runtime_checkable
-class Rewriter(Protocol):
-    name: str
+class Rewriter(ABC):
+    """Triples (labelled) -> the knowledge text the answerer reads. `uses_llm`: the pipeline hands
+    the run's LLM to the constructor (`llm=`)."""
 
-    def rewrite(self, question: str, triples: Sequence[Triple]) -> str: ...
+    name: str
+    uses_llm: bool = False
+
+    @abstractmethod
+    def rewrite(self, question: str, triples: Sequence[Triple]) -> str:
+        """The knowledge text of one question's triples."""
 
     def rewrite_many(self, contexts: Sequence[QuestionContext]) -> list[str]:
         """The knowledge text of each context (its question and labelled triples); by default
@@ -78,6 +84,7 @@ class LLMRewriter(Rewriter):
     template text for that chunk and records the error."""
 
     name = "llm"
+    uses_llm = True
 
     def __init__(self, llm, prompt: str = LLM_REWRITE_PROMPT, chunk_size: int = 10,
                  max_new_tokens: int = 192, fallback: TemplateRewriter | None = None):

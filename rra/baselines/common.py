@@ -6,7 +6,8 @@ import fnmatch
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from abc import abstractmethod
+from typing import Sequence
 
 from rra.graph.base import KnowledgeGraph, base_relation
 from rra.methods import QAMethod, failure_status
@@ -107,6 +108,11 @@ class BaselineSettings(QAMethod):
     def answer(self, example: QAExample) -> Prediction:
         return run_method(self, example, self.max_new_tokens)
 
+    @abstractmethod
+    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None:
+        """One question's exploration: fill `pred` (answers, paths, knowledge, status), asking the
+        LLM through `trace`."""
+
 
 @dataclass(eq=False)
 class WalkSettings(BaselineSettings):
@@ -118,17 +124,7 @@ class WalkSettings(BaselineSettings):
     stop_similarity: float = 0.8  # heuristic sufficiency: stop when the best path is this similar
 
 
-class GraphExplorer(Protocol):
-    """What `run_method` needs of a baseline: its settings and one question's exploration, which
-    fills `pred` (answers, paths, knowledge, status) and asks the LLM through `trace`."""
-
-    llm: object
-    mode: str
-
-    def explore(self, example: QAExample, pred: Prediction, trace: Trace) -> None: ...
-
-
-def run_method(method: GraphExplorer, example: QAExample, max_new_tokens: int) -> Prediction:
+def run_method(method: BaselineSettings, example: QAExample, max_new_tokens: int) -> Prediction:
     """The shared `answer()` of every baseline: run `method.explore(example, pred, trace)`, turn any
     failure on the way (graph backend down, ...) into status `graph_error` while keeping what was
     already found, and fill in the LLM usage of this question."""

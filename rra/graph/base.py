@@ -8,9 +8,10 @@ written with a leading ``^`` as in SPARQL property paths: ``directed_by`` goes m
 from __future__ import annotations
 
 import gc
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Literal, Sequence
 
 from rra.records import Triple  # the graph layer's fact record (re-exported here)
 
@@ -85,47 +86,52 @@ class GraphUnavailableError(GraphError):
     fall back to smaller requests on a `GraphError` give up on this one instead."""
 
 
-@runtime_checkable
-class KnowledgeGraph(Protocol):
-    """What every backend (NetworkX, embedded Oxigraph, SPARQL endpoint) answers, identically."""
+class KnowledgeGraph(ABC):
+    """What every backend (NetworkX, embedded Oxigraph, SPARQL endpoint) answers, identically.
+    A backend subclasses it and writes every abstract query; the batched lookups and `close` have
+    defaults that a backend may override."""
 
+    @abstractmethod
     def has_entity(self, entity: str) -> bool: ...
 
+    @abstractmethod
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
         """Entity ids whose label matches `text` (exact, case-insensitive, or case-insensitive
         substring), at most `limit`, sorted by (label length, label) so short exact-ish hits come first."""
-        ...
 
+    @abstractmethod
     def label(self, entity: str) -> str: ...
 
+    @abstractmethod
     def labels(self, entities: Iterable[str]) -> dict[str, str]: ...
 
+    @abstractmethod
     def relations(self, entity: str, direction: Direction = "both") -> list[str]:
         """Distinct relations around `entity`, sorted; incoming ones carry the `^` prefix."""
-        ...
 
+    @abstractmethod
     def neighbors(self, entity: str, relation: str) -> list[str]:
         """Entities reached from `entity` over `relation` (`^r` walks r backwards), sorted."""
-        ...
 
+    @abstractmethod
     def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
         """`neighbors` for many entities at once (one query on SPARQL backends)."""
-        ...
 
+    @abstractmethod
     def follow_path(
         self, entity: str, path: Sequence[str], limit: int | None = None
     ) -> list[PathInstance]:
         """All instantiations of `path` from `entity` (at most `limit`, in a deterministic order)."""
-        ...
 
+    @abstractmethod
     def follow_path_batch(
         self, entities: Sequence[str], path: Sequence[str], limit: int | None = None
     ) -> dict[str, list[PathInstance]]:
         """`follow_path` from many entities at once: one query per path on SPARQL backends, so a
         batch of questions costs a request per distinct predicted path, not per question.
         An entity the KG does not hold maps to []."""
-        ...
 
+    @abstractmethod
     def triples(
         self,
         entity: str,
@@ -134,18 +140,18 @@ class KnowledgeGraph(Protocol):
         direction: Direction = "both",
     ) -> list[Triple]:
         """Triples around `entity`, sorted; if more than `limit`, a seeded random sample of `limit`."""
-        ...
 
+    @abstractmethod
     def stats(self) -> GraphStats: ...
 
+    @abstractmethod
     def relation_types(self) -> list[str]:
         """All (forward) relations of the KG, sorted."""
-        ...
 
+    @abstractmethod
     def all_triples(self) -> Iterable[Triple]:
         """Every fact of the KG (label triples excluded), in no set order: for whole-graph work such
         as the vector baseline's index or silver rewriter pairs."""
-        ...
 
     # Resources: every backend is a context manager; only those holding a connection close anything.
     def close(self) -> None:

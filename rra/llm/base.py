@@ -13,7 +13,8 @@ follows the same rules:
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Sequence
 
 from rra.records import LLMReply, LLMUsage  # the LLM layer's records (re-exported here)
 
@@ -41,23 +42,24 @@ def as_messages(prompt: Prompt, system_prompt: str | None = None) -> list[dict]:
     return msgs
 
 
-@runtime_checkable
-class LLM(Protocol):
+class LLM(ABC):
+    """An LLM backend: subclasses write `generate` and `score` and set `name` and `usage`."""
+
     name: str
     usage: LLMUsage
 
+    @abstractmethod
     def generate(
         self, prompts: Sequence[Prompt], max_new_tokens: int = 128, temperature: float = 0.0
     ) -> list[LLMReply]:
         """One reply per prompt; failures come back as replies with `error` set, never raised.
         HTTP backends send independent prompts concurrently."""
-        ...
 
+    @abstractmethod
     def score(self, prompt: Prompt, continuations: Sequence[str]) -> list[float]:
         """Log-likelihood of each continuation after `prompt` (for multiple-choice answering).
         Backends that cannot score raise NotImplementedError; a failed call raises LLMError.
         Every backend here also takes `reduction="mean"` (per-token average) as a keyword."""
-        ...
 
     def cache_params(self) -> dict:
         """What besides the prompt decides a reply (model, sampling settings): part of the key

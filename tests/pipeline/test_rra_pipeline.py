@@ -15,8 +15,8 @@ def retrieval(retriever_ckpt):
     return PathRetrieval.from_checkpoint(retriever_ckpt, topk=2, candidates=4, max_triples=20)
 
 
-def make(kg, retrieval, answerer=None, rewriter=None, llm=None):
-    return RRAPipeline(kg, retrieval, rewriter or TemplateRewriter(), answerer or GraphScorer(), llm=llm)
+def make(kg, retrieval, answerer=None, rewriter=None):
+    return RRAPipeline(kg, retrieval, rewriter or TemplateRewriter(), answerer or GraphScorer())
 
 
 def test_graph_scorer_pipeline_answers_and_keeps_evidence(movie_kg, retrieval, example):
@@ -54,19 +54,19 @@ def test_every_failure_is_a_status(movie_kg, retrieval, example):
 
 def test_llm_answerer_counts_calls_and_survives_llm_down(movie_kg, retrieval, example):
     llm = ScriptedLLM(default="It was Michael Mann.")
-    pipe = make(movie_kg, retrieval, LLMAnswerer(llm), llm=llm)
+    pipe = make(movie_kg, retrieval, LLMAnswerer(llm))
     p = pipe.answer(example("who directed [Heat]", ["Michael Mann"]))
     assert p.status == "ok" and p.answers == ["Michael Mann"] and p.reply == "It was Michael Mann."
     assert p.llm_calls == 1 and p.llm_prompt_tokens > 0 and p.llm_completion_tokens > 0
     down = ScriptedLLM(default=ScriptedLLM.timeout("30 s"))
-    p = make(movie_kg, retrieval, LLMAnswerer(down), llm=down).answer(example("who directed [Heat]", ["Michael Mann"]))
+    p = make(movie_kg, retrieval, LLMAnswerer(down)).answer(example("who directed [Heat]", ["Michael Mann"]))
     assert p.status == "llm_error" and "timeout" in p.errors[0]
     assert p.answers[0] == "Michael Mann"  # the graph scorer's answer stands in
 
 
 def test_llm_rewriter_and_choice_answer_share_one_llm(movie_kg, retrieval, example):
     llm = ScriptedLLM({"Rewrite": "Heat was directed by Michael Mann."}, default="1")
-    pipe = make(movie_kg, retrieval, ChoiceAnswerer(llm, mode="number"), LLMRewriter(llm), llm)
+    pipe = make(movie_kg, retrieval, ChoiceAnswerer(llm, mode="number"), LLMRewriter(llm))
     p = pipe.answer(example("who acted in [Heat]", ["Al Pacino", "Robert De Niro"]))
     assert p.knowledge == "Heat was directed by Michael Mann."
     assert p.llm_calls == 2 and p.status == "ok" and p.answers[0] in {"Al Pacino", "Robert De Niro"}
@@ -102,7 +102,7 @@ def test_answers_of_a_batch_go_in_one_llm_call_and_usage_is_per_question(movie_k
             return super().generate(prompts, **kw)
 
     llm = CountingLLM(default="Ridley Scott")
-    pipe = make(movie_kg, retrieval, LLMAnswerer(llm), llm=llm)
+    pipe = make(movie_kg, retrieval, LLMAnswerer(llm))
     out = pipe.answer_batch([example("who directed [Alien]", ["Ridley Scott"], qid="1"),
                              example("who directed [Gladiator]", ["Ridley Scott"], qid="2"),
                              example("who directed [Nobody]", ["x"], qid="3")])
@@ -179,7 +179,7 @@ def test_a_step_outside_the_protocol_is_refused_with_its_name(movie_kg, retrieva
 
 def test_llm_rewriter_calls_are_counted_per_question(movie_kg, retrieval, example):
     llm = ScriptedLLM(default="Some facts.")
-    preds = make(movie_kg, retrieval, LLMAnswerer(llm), LLMRewriter(llm, chunk_size=1), llm).answer_batch(
+    preds = make(movie_kg, retrieval, LLMAnswerer(llm), LLMRewriter(llm, chunk_size=1)).answer_batch(
         [example("who directed [Alien]", ["Ridley Scott"], qid="1"),
          example("when was [Witness] released", ["1985"], qid="2")])
     # one rewrite call per triple (chunk_size 1) plus one answer call, for each question alone
