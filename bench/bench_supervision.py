@@ -46,18 +46,18 @@ def breakdown(examples) -> dict:
         exs = groups[key]
         n = len(exs)
         covered = [e for e in exs if e.relation_path]
-        gold = [e for e in exs if e.extra.get("gold_path")]
+        gold = [e for e in exs if e.gold_path]
         best_f1_has_gold = 0
         for e in gold:
             cands = e.extra["path_candidates"]
-            best_f1_has_gold += any(c["path"] == e.extra["gold_path"] and c["f1"] == cands[0]["f1"] for c in cands)
+            best_f1_has_gold += any(c["path"] == e.gold_path and c["f1"] == cands[0]["f1"] for c in cands)
         out[key] = {
             "n": n,
             "coverage": len(covered) / n,
             "exact_f1_share": sum(e.extra["path_candidates"][0]["f1"] == 1.0 for e in covered) / n,
             "hop_labels": dict(sorted(Counter(str(e.extra["hop_label"]) for e in exs).items())),
-            "gold_path_agreement": sum(e.relation_path == e.extra["gold_path"] for e in gold) / len(gold),
-            "gold_hop_agreement": sum(e.extra["hop_label"] == len(e.extra["gold_path"]) for e in gold) / len(gold),
+            "gold_path_agreement": sum(e.relation_path == e.gold_path for e in gold) / len(gold),
+            "gold_hop_agreement": sum(e.extra["hop_label"] == len(e.gold_path) for e in gold) / len(gold),
             "gold_among_best_f1": best_f1_has_gold / len(gold),
         }
     return out

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
+from rra.records import Status
 from rra.retrieve import QuestionContext, Retrieval
 from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
 
@@ -30,7 +31,7 @@ class Answer:
     answers: list[str]  # ranked; answers[0] is the Hits@1 answer (entity ids when from the KG)
     answer_set: list[str] = field(default_factory=list)  # what answer F1 is computed on
     reply: str = ""
-    status: str = "ok"
+    status: Status = Status.OK
     errors: list[str] = field(default_factory=list)
     hits_mode: str = "top"  # "top": answers[0] must be gold; "reply": a gold answer in the reply
     extra: dict = field(default_factory=dict)
@@ -85,7 +86,7 @@ class GraphScorer(Answerer):
                              "candidates_total": len(ranked)})
 
 
-def fallback(retrieval: Retrieval, status: str, error: str, reply: str = "") -> Answer:
+def fallback(retrieval: Retrieval, status: Status, error: str, reply: str = "") -> Answer:
     """The graph scorer's answer, marked with why the LLM's could not be used."""
     a = GraphScorer().answer(QuestionContext("", retrieval=retrieval))
     a.status, a.errors, a.reply = status, [error], reply
@@ -139,9 +140,9 @@ class LLMAnswerer(Answerer):
     def _read(reply, retrieval, labels) -> Answer:
         text = clean_reply(reply.text)
         if not reply.ok:
-            a = fallback(retrieval, "llm_error", f"answer llm: {reply.error}")
+            a = fallback(retrieval, Status.LLM_ERROR, f"answer llm: {reply.error}")
         elif not text:
-            a = fallback(retrieval, "unparseable", "answer llm: empty reply")
+            a = fallback(retrieval, Status.UNPARSEABLE, "answer llm: empty reply")
         else:
             answers = mentioned_entities(text, labels) or [text.splitlines()[0].strip()]
             a = Answer(answers, answer_set=answers, reply=text, hits_mode="reply")
@@ -177,7 +178,7 @@ class ChoiceAnswerer(Answerer):
             r = c.retrieval
             cands = candidate_entities(r, {r.topic_entity}, self.source)[: self.max_candidates]
             if not cands:
-                out[i] = fallback(r, "no_path", "choice: no candidate entity in the knowledge")
+                out[i] = fallback(r, Status.NO_PATH, "choice: no candidate entity in the knowledge")
             elif len(cands) == 1:  # nothing to choose: no LLM call
                 out[i] = Answer(cands, answer_set=cands, extra={"candidates": cands})
             else:
@@ -208,7 +209,7 @@ class ChoiceAnswerer(Answerer):
         used = self.llm.usage.since(before)  # `score` gives no reply objects: count by the backend's delta
         context.trace.usage.add(used)
         if error:
-            a = fallback(retrieval, "llm_error", error)
+            a = fallback(retrieval, Status.LLM_ERROR, error)
         else:
             if self.length_norm:  # per-character log-likelihood, so long names are not penalised
                 scores = [s / max(1, len(n)) for s, n in zip(scores, names)]
@@ -221,12 +222,12 @@ class ChoiceAnswerer(Answerer):
     @staticmethod
     def _read_number(reply, retrieval, cands, names) -> Answer:
         if not reply.ok:
-            a = fallback(retrieval, "llm_error", f"choice llm: {reply.error}")
+            a = fallback(retrieval, Status.LLM_ERROR, f"choice llm: {reply.error}")
         else:
             # a number ("2", "Option 2", "(B)") or, failing that, an option's name in the reply
             k, error = try_parse(parse_choice, reply.text, len(cands), names)
             if k is None:
-                a = fallback(retrieval, "unparseable", f"choice: {error}", reply.text)
+                a = fallback(retrieval, Status.UNPARSEABLE, f"choice: {error}", reply.text)
             else:
                 ranked = [cands[k]] + [c for j, c in enumerate(cands) if j != k]
                 a = Answer(ranked, answer_set=ranked[:1], reply=reply.text, extra={"candidates": cands})

@@ -35,7 +35,7 @@ from rapidfuzz import fuzz, process
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
 from rra.graph.rdf import is_literal
-from rra.records import AnswerSemantics, QAExample
+from rra.records import AnswerSemantics, QAExample, Status
 from rra.text import BRACKETED
 
 WORD = re.compile(r"\S+")
@@ -53,7 +53,7 @@ STOPWORDS = frozenset(
 @dataclass
 class LinkResult:
     entities: list[str]  # linked entity ids, best first (the pipeline walks from entities[0])
-    status: str = "ok"  # ok | unknown_entity | no_topic_entity | graph_error
+    status: Status = Status.OK  # OK, UNKNOWN_ENTITY, NO_TOPIC_ENTITY, GRAPH_ERROR
     mentions: list[str] = field(default_factory=list)  # surface strings that produced `entities`
     ambiguous: dict[str, list[str]] = field(default_factory=dict)  # mention -> all candidate ids
     source: str = ""  # given | marked | lexical
@@ -196,9 +196,9 @@ def _link_mentions(kg, mentions, source, max_entities, fuzzy: FuzzyIndex | None 
             used.append(m)
     if not found:
         what = "topic entity" if source == "given" else "marked entity"
-        return LinkResult([], "unknown_entity", mentions, ambiguous, source,
+        return LinkResult([], Status.UNKNOWN_ENTITY, mentions, ambiguous, source,
                           error=f"{what} {mentions[0]!r} is not in the knowledge graph (as an id or a label)")
-    return LinkResult(found[:max_entities], "ok", used[:max_entities], ambiguous, source)
+    return LinkResult(found[:max_entities], Status.OK, used[:max_entities], ambiguous, source)
 
 
 def distinct_entities(candidates: list[Candidate]) -> list[Candidate]:
@@ -248,11 +248,11 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
     if fuzzy is not None:
         cands += _fuzzy_candidates(words, cands, fuzzy, max_ngram, rel_words)
     if not cands:
-        return LinkResult([], "no_topic_entity", [], {}, "lexical",
+        return LinkResult([], Status.NO_TOPIC_ENTITY, [], {}, "lexical",
                           error="no knowledge-graph entity label found in the question")
     cands.sort(key=Candidate.key)
     chosen = anchors(cands, max_entities)
-    return LinkResult([c.entity for c in chosen], "ok", [c.mention for c in chosen], ambiguous, "lexical",
+    return LinkResult([c.entity for c in chosen], Status.OK, [c.mention for c in chosen], ambiguous, "lexical",
                       candidates=cands)
 
 
@@ -360,7 +360,7 @@ class TopicLinker:
             return link_entities(kg or self.kg, ex.question, given, self.max_ngram, rel_words=self._relation_words(),
                                  given_labels=given_labels, fuzzy=self._fuzzy(kg))
         except GraphError as err:
-            return LinkResult([], status="graph_error", error=f"linking: {type(err).__name__}: {err}")
+            return LinkResult([], status=Status.GRAPH_ERROR, error=f"linking: {type(err).__name__}: {err}")
 
     def _fuzzy(self, kg) -> FuzzyIndex | None:
         """The fuzzy index, once lookups are real (not while LookAhead records them: the exact

@@ -9,7 +9,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Iterable, Sequence
 
-from rra.records import STATUSES, Prediction, QAExample, Trace  # noqa: F401  (re-exported: the method layer's records)
+from rra.records import STATUSES, Prediction, QAExample, Status, Trace  # noqa: F401  (re-exported: the method layer's records)
 
 
 def strict_errors() -> bool:
@@ -20,19 +20,19 @@ def strict_errors() -> bool:
     return os.environ.get("RRA_STRICT_ERRORS", "") == "1"
 
 
-def failure_status(err: Exception) -> str:
+def failure_status(err: Exception) -> Status:
     """The per-question status of an exception raised while answering: the graph and LLM layers'
     own errors by name, anything else "error" (re-raised when `strict_errors()`)."""
     from rra.graph.base import GraphError
     from rra.llm.base import LLMError
 
     if isinstance(err, GraphError):
-        return "graph_error"
+        return Status.GRAPH_ERROR
     if isinstance(err, LLMError):
-        return "llm_error"
+        return Status.LLM_ERROR
     if strict_errors():
         raise err
-    return "error"
+    return Status.ERROR
 
 
 def safe_answer(method, example: QAExample) -> Prediction:

@@ -25,7 +25,7 @@ from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT
 from rra.methods import QAMethod, failure_status, strict_errors
 from rra.plan import focus_text
 from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text, retrieve_plan
-from rra.records import Prediction, QAExample, Triple
+from rra.records import Prediction, QAExample, Status, Triple
 from rra.retrieve import PathRetrieval, QuestionContext
 from rra.rewrite import Rewriter
 from rra.text import relation_names
@@ -62,7 +62,7 @@ class RRAPipeline(QAMethod):
         links = self.linker.link_batch(examples)
         # The retriever masks a `[...]` mention (as in MetaQA); mark the linked one in questions
         # that came unmarked, so training and inference see the same question shape.
-        todo = [i for i, link in enumerate(links) if link.status == "ok"]
+        todo = [i for i, link in enumerate(links) if link.status == Status.OK]
         candidates: dict[int, list] = {}
         model_error = ""
         if todo:
@@ -171,11 +171,11 @@ class RRAPipeline(QAMethod):
         pred.topic_entities = link.entities
         pred.extra["linking"] = {"source": link.source, "mentions": link.mentions,
                                  "ambiguous": link.ambiguous, "chosen_by": link.chosen_by}
-        if link.status != "ok":
+        if link.status != Status.OK:
             pred.status, pred.errors = link.status, [link.error]
             return pred, None
         if model_error:
-            pred.status, pred.errors = "no_path", [model_error]
+            pred.status, pred.errors = Status.NO_PATH, [model_error]
             return pred, None
 
         r = retrieval or self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)
@@ -189,7 +189,7 @@ class RRAPipeline(QAMethod):
         elif cands:  # nothing instantiated: still report what the model predicted
             best = max(cands, key=lambda c: float(c.score))
             pred.pred_hop, pred.pred_path = len(best.path), list(best.path)
-        if r.status != "ok":
+        if r.status != Status.OK:
             pred.status = r.status
             return pred, None
 
@@ -273,7 +273,7 @@ class RRAPipeline(QAMethod):
         pred.errors += context.trace.errors + ans.errors
         pred.extra.update(ans.extra)
         pred.answer_set, pred.hits_mode = list(ans.answer_set), ans.hits_mode
-        pred.extra["answer_labels"] = [context.labels.get(a, a) for a in ans.answers[:10]]
+        pred.answer_labels = [context.labels.get(a, a) for a in ans.answers[:10]]
         context.trace.count_into(pred)
 
 

@@ -11,15 +11,22 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Sequence
 
 # --------------------------------------------------------------------------- questions
 
 
+# What scoring reads of a question, once kept in `extra` by these names (old files, caches).
+SCORED_FIELDS = ("gold_path", "answer_labels", "answer_ids")
+
+
 @dataclass
 class QAExample:
-    """One question. `topic_entities` are KG entity ids; `relation_path` is the gold (or
-    KG-derived) path from the first topic entity, inverse relations written `^r`."""
+    """One question. `topic_entities` are KG entity ids (or names, linked later); `relation_path`
+    is the path a retriever trains on from the first topic entity, inverse relations written `^r`:
+    the dataset's own, until KG supervision replaces it (rra.data.supervision). `gold_path` keeps
+    the dataset's own path (the one given when the question was made) for scoring."""
 
     question: str
     topic_entities: list[str]
@@ -28,7 +35,17 @@ class QAExample:
     qid: str = ""
     hops: int | None = None  # dataset's own hop count (e.g. MetaQA 1/2/3-hop split), if known
     source: str = ""  # "file:line" it came from, for error messages and traceability
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # reader- or supervision-specific notes, never scored
+    gold_path: list[str] | None = None  # the dataset's own relation path (default: relation_path as given)
+    answer_labels: list[str] = field(default_factory=list)  # the KG's label of each answer (id-named KGs)
+    answer_ids: list[list[str]] = field(default_factory=list)  # KG ids each answer names (answers given as names)
+
+    def __post_init__(self):
+        for key in SCORED_FIELDS:  # a record written before these were fields
+            if key in self.extra and not getattr(self, key):
+                setattr(self, key, self.extra.pop(key))
+        if self.gold_path is None and self.relation_path is not None:
+            self.gold_path = list(self.relation_path)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -189,18 +206,22 @@ class LLMUsage:
 
 # --------------------------------------------------------------------------- predictions
 
-# Per-question status values. Anything but "ok" is still a scored prediction, never a crash.
-STATUSES = (
-    "ok",
-    "unknown_entity",  # topic entity not found in the KG
-    "no_topic_entity",  # question names no entity we could find
-    "no_path",  # retrieval found no instantiable path / nothing to read
-    "empty_graph_reply",  # the graph answered nothing (e.g. endpoint returned no rows)
-    "graph_error",  # graph backend failed (endpoint down, time-out) after retries
-    "llm_error",  # LLM call failed or timed out after retries; answered as well as possible
-    "unparseable",  # LLM replied but the reply could not be parsed; answered as well as possible
-    "error",  # anything else went wrong (a bug): recorded with the exception type; raised under strict
-)
+class Status(StrEnum):
+    """How a question ended. Anything but OK is still a scored prediction, never a crash. A
+    `StrEnum`: it is written to predictions.jsonl as its value and equals that string."""
+
+    OK = "ok"
+    UNKNOWN_ENTITY = "unknown_entity"  # topic entity not found in the KG
+    NO_TOPIC_ENTITY = "no_topic_entity"  # question names no entity we could find
+    NO_PATH = "no_path"  # retrieval found no instantiable path / nothing to read
+    EMPTY_GRAPH_REPLY = "empty_graph_reply"  # the graph answered nothing (e.g. endpoint returned no rows)
+    GRAPH_ERROR = "graph_error"  # graph backend failed (endpoint down, time-out) after retries
+    LLM_ERROR = "llm_error"  # LLM call failed or timed out after retries; answered as well as possible
+    UNPARSEABLE = "unparseable"  # LLM replied but the reply could not be parsed; answered as well as possible
+    ERROR = "error"  # anything else went wrong (a bug): recorded with the exception type; raised under strict
+
+
+STATUSES = tuple(s.value for s in Status)
 
 
 @dataclass
@@ -208,7 +229,7 @@ class Prediction:
     qid: str
     question: str
     answers: list[str]  # ranked answer entities/strings; answers[0] is the Hits@1 answer
-    status: str = "ok"
+    status: Status = Status.OK
     reply: str = ""  # the LLM's raw final reply ("" when no LLM answered)
     knowledge: str = ""  # the text the answerer read (rewritten triples)
     paths: list[dict] = field(default_factory=list)  # e.g. {"path": [...], "score": .9}
@@ -231,7 +252,11 @@ class Prediction:
     gold_aliases: list[list[str]] = field(default_factory=list)  # KG ids named by a gold answer given as a label
     gold_hop: int | None = None
     gold_path: list[str] | None = None
+    answer_labels: list[str] = field(default_factory=list)  # labels of the top answers, for a reader (RRA)
     extra: dict = field(default_factory=dict)  # method-specific trace (visited entities, ...)
+
+    def __post_init__(self):
+        self.status = Status(self.status)  # a plain string is checked and made the enum member
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -285,12 +310,12 @@ class Trace:
             self.unparseable = True
             self.errors.append(f"unparseable {what}: {reply.text[:200]!r}")
 
-    def status(self, default: str = "ok") -> str:
+    def status(self, default: Status = Status.OK) -> Status:
         if self.failed:
-            return "llm_error"
+            return Status.LLM_ERROR
         if self.unparseable:
-            return "unparseable"
-        return default
+            return Status.UNPARSEABLE
+        return Status(default)
 
     def count_into(self, pred: Prediction) -> None:
         """Copy the LLM counts into `pred`."""

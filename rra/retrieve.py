@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 from rra.graph.base import GraphError, GraphUnavailableError, KnowledgeGraph, PathInstance, UnknownEntityError
-from rra.records import AnswerSemantics, Trace, Triple
+from rra.records import AnswerSemantics, Status, Trace, Triple
 
 
 class PathPredictor(Protocol):
@@ -55,7 +55,7 @@ class Retrieval:
     paths: list[ScoredPath] = field(default_factory=list)  # kept (instantiated), best first
     dropped: list[ScoredPath] = field(default_factory=list)  # predicted but no instance
     evidence: list[Evidence] = field(default_factory=list)
-    status: str = "ok"  # ok | no_path | empty_graph_reply | graph_error
+    status: Status = Status.OK  # OK, NO_PATH, EMPTY_GRAPH_REPLY, GRAPH_ERROR, UNKNOWN_ENTITY
     errors: list[str] = field(default_factory=list)
     # Query plans (rra.plan_retrieval.ScoredPlan: .plan, .score, .ends), best first, for a question
     # beyond one chain; answers are then ranked by plan, and `paths` are the best plan's chains.
@@ -135,7 +135,7 @@ def sample_triples(
             else:
                 instances = kg.follow_path(topic_entity, sp.path, limit=max_instances)
         except UnknownEntityError as err:
-            out.status, out.errors = "unknown_entity", [str(err)]
+            out.status, out.errors = Status.UNKNOWN_ENTITY, [str(err)]
             return out
         except GraphError as err:  # backend down / time-out: report, keep the question alive
             out.errors.append(f"graph_error: following {sp.path}: {type(err).__name__}: {err}")
@@ -192,22 +192,22 @@ def _accepts(fn, *names: str) -> bool:
     return any(p.kind is p.VAR_KEYWORD for p in params.values()) or all(n in params for n in names)
 
 
-def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> str:
+def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> Status:
     if r.errors and not r.dropped:
-        return "graph_error"
+        return Status.GRAPH_ERROR
     try:
         if not kg.relations(entity):
             r.errors.append(f"the graph returned no relations at all for {entity!r}")
-            return "empty_graph_reply"
+            return Status.EMPTY_GRAPH_REPLY
     except UnknownEntityError as err:
         r.errors.append(str(err))
-        return "unknown_entity"
+        return Status.UNKNOWN_ENTITY
     except GraphError as err:
         r.errors.append(f"graph_error: relations({entity!r}): {type(err).__name__}: {err}")
-        return "graph_error"
+        return Status.GRAPH_ERROR
     tried = ", ".join("/".join(p.path) for p in r.dropped[:5])
     r.errors.append(f"no predicted path has an instance from {entity!r} (tried {tried})")
-    return "no_path"
+    return Status.NO_PATH
 
 
 @dataclass

@@ -48,3 +48,23 @@ def test_a_bug_inside_a_method_is_raised_under_strict_errors(monkeypatch):
     monkeypatch.setenv("RRA_STRICT_ERRORS", "1")
     with pytest.raises(TypeError):
         list(Buggy().answer_batch(examples(1)))
+
+
+def test_a_status_is_an_enum_written_as_its_value():
+    import json
+
+    from rra.records import Status
+
+    p = Prediction("q", "?", [], status="no_path")
+    assert p.status is Status.NO_PATH and json.loads(json.dumps(p.to_dict()))["status"] == "no_path"
+    with pytest.raises(ValueError, match="no_such_status"):
+        Prediction("q", "?", [], status="no_such_status")
+
+
+def test_what_scoring_reads_of_a_question_is_typed_not_extra():
+    """Records written when the gold path and answer names travelled in `extra` still load."""
+    old = QAExample("q", ["t"], ["a"], extra={"gold_path": ["r"], "answer_labels": ["A"], "answer_ids": [["a"]],
+                                              "qtype": "x"})
+    assert (old.gold_path, old.answer_labels, old.answer_ids, old.extra) == (["r"], ["A"], [["a"]], {"qtype": "x"})
+    given = QAExample("q", ["t"], ["a"], relation_path=["r"])
+    assert given.gold_path == ["r"]  # the dataset's own path, kept when supervision relabels relation_path

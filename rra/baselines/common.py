@@ -11,7 +11,7 @@ from typing import Sequence
 
 from rra.graph.base import KnowledgeGraph, base_relation
 from rra.methods import QAMethod, failure_status
-from rra.records import Prediction, QAExample, Trace, Triple
+from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import mentioned_entities, normalize, relation_display, relation_names
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
@@ -52,12 +52,12 @@ def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
     return plan_anchors(link)[0] if link.entities else []
 
 
-def missing_status(example: QAExample, topics: Sequence[str]) -> str | None:
+def missing_status(example: QAExample, topics: Sequence[str]) -> Status | None:
     """"no_topic_entity" (none given or found in the text) / "unknown_entity" (the given ones are
     not in the KG) when there is nothing to start a walk from."""
     if topics:
         return None
-    return "unknown_entity" if example.topic_entities else "no_topic_entity"
+    return Status.UNKNOWN_ENTITY if example.topic_entities else Status.NO_TOPIC_ENTITY
 
 
 def start_prediction(example: QAExample) -> Prediction:

@@ -20,7 +20,7 @@ from rra.baselines.common import (BaselineSettings, excluded, knowledge_text, re
 from rra.baselines.replies import parse_answers
 from rra.entity_linking import link_entities
 from rra.graph.base import KnowledgeGraph, sample
-from rra.records import Prediction, QAExample, Trace, Triple
+from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 IDENTIFY_PROMPT = """List the named entities (people, movies, places, years, ...) mentioned in the question. Reply with the names only, separated by " | ".
@@ -135,7 +135,7 @@ class KGQP(BaselineSettings):
         pred.topic_entities = entities
         pred.extra.update(identified=names, identified_by=how)
         if not entities:
-            pred.status = "no_topic_entity"
+            pred.status = Status.NO_TOPIC_ENTITY
             set_answers(pred, [], False)
             return
         facts = self.gather_facts(entities, example.qid)
@@ -144,7 +144,7 @@ class KGQP(BaselineSettings):
         pred.knowledge = knowledge_text(facts, labels, self.relation_names)
         pred.extra["visited"] = list(dict.fromkeys([*entities, *(x for t in facts for x in (t.head, t.tail))]))
         if not facts:
-            pred.status = "no_path"
+            pred.status = Status.NO_PATH
             set_answers(pred, [], False)
             return
         if self.mode == "heuristic":
@@ -152,7 +152,7 @@ class KGQP(BaselineSettings):
             answers = [x for t in ranked for x in (t.tail, t.head) if x not in entities]
             answers = list(dict.fromkeys(answers))[: self.max_answers]
             set_answers(pred, answers, False, answers[:1])
-            pred.status = "ok"
+            pred.status = Status.OK
             return
         reply = trace.ask([TRIPLES_ANSWER_PROMPT.format(question=question, knowledge=pred.knowledge)],
                           self.answer_max_new_tokens)[0]

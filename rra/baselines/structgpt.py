@@ -23,7 +23,7 @@ from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missin
                                   seed_for, set_answers, topic_entities, triple_text)
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.graph.base import inverse, sample, step_triple
-from rra.records import Prediction, QAExample, Trace, Triple
+from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
                       strip_brackets)
 
@@ -201,7 +201,7 @@ class StructGPT(WalkSettings):
         best = walk.chain[answers[0]] if answers else None
         set_answers(pred, answers, False, [e for e in answers if walk.chain[e] == best])
         pred.paths.sort(key=lambda p: -p["score"])
-        pred.status = missing_status(example, topics) or ("ok" if walk.kept else "no_path")
+        pred.status = missing_status(example, topics) or (Status.OK if walk.kept else Status.NO_PATH)
 
     def _answer_llm(self, example, pred: Prediction, walk: "Walk", topics, question, answers, reply_text,
                     trace: Trace) -> None:
@@ -215,7 +215,7 @@ class StructGPT(WalkSettings):
                 trace.bad_reply("answer", reply)
         pred.reply = reply_text
         set_answers(pred, answers or [], True)
-        pred.status = missing_status(example, topics) or ("no_path" if not walk.kept else trace.status())
+        pred.status = missing_status(example, topics) or (Status.NO_PATH if not walk.kept else trace.status())
         pred.extra["answered_from"] = "triples" if walk.kept else "own_knowledge"
 
     def _select_llm(self, question, current, labels, history, cands, trace: Trace) -> list[str]:

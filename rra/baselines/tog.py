@@ -25,7 +25,7 @@ from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missin
                                   seed_for, set_answers, topic_entities)
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
 from rra.graph.base import inverse, sample, step_triple
-from rra.records import Prediction, QAExample, Trace, Triple
+from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
                       strip_brackets)
 
@@ -165,7 +165,7 @@ class ToG(WalkSettings):
             # the answer set: every end reached over the best path's relation chain
             best = ranked[0].relations if ranked else None
             set_answers(pred, answers, False, [a for a in dict.fromkeys(b.end for b in ranked if b.relations == best)])
-            pred.status = missing_status(example, topics) or ("ok" if explored else "no_path")
+            pred.status = missing_status(example, topics) or (Status.OK if explored else Status.NO_PATH)
             return
         if answers is None:
             if explored:
@@ -179,7 +179,7 @@ class ToG(WalkSettings):
                 trace.bad_reply("answer", reply)
         pred.reply = reply_text
         set_answers(pred, answers or [], True)
-        missing = missing_status(example, topics) or ("no_path" if not explored else None)
+        missing = missing_status(example, topics) or (Status.NO_PATH if not explored else None)
         pred.status = missing or trace.status()
         pred.extra["answered_from"] = "paths" if explored else "own_knowledge"
 

@@ -27,7 +27,7 @@ import torch
 from rra.baselines.common import BaselineSettings, excluded, read_answers, run_method, set_answers
 from rra.baselines.kgqp import rank_facts
 from rra.graph.base import sample
-from rra.records import Prediction, QAExample, Trace, Triple
+from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ class VectorRAG(BaselineSettings):
         pred.knowledge = "\n\n".join(c.text for c in chunks)
         pred.extra.update(chunks=[{"chunk": i, "score": round(s, 6)} for i, s in hits])
         if not facts:
-            pred.status = "no_path"
+            pred.status = Status.NO_PATH
             set_answers(pred, [], False)
             return
         topics = set(example.topic_entities)
@@ -167,7 +167,7 @@ class VectorRAG(BaselineSettings):
                     answers += [x for x in (t.tail, t.head) if x not in topics]
             answers = list(dict.fromkeys(answers))[: self.max_answers]
             set_answers(pred, answers, False, answers[:1])
-            pred.status = "ok"
+            pred.status = Status.OK
             return
         reply = trace.ask([TRIPLES_ANSWER_PROMPT.replace("Knowledge triplets:", "Knowledge:").format(
             question=question, knowledge=pred.knowledge)], self.answer_max_new_tokens)[0]

@@ -8,7 +8,7 @@ Supervision (`train_paths`), for training and validation examples:
   (`rra.data.supervision`: best answer-F1 path, exactly `hops` long when the question says so).
   Every question is also labelled from the KG, so the agreement between the given and the
   KG-derived paths is reported.
-- "kg": every label from the KG (the dataset's own path stays in `extra["gold_path"]`).
+- "kg": every label from the KG (the dataset's own path stays in `gold_path`).
 - "given": only the questions' own paths; the KG labels just the questions without one.
 Test examples keep their given (gold) paths. The dataset's `semantics` (rra.records.AnswerSemantics)
 decide what a path's answers are, in supervision as in retrieval.

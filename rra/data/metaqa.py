@@ -10,9 +10,9 @@ Gold relation paths come from the qtype: each `a_to_b` step is one relation of t
 walked forward when it leaves a movie (movie -> director = `directed_by`) and backwards (`^r`)
 when it arrives at one (director -> movie = `^directed_by`).
 
-The loader sets `relation_path` to that gold path and also keeps it in `extra["gold_path"]`
+The loader sets `relation_path` to that gold path and also keeps it in `gold_path`
 (with `extra["qtype"]`); supervision (rra.data.supervision) later replaces `relation_path` with
-the KG-derived path and leaves `extra["gold_path"]` alone, so the dataset's annotation is never lost.
+the KG-derived path and leaves `gold_path` alone, so the dataset's annotation is never lost.
 """
 from __future__ import annotations
 
@@ -138,6 +138,6 @@ def load_metaqa(
                     raise DataFormatError(f"{qtype_file}:{i + 1}", f"qtype is not {hop}-hop", qtype)
                 ex.relation_path = path
                 ex.extra["qtype"] = qtype
-                ex.extra["gold_path"] = list(path)
+                ex.gold_path = list(path)
             examples.append(ex)
     return examples

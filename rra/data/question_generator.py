@@ -67,7 +67,7 @@ def generate_questions(
     """`n` questions, hop counts taken in turn from `hops`; `relations` limits the (forward) KG
     relations used. Fewer than `n` come back only if the KG has no more distinct (topic, path)
     pairs with 1..max_answers answers (a warning says so). Answers are entity ids; their labels are
-    in `extra["answer_labels"]`. Deterministic for a given KG, templates and seed."""
+    in `answer_labels`. Deterministic for a given KG, templates and seed."""
     if not isinstance(templates, Templates):
         templates = Templates.load(templates) if templates is not None else Templates()
     adj = adjacency if adjacency is not None else build_adjacency(kg)
@@ -111,7 +111,7 @@ def generate_questions(
             qid=f"{id_prefix}-{len(examples)}",
             hops=hop,
             source=f"generated:seed={seed}",
-            extra={"gold_path": list(path), "answer_labels": [kg.label(a) for a in ordered]},
+            gold_path=list(path), answer_labels=[kg.label(a) for a in ordered],
         ))
     if len(examples) < n:
         print(f"warning: the KG only yielded {len(examples)} of {n} distinct questions "

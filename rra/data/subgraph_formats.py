@@ -91,9 +91,9 @@ def rog_example(row: dict, source: str, key: str) -> QAExample:
     answers = _strings(row.get("a_entity"), source, "a_entity") or _strings(row.get("answer"), source, "answer")
     names = _strings(row.get("answer"), source, "answer")
     qid = str(row.get("id") or "")
-    extra = {"subgraph": key, "answer_labels": list(answers), "answer_ids": [[a] for a in answers],
-             "answer_names": names, "choices": _strings(row.get("choices"), source, "choices")}
-    return QAExample(mark_topic(question.strip(), topics), topics, answers, qid=qid, source=source, extra=extra)
+    extra = {"subgraph": key, "answer_names": names, "choices": _strings(row.get("choices"), source, "choices")}
+    return QAExample(mark_topic(question.strip(), topics), topics, answers, qid=qid, source=source, extra=extra,
+                     answer_labels=list(answers), answer_ids=[[a] for a in answers])
 
 
 def rog_subgraph(row: dict, source: str, topics: list[str]) -> Subgraph:
@@ -248,7 +248,7 @@ def load_nsm(path: str, kg=None, entities: str | None = None, relations: str | N
             break
         ex = nsm_example(row, source, ent_vocab, known)
         topics = list(ex.topic_entities)
-        own = dict(zip(ex.answers, ex.extra["answer_labels"]))
+        own = dict(zip(ex.answers, ex.answer_labels))
         graphs.add(source, lambda read=read, source=source, topics=topics, own=own: nsm_subgraph(
             read(), source, ent_vocab, rel_vocab, known, own, topics))
         out.append(ex)
@@ -267,10 +267,9 @@ def nsm_example(row: dict, source: str, ent_vocab, known: dict[str, str]) -> QAE
         answers.append(str(a["kb_id"]))
         labels.append(str(a.get("text") or known.get(a["kb_id"]) or a["kb_id"]))
     topic_names = [known.get(t, t) for t in topics]
-    extra = {"subgraph": source, "answer_labels": labels, "answer_ids": [[a] for a in answers],
-             "topic_labels": topic_names}
+    extra = {"subgraph": source, "topic_labels": topic_names}
     return QAExample(mark_topic(question.strip(), topic_names), topics, answers, qid=str(row.get("id") or ""),
-                     source=source, extra=extra)
+                     source=source, extra=extra, answer_labels=labels, answer_ids=[[a] for a in answers])
 
 
 def nsm_subgraph(row: dict, source: str, ent_vocab, rel_vocab, known: dict[str, str], own: dict[str, str],

@@ -17,8 +17,8 @@ lexicographic order. On each question `label_examples` sets:
     ex.relation_path              the best path (None when no path reaches any answer)
     ex.extra["hop_label"]         its length (None when none)
     ex.extra["path_candidates"]   the top-k paths as {"path", "f1", "precision", "recall", "n_end"}
-    ex.extra["gold_path"]         the dataset's own path, kept as it was; if the example came with a
-                                  relation_path but no gold_path, that path is moved here first.
+    ex.gold_path                  the dataset's own path, kept as it was; if the example came with a
+                                  relation_path but no gold_path, that path is kept here first.
     ex.extra["no_path_reason"]    why there is none: topic not in KG / no answer in KG / no path
 The report counts the same per dataset hop set, reasons included.
 
@@ -453,8 +453,8 @@ def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: 
                                          "reasons": Counter()})
     labels = Counter()
     for ex, cands, reason in zip(examples, candidates, reasons):
-        if ex.relation_path is not None and "gold_path" not in ex.extra:
-            ex.extra["gold_path"] = list(ex.relation_path)
+        if ex.relation_path is not None and ex.gold_path is None:
+            ex.gold_path = list(ex.relation_path)
         best = cands[0]["path"] if cands else None
         ex.relation_path = list(best) if best else None
         ex.extra["hop_label"] = len(best) if best else None
@@ -476,7 +476,7 @@ def _apply(examples: Sequence[QAExample], candidates: list[list[dict]], report: 
             if cands[0]["f1"] == 1.0:
                 report.exact += 1
                 bucket["exact"] += 1
-        gold = ex.extra.get("gold_path")
+        gold = ex.gold_path
         if gold:
             report.gold_known += 1
             report.gold_agree += best == list(gold)

@@ -189,7 +189,7 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
                     cut = "" if c["entity"] in kept else " (below cut-off)"
                     lines.append(f"  - {md(c['label'])} — {c['score']:.3f} via {md(' -> '.join(c['path']))}{cut}")
             else:
-                labels = (d.get("extra") or {}).get("answer_labels") or d.get("answers") or []
+                labels = d.get("answer_labels") or d.get("answers") or []
                 lines.append(f"  - {md(', '.join(map(str, labels[:3])) or '(none)')}")
     fails = list(failures)[:5]
     if fails:

@@ -21,7 +21,7 @@ from rra.config import build_graph, graph_description
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
 from rra.methods import QAMethod
-from rra.records import Prediction, QAExample
+from rra.records import Prediction, QAExample, Status
 
 log = logging.getLogger("infer")
 
@@ -94,11 +94,11 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
 def name_gold_answers(examples: list[QAExample], kg) -> None:
     """Say how each gold answer is named in the KG, so scoring does not depend on whether a dataset
     gives answers as KG ids or as names: an answer the KG holds as an entity gets its label
-    (`extra["answer_labels"]`, for replies that name it); an answer that is not an entity id is
+    (`answer_labels`, for replies that name it); an answer that is not an entity id is
     looked up as a label (exact, then case-insensitive), and the ids found count as that answer
-    (`extra["answer_ids"]`). A few batched lookups for the whole split; data that already
+    (`answer_ids`). A few batched lookups for the whole split; data that already
     names its answers (the question generator) is left as it is."""
-    todo = [ex for ex in examples if ex.answers and not ex.extra.get("answer_labels")]
+    todo = [ex for ex in examples if ex.answers and not ex.answer_labels]
     if not todo:
         return
     from rra.graph.base import GraphError
@@ -115,8 +115,8 @@ def name_gold_answers(examples: list[QAExample], kg) -> None:
         log.warning("could not look the gold answers up in the KG (%s); they are scored as given", err)
         return
     for ex in todo:
-        ex.extra["answer_labels"] = [labels.get(a, a) for a in ex.answers]
-        ex.extra["answer_ids"] = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
+        ex.answer_labels = [labels.get(a, a) for a in ex.answers]
+        ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
 
 
 def check_limit(limit):
@@ -132,11 +132,11 @@ def answer_question(cfg: DictConfig, method=None, kg=None) -> Prediction:
     if method is None:
         kg, _, method = build(cfg)
     pred = method.answer(QAExample(cfg.question, [], [], qid="cli"))
-    print(format_prediction(pred, kg))
+    print(format_prediction(pred))
     return pred
 
 
-def format_prediction(p: Prediction, kg=None) -> str:
+def format_prediction(p: Prediction) -> str:
     lines = [f"question: {p.question}", f"status:   {p.status}"]
     if p.topic_entities:
         lines.append(f"topic:    {', '.join(p.topic_entities)}")
@@ -175,7 +175,7 @@ def format_prediction(p: Prediction, kg=None) -> str:
         if len(cands) > 10:
             lines.append(f"  ... {p.extra.get('candidates_total', len(cands)) - 10} more candidates")
     else:
-        shown = p.extra.get("answer_labels") or p.answers
+        shown = p.answer_labels or p.answers
         lines.append(f"answer:   {', '.join(map(str, shown[:10])) if shown else '(none)'}")
     if p.errors:
         lines += ["errors:"] + [f"  {e}" for e in p.errors]
@@ -354,23 +354,22 @@ def answer_each(method: QAMethod, kg, examples: list[QAExample]):
     for ex in examples:
         try:
             with kg.scope(ex) as graph:
-                ids = [a for alias in ex.extra.get("answer_ids") or [[a] for a in ex.answers] for a in alias]
+                ids = [a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias]
                 ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
                 pred = list(method.answer_batch([ex], 1))[0]
         except GraphError as err:  # no subgraph for this question: it costs only itself
-            pred = Prediction(ex.qid, ex.question, [], status="graph_error", errors=[f"{type(err).__name__}: {err}"])
+            pred = Prediction(ex.qid, ex.question, [], status=Status.GRAPH_ERROR, errors=[f"{type(err).__name__}: {err}"])
         yield ex, with_gold(pred, ex)
 
 
 def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     """Attach what the scoring needs from the dataset (methods never see it): gold answers and
     their labels, the gold relation path and its length."""
-    gold_path = ex.extra.get("gold_path") or ex.relation_path
     pred.gold_answers = list(ex.answers)
-    pred.gold_labels = list(ex.extra.get("answer_labels") or [])
-    pred.gold_aliases = [list(a) for a in ex.extra.get("answer_ids") or []]
-    pred.gold_path = list(gold_path) if gold_path else None
-    pred.gold_hop = ex.hops if ex.hops is not None else (len(gold_path) if gold_path else None)
+    pred.gold_labels = list(ex.answer_labels)
+    pred.gold_aliases = [list(a) for a in ex.answer_ids]
+    pred.gold_path = list(ex.gold_path) if ex.gold_path else None
+    pred.gold_hop = ex.hops if ex.hops is not None else (len(ex.gold_path) if ex.gold_path else None)
     if "answer_in_subgraph" in ex.extra:  # per-question graphs: what the subgraph allowed
         pred.extra["answer_in_subgraph"] = bool(ex.extra["answer_in_subgraph"])
     pred.extra["gold_shape"] = gold_shape(ex)

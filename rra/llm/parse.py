@@ -26,13 +26,14 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
+from rra.records import Status
 from rra.text import find_mentions, normalize
 
 
 class ParseError(ValueError):
     """The reply does not contain what was asked for. Callers record status "unparseable"."""
 
-    status = "unparseable"
+    status = Status.UNPARSEABLE
 
     def __init__(self, reason: str, text: str = ""):
         self.reason, self.text = reason, text

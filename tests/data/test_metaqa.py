@@ -42,7 +42,7 @@ def test_load_small_files(tmp_path):
     exs = load_metaqa(tmp_path, hops=(2,), split="dev")
     assert [e.qid for e in exs] == ["metaqa-2hop-dev-0", "metaqa-2hop-dev-1"]
     assert exs[0].topic_entities == ["M1"] and exs[0].answers == ["M2", "M3"] and exs[0].hops == 2
-    assert exs[0].relation_path == ["directed_by", "^directed_by"] == exs[0].extra["gold_path"]
+    assert exs[0].relation_path == ["directed_by", "^directed_by"] == exs[0].gold_path
     assert exs[1].source.endswith("2-hop/vanilla/qa_dev.txt:2")
     assert load_metaqa(tmp_path, hops=(2,), split="dev", limit=1, with_gold_paths=False)[0].relation_path is None
 

@@ -40,7 +40,7 @@ def test_answers_match_the_walks_the_semantics_keep(tiny_kg, templates, semantic
         expect = {p.end for p in walked if semantics.keeps(p.entities, topic)}
         assert set(q.answers) == expect and 1 <= len(q.answers) <= 3
         assert f"[{tiny_kg.label(topic)}]" in q.question
-        assert len(q.relation_path) == q.hops and q.extra["gold_path"] == q.relation_path
+        assert len(q.relation_path) == q.hops and q.gold_path == q.relation_path
     assert len({(q.topic_entities[0], tuple(q.relation_path)) for q in qs}) == len(qs)
 
 
@@ -86,7 +86,7 @@ def test_relation_filter_and_labels():
                        labels={"m1": "Movie One", "d1": "Dee", "y1": "1999"})
     qs = generate_questions(kg, n=5, hops=(1,), relations=["directed_by"], seed=1)
     assert {tuple(q.relation_path) for q in qs} <= {("directed_by",), ("^directed_by",)}
-    assert any(q.extra["answer_labels"] == ["Dee"] and "[Movie One]" in q.question for q in qs)
+    assert any(q.answer_labels == ["Dee"] and "[Movie One]" in q.question for q in qs)
 
 
 def test_cli_writes_questions(tmp_path, capsys):

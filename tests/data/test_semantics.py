@@ -50,7 +50,7 @@ def test_topic_answers_are_covered_by_supervision_and_answered_by_the_graph_scor
     report = label_examples(kg, questions, cache_dir=None)
     assert report.covered == report.n == 300 and report.exact == 300  # every answer set reached exactly
 
-    pipe = RRAPipeline(kg, PathRetrieval(GoldPath({q.question: q.extra["gold_path"] for q in questions})),
+    pipe = RRAPipeline(kg, PathRetrieval(GoldPath({q.question: q.gold_path for q in questions})),
                        TripleRewriter(), GraphScorer())
     preds = pipe.answer_batch(topic_answer)
     for q, p in zip(topic_answer, preds):

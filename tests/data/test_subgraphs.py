@@ -87,7 +87,7 @@ def test_both_formats_read_to_the_same_questions(files):
     rog = load_rog(str(files["rog"]["train"]), kg=rog_kg)
     nsm = load_nsm(str(files["nsm"]["train"]), kg=nsm_kg)
     assert [e.question for e in rog] == [e.question for e in nsm] and len(rog) == 42
-    assert [e.extra["answer_labels"] for e in rog] == [e.extra["answer_labels"] for e in nsm]
+    assert [e.answer_labels for e in rog] == [e.answer_labels for e in nsm]
     assert all("[" in e.question for e in rog)  # the topic's mention is marked for masking
     if "rog_parquet" in files:
         parquet = load_rog(str(files["rog_parquet"]["train"]), kg=pq_kg)

@@ -73,9 +73,9 @@ def test_label_examples_sets_paths_and_report(tiny_kg, tmp_path):
         q("ghost", ["m1"]),
     ]
     rep = label_examples(tiny_kg, exs, cache_dir=None)
-    assert exs[0].relation_path == ["directed_by", "^directed_by"] == exs[0].extra["gold_path"]
+    assert exs[0].relation_path == ["directed_by", "^directed_by"] == exs[0].gold_path
     assert exs[0].extra["hop_label"] == 2
-    assert exs[1].relation_path == ["^directed_by"] and "gold_path" not in exs[1].extra
+    assert exs[1].relation_path == ["^directed_by"] and exs[1].gold_path is None
     assert exs[2].relation_path is None and exs[2].extra["hop_label"] is None
     assert rep.n == 5 and rep.covered == 2 and rep.coverage == pytest.approx(0.4)
     assert rep.topic_missing == 2 and rep.gold_known == 1 and rep.gold_agree == 1
@@ -103,7 +103,7 @@ def test_stated_hop_count_fixes_the_path_length(tiny_kg):
 def test_gold_path_kept_when_kg_prefers_another(tiny_kg):
     ex = q("m1", ["d1"], relation_path=["written_by"])
     label_examples(tiny_kg, [ex], cache_dir=None)
-    assert ex.relation_path == ["directed_by"] and ex.extra["gold_path"] == ["written_by"]
+    assert ex.relation_path == ["directed_by"] and ex.gold_path == ["written_by"]
     assert [c["path"] for c in ex.extra["path_candidates"]][:2] == [["directed_by"], ["written_by"]]
 
 

@@ -108,9 +108,9 @@ def test_gold_answers_count_whether_given_as_ids_or_as_names():
     given = {"id": [city], "name": ["Port Ellery"], "other case": ["port ELLERY"], "not in the KG": ["Atlantis"]}
     exs = [QAExample("where was [Ann Reed] born", [q], answers, qid=k) for k, answers in given.items()]
     name_gold_answers(exs, kg)
-    assert exs[0].extra == {"answer_labels": ["Port Ellery"], "answer_ids": [[city]]}
-    assert exs[1].extra["answer_ids"] == [[city]] and exs[2].extra["answer_ids"] == [[city]]
-    assert exs[3].extra["answer_ids"] == [[]]
+    assert (exs[0].answer_labels, exs[0].answer_ids, exs[0].extra) == (["Port Ellery"], [[city]], {})
+    assert exs[1].answer_ids == [[city]] and exs[2].answer_ids == [[city]]
+    assert exs[3].answer_ids == [[]]
 
     def scored_as(ex, answers, reply="", mode="top"):
         p = Prediction(ex.qid, ex.question, answers, reply=reply, hits_mode=mode, topic_entities=[q])
