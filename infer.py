@@ -17,22 +17,10 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from rra.config import register_resolvers
+from rra.config import quote_question, register_resolvers
 
 REPO = Path(__file__).resolve().parent
 register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...}
-
-
-def quote_question(argv: list[str]) -> list[str]:
-    """`question="what movies did [Ridley Scott] direct"` reaches us without the shell's quotes, and
-    Hydra's override grammar reads `[...]` as a list; re-quote the value so it stays one string."""
-    out = []
-    for arg in argv:
-        if arg.startswith("question=") and not arg[len("question="):].startswith(("'", '"')):
-            value = arg[len("question="):].replace("\\", "\\\\").replace("'", "\\'")
-            arg = f"question='{value}'"
-        out.append(arg)
-    return out
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="infer")

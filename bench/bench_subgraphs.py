@@ -48,10 +48,10 @@ def config(name: str, overrides: list[str], root: Path):
 
 
 def train_tiny(sample: dict, root: Path) -> str:
-    import train
+    from rra.training import train
 
     f = sample["rog"]
-    train.train(config("train", ["model=retriever_tiny", "trainer.max_epochs=25", "callbacks.early_stopping=null",
+    train(config("train", ["model=retriever_tiny", "trainer.max_epochs=25", "callbacks.early_stopping=null",
                                  "callbacks.progress_bar=null", "test=false", "name=bench_subgraphs",
                                  f"data.train_file={f['train']}", f"data.val_file={f['dev']}"], root))
     return str(root / "checkpoints" / "bench_subgraphs" / "best.ckpt")

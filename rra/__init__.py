@@ -6,11 +6,4 @@ import os
 # must be set before torch loads its OpenMP runtime, hence here. An explicit setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import os
-
-# On a small shared CPU box, OpenMP threads that spin while waiting for work steal the cores other
-# processes (and our own next batch) need; passive waiting was a large win on 2 shared cores.
-# Set before torch is imported (import rra first); a value the user set wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 __version__ = "0.1.0"

@@ -46,8 +46,8 @@ def build_graph(cfg: DictConfig):
         kb = OmegaConf.select(cfg, "data.kb_path", default=None)
         if kb is None:
             raise ValueError(
-                f"graph <{target}> reads the KG file named by data.kb_path, and the data config "
-                f"<{OmegaConf.select(cfg, 'data._target_')}> sets none: give data.kb_path=FILE "
+                f"graph <{target}> reads the KG file named by data.kb_path, and the data config sets "
+                "none: give data.kb_path=FILE "
                 "(or graph=sparql for a store that already holds the KG)")
     log.info("graph <%s>", target)
     try:
@@ -63,3 +63,15 @@ def graph_description(kg) -> str:
     if graphs:
         where = f"{where or 'store'}, graph {', '.join(graphs)}"
     return f"{type(kg).__name__}" + (f" ({where})" if where else "")
+
+
+def quote_question(argv: list[str]) -> list[str]:
+    """`question="what movies did [Ridley Scott] direct"` reaches us without the shell's quotes, and
+    Hydra's override grammar reads `[...]` as a list; re-quote the value so it stays one string."""
+    out = []
+    for arg in argv:
+        if arg.startswith("question=") and not arg[len("question="):].startswith(("'", '"')):
+            value = arg[len("question="):].replace("\\", "\\\\").replace("'", "\\'")
+            arg = f"question='{value}'"
+        out.append(arg)
+    return out

@@ -12,17 +12,9 @@ from typing import Iterable, Sequence
 from rra.records import STATUSES, Prediction, QAExample, Status, Trace  # noqa: F401  (re-exported: the method layer's records)
 
 
-def strict_errors() -> bool:
-    """Whether an unexpected exception inside a method is raised instead of recorded as status
-    "error" (tests set RRA_STRICT_ERRORS=1, so a bug fails them instead of becoming a status)."""
-    import os
-
-    return os.environ.get("RRA_STRICT_ERRORS", "") == "1"
-
-
-def failure_status(err: Exception) -> Status:
+def failure_status(err: Exception, strict: bool = False) -> Status:
     """The per-question status of an exception raised while answering: the graph and LLM layers'
-    own errors by name, anything else "error" (re-raised when `strict_errors()`)."""
+    own errors by name, anything else ERROR, or re-raised when `strict` (a bug stops the run)."""
     from rra.graph.base import GraphError
     from rra.llm.base import LLMError
 
@@ -30,26 +22,29 @@ def failure_status(err: Exception) -> Status:
         return Status.GRAPH_ERROR
     if isinstance(err, LLMError):
         return Status.LLM_ERROR
-    if strict_errors():
+    if strict:
         raise err
     return Status.ERROR
 
 
-def safe_answer(method, example: QAExample) -> Prediction:
+def safe_answer(method: "QAMethod", example: QAExample) -> Prediction:
     """`method.answer(example)`; an exception costs that question (status by the error's layer, see
-    `failure_status`), never the run, unless strict errors are on."""
+    `failure_status`), never the run, unless the method is `strict`."""
     t0 = time.perf_counter()
     try:
         return method.answer(example)
     except Exception as err:
-        return Prediction(example.qid, example.question, [], status=failure_status(err),
+        return Prediction(example.qid, example.question, [], status=failure_status(err, method.strict),
                           errors=[f"{type(err).__name__}: {err}"], latency_s=time.perf_counter() - t0)
 
 
 class QAMethod(ABC):
-    """A QA method (RRA or a baseline): subclasses set `name` and write `answer`."""
+    """A QA method (RRA or a baseline): subclasses set `name` and write `answer`. `strict`: an
+    unexpected exception inside the method (a bug) is raised instead of recorded as status ERROR
+    (infer.py's `strict=true`; the tests make every method strict)."""
 
     name: str
+    strict: bool = False
 
     @abstractmethod
     def answer(self, example: QAExample) -> Prediction:

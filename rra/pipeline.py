@@ -22,7 +22,7 @@ from rra.answer import Answer, Answerer, fallback
 from rra.entity_linking import LinkResult, TopicLinker, marked
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
-from rra.methods import QAMethod, failure_status, strict_errors
+from rra.methods import QAMethod, failure_status
 from rra.plan import focus_text
 from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text, retrieve_plan
 from rra.records import Prediction, QAExample, Status, Triple
@@ -77,7 +77,7 @@ class RRAPipeline(QAMethod):
             try:
                 specs = self._plans(examples, links, candidates)
             except Exception as err:  # noqa: BLE001 - a broken plan head costs the plans, not the batch
-                if strict_errors():
+                if self.strict:
                     raise
                 log.warning("plan heads failed, answering as chains: %s: %s", type(err).__name__, err)
         prefetched, _ = self.retrieval.prefetch(
@@ -262,7 +262,7 @@ class RRAPipeline(QAMethod):
         """Answers by one `answer_many` call for the batch; a failed answer is the graph scorer's,
         with the error (bugs raise under strict errors)."""
         def recover(c: QuestionContext, err: Exception) -> Answer:
-            return fallback(c.retrieval, failure_status(err), f"answerer: {type(err).__name__}: {err}")
+            return fallback(c.retrieval, failure_status(err, self.strict), f"answerer: {type(err).__name__}: {err}")
 
         return self._batch_then_each(self.answerer.answer_many, contexts, recover)
 

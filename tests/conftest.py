@@ -9,8 +9,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# A bug inside a method raises in tests instead of becoming a per-question "error" status.
-os.environ.setdefault("RRA_STRICT_ERRORS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -18,6 +16,14 @@ from rra.config import register_resolvers  # noqa: E402
 
 register_resolvers(REPO)  # ${repo_root:}, ${builtin_data:...}: what train.py / infer.py register
 SHARED_DATA = Path(os.environ.get("RRA_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def strict_methods(monkeypatch):
+    """A bug inside a method raises in tests instead of becoming a per-question "error" status."""
+    from rra.methods import QAMethod
+
+    monkeypatch.setattr(QAMethod, "strict", True)
 
 
 @pytest.fixture(scope="session")

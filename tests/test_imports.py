@@ -20,7 +20,7 @@ FLOORS = {
     "rra.data": 3, "rra.llm": 3, "rra.models": 3,
     "rra.entity_linking": 4, "rra.retrieve": 4, "rra.plan_retrieval": 4, "rra.rewrite": 4, "rra.answer": 4,
     "rra.methods": 5, "rra.pipeline": 5, "rra.baselines": 5,
-    "rra.eval": 6, "rra.serve": 6, "rra.config": 6,
+    "rra.eval": 6, "rra.serve": 6, "rra.config": 6, "rra.training": 6,
 }
 
 

@@ -15,9 +15,9 @@ from omegaconf import open_dict
 REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"  # the retriever tests' toy KG + questions (data=toy)
 sys.path.insert(0, str(REPO / "tests" / "models"))
-sys.path.insert(0, str(REPO))
-import infer  # noqa: E402
-import train  # noqa: E402
+
+from rra.config import quote_question  # noqa: E402
+from rra.training import train  # noqa: E402
 
 SEARCH = f"hydra.searchpath=[file://{TOY_CONF}]"
 
@@ -39,7 +39,7 @@ def trained_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("infer_root")
     cfg = compose_cfg("train", root, ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
                                       "callbacks.progress_bar=null"])
-    train.train(cfg)
+    train(cfg)
     assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
     return root
 
@@ -104,9 +104,9 @@ def test_missing_checkpoint_is_a_clear_error(tmp_path):
 
 
 def test_quote_question_keeps_brackets_and_quotes():
-    assert infer.quote_question(["question=what did [A] do", "split=test"]) == \
+    assert quote_question(["question=what did [A] do", "split=test"]) == \
         ["question='what did [A] do'", "split=test"]
-    assert infer.quote_question(["question=who's [B]"]) == ["question='who\\'s [B]'"]
+    assert quote_question(["question=who's [B]"]) == ["question='who\\'s [B]'"]
 
 
 @pytest.mark.slow
@@ -548,3 +548,14 @@ def test_caches_and_stores_are_not_fingerprinted_by_content():
     node = {"cache_dir": str(REPO / "tests"), "store_path": str(REPO / "tests"), "kb_path": str(REPO / "tests" / "models" / "toy_kb.txt"),
             "nested": {"supervision_cache": str(REPO / "tests")}}
     assert _input_paths(node, "data") == {"data.kb_path": str(REPO / "tests" / "models" / "toy_kb.txt")}
+
+
+def test_strict_is_a_parameter_of_the_method_not_of_the_process(trained_root, monkeypatch):
+    from rra.eval.run import build
+    from rra.methods import QAMethod
+
+    monkeypatch.setattr(QAMethod, "strict", False)  # the tests' default off: what infer.py starts from
+    _, _, lenient = build(compose_cfg("infer", trained_root, ["llm=none"]))
+    _, _, strict = build(compose_cfg("infer", trained_root, ["llm=none", "strict=true"]))
+    assert strict.strict and not lenient.strict and not QAMethod.strict
+    assert "RRA_STRICT_ERRORS" not in os.environ

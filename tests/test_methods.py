@@ -37,17 +37,17 @@ def test_default_batch_streams_one_question_at_a_time():
     assert next(iter(stream)).qid == "0" and method.asked == ["0"]  # nothing asked ahead of the reader
 
 
-def test_a_bug_inside_a_method_is_raised_under_strict_errors(monkeypatch):
+def test_a_bug_inside_a_method_is_raised_when_the_method_is_strict():
     class Buggy(Counting):
         def answer(self, example):
             raise TypeError("a bug")
 
-    monkeypatch.setenv("RRA_STRICT_ERRORS", "0")
-    (pred,) = list(Buggy().answer_batch(examples(1)))
+    lenient, strict = Buggy(), Buggy()
+    lenient.strict, strict.strict = False, True
+    (pred,) = list(lenient.answer_batch(examples(1)))
     assert pred.status == "error" and pred.errors == ["TypeError: a bug"]
-    monkeypatch.setenv("RRA_STRICT_ERRORS", "1")
     with pytest.raises(TypeError):
-        list(Buggy().answer_batch(examples(1)))
+        list(strict.answer_batch(examples(1)))
 
 
 def test_a_status_is_an_enum_written_as_its_value():

@@ -39,12 +39,9 @@ def test_the_readme_has_commands_to_check():
 @pytest.mark.parametrize("entry, overrides", COMMANDS, ids=[" ".join([e, *o])[:80] for e, o in COMMANDS])
 def test_readme_command_composes(entry, overrides):
     if entry == "infer":  # infer.py quotes question=... itself (brackets and spaces are Hydra syntax)
-        import sys
+        from rra.config import quote_question
 
-        sys.path.insert(0, str(REPO))
-        import infer
-
-        overrides = infer.quote_question(overrides)
+        overrides = quote_question(overrides)
     parsed = OverridesParser.create().parse_overrides(overrides)
     first = []
     for o in parsed:  # a sweep (-m a,b) composes with its first value

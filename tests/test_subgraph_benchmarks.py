@@ -18,8 +18,7 @@ from omegaconf import open_dict
 from rra.data.subgraph_generator import write_all
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-import train  # noqa: E402
+from rra.training import train  # noqa: E402
 
 TRAIN = ["model=retriever_tiny", "trainer.max_epochs=25", "callbacks.early_stopping=null",
          "callbacks.progress_bar=null", "logger=none"]
@@ -72,7 +71,7 @@ def check_answers(out: Path, metrics: dict) -> None:
 def rog_root(sets, tmp_path_factory):
     root = tmp_path_factory.mktemp("rog")
     fmt = "rog_parquet" if "rog_parquet" in sets else "rog"
-    train.train(compose_cfg("train", root, TRAIN + files(sets, fmt) + ["name=rog", "test=false"]))
+    train(compose_cfg("train", root, TRAIN + files(sets, fmt) + ["name=rog", "test=false"]))
     assert (root / "checkpoints" / "rog" / "best.ckpt").is_file()
     return root, fmt
 

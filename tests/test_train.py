@@ -13,10 +13,10 @@ from omegaconf import open_dict
 REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"
 sys.path.insert(0, str(REPO / "tests" / "models"))  # toy_data, for the `_target_`s of data=toy
-sys.path.insert(0, str(REPO))
-import train  # noqa: E402
 
-BASE = ["data=toy", "model=retriever_tiny", "logger=none", f"hydra.searchpath=[file://{TOY_CONF}]",
+from rra.training import train  # noqa: E402
+
+BASE = ["data=toy", "datamodule=toy", "model=retriever_tiny", "logger=none", f"hydra.searchpath=[file://{TOY_CONF}]",
         "callbacks.progress_bar=null"]
 
 
@@ -47,9 +47,17 @@ def run_train(args: list[str], tmp_path: Path, timeout: int = 240) -> subprocess
 
 def test_fast_dev_run_compose(tmp_path):
     cfg = compose_cfg(tmp_path, ["debug=fast_dev_run"])
-    metrics = train.train(cfg)
+    metrics = train(cfg)
     assert {"train/loss", "val/path_acc", "test/path_acc", "test/hop_acc"} <= set(metrics)
     assert 0.0 <= metrics["test/path_acc"] <= 1.0
+
+
+def test_lightnings_own_fast_dev_run_saves_no_checkpoint(tmp_path):
+    """`trainer.fast_dev_run=true`, the switch Lightning users type, is a smoke run like
+    `debug=fast_dev_run`: it trains and tests one batch and leaves no checkpoint behind."""
+    metrics = train(compose_cfg(tmp_path, ["trainer.fast_dev_run=true"]))
+    assert {"train/loss", "test/path_acc"} <= set(metrics)
+    assert [p for p in tmp_path.rglob("*.ckpt")] == []
 
 
 def test_train_publishes_best_and_resumes_from_last(tmp_path):
@@ -57,7 +65,7 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
 
     # epochs alone (no step floor): resuming with max_epochs=3 is then exactly one more epoch
     cfg = compose_cfg(tmp_path, ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false"])
-    metrics = train.train(cfg)
+    metrics = train(cfg)
     ckpt_dir = tmp_path / "run" / "checkpoints"
     assert (ckpt_dir / "last.ckpt").is_file()
     best = Path(cfg.paths.best_ckpt)
@@ -77,7 +85,7 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
     steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
     resumed = compose_cfg(tmp_path, ["trainer.max_epochs=3", "trainer.min_steps=0", "test=false", "publish_best=false",
                                      f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
-    train.train(resumed)
+    train(resumed)
     after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
     assert after["global_step"] == steps_before * 3 // 2  # one more epoch, not a restart
 

@@ -133,7 +133,7 @@ def run_method(method: BaselineSettings, example: QAExample, max_new_tokens: int
     try:
         method.explore(example, pred, trace)
     except Exception as e:  # keep what we have, report, go on (a bug raises under strict errors)
-        pred.status = failure_status(e)
+        pred.status = failure_status(e, method.strict)
         pred.errors.append(f"{type(e).__name__}: {e}")
     pred.extra["mode"] = method.mode
     pred.latency_s = time.perf_counter() - trace.start

@@ -28,8 +28,8 @@ __all__ = [
 
 
 def __getattr__(name):
-    # Imported on first use, not here: `python -m rra.data.question_generator` (and
-    # `python -m rra.data.builtin`) must find the module unimported when it runs it as __main__.
+    # Imported on first use, not here: `python -m rra.data.question_generator` must find the
+    # module unimported when it runs it as __main__.
     if name in ("Templates", "generate_questions"):
         from rra.data import question_generator
 

@@ -18,33 +18,30 @@ path, and why the others did not (topic not in KG, no answer in KG, no path with
 stated length). Below `min_coverage` a warning says so loudly; when most topics are missing from the
 KG the run stops, since the questions and the KG do not belong together.
 
-Every source is injected (Hydra `_target_`, `_partial_: true` for lazy loading):
+The questions come from the dataset (`rra.data.dataset.Dataset`: its train / val / test sources,
+`hop` filter and answer rule); the graph is injected:
     kg:     a KnowledgeGraph, or a zero-argument callable returning one (train.py passes the backend
-            of the `graph` config group); without one the KG file `kb_path` is read into NetworkX
-    train / val / test: a list of QAExample, or a callable returning one (or None: no such split);
-            a callable with a `kg` parameter receives the loaded graph (question generators need it)
-The validation set, when not given, is a seeded `val_fraction` of the training examples.
+            of the `graph` config group); without one the dataset's KG file `kb_path` is read into NetworkX
+The validation set, when the dataset has none, is a seeded `val_fraction` of the training examples.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import random
 from collections import Counter
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping
 
 import lightning as L
 from torch.utils.data import DataLoader
 
+from rra.data.dataset import Dataset
 from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
-from rra.records import AnswerSemantics, QAExample
+from rra.records import QAExample
 from rra.text import mask_topic
 
 log = logging.getLogger(__name__)
 
-Source = Sequence[QAExample] | Callable[..., Sequence[QAExample]] | None
 CHAIN_PLAN = {"anchors": 1, "condition": "none", "attribute": None}  # the plan label of a one-chain question
 
 
@@ -62,26 +59,18 @@ def collate(items: list[dict]) -> dict[str, list]:
 
 
 class RetrieverDataModule(L.LightningDataModule):
+    """The retriever's training data from a dataset (`rra.data.dataset.Dataset`, conf/data/*.yaml,
+    which conf/datamodule/retriever.yaml refers to as `dataset: ${data}`) and how to make items of
+    it: supervision, validation hold-out, caps, batches."""
+
     def __init__(
         self,
+        dataset: Dataset | Mapping | None = None,
         kg: KnowledgeGraph | Callable[[], KnowledgeGraph] | None = None,
-        train: Source = None,
-        test: Source = None,
-        val: Source = None,
-        kb_path: str | None = None,
-        labels_path: str | None = None,
-        kb_format: str | None = None,
-        semantics: AnswerSemantics | dict | None = None,
-        train_file: str | None = None,  # data=files: read by the train/val/test sources
-        val_file: str | None = None,
-        test_file: str | None = None,
-        relation_labels=None,  # read by the QA methods at inference; the retriever learns relation ids
         plans: bool = True,  # derive query plans (several anchors, conditions) and train the plan heads on them
-        train_paths: str = "auto",
+        train_paths: str | None = None,  # None: the dataset's
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
-        root: str | None = None,
-        hop: int | Sequence[int] | None = None,
         val_fraction: float = 0.1,
         max_hops: int = 3,
         mask_token: str | None = "[E]",
@@ -96,20 +85,17 @@ class RetrieverDataModule(L.LightningDataModule):
         seed: int = 0,
     ):
         super().__init__()
-        self.kg_source, self.sources = kg, {"train": train, "val": val, "test": test}
-        self.kb_path, self.labels_path, self.kb_format = kb_path, labels_path, kb_format
-        if kg is None and kb_path is None:
-            raise ValueError("RetrieverDataModule needs a knowledge graph: kg=... or kb_path=FILE")
-        self.semantics = AnswerSemantics.of(semantics)
+        self.dataset, self.kg_source = Dataset.of(dataset), kg
+        if kg is None and self.dataset.kb_path is None:
+            raise ValueError("RetrieverDataModule needs a knowledge graph: kg=... or a dataset with kb_path=FILE")
+        self.semantics = self.dataset.semantics
+        train_paths = train_paths or self.dataset.train_paths
         if train_paths not in ("auto", "kg", "given"):
             raise ValueError(f"train_paths must be 'auto', 'kg' or 'given', not {train_paths!r}")
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
         self.plans = plans
         self.plan_heads = False  # set in setup: whether any training question is beyond one chain
-        self.root = root  # the dataset folder that the loaders' configs read (${data.root})
-        # keep only questions of these dataset hop sets (QAExample.hops), e.g. data.hop=2
-        self.hop = None if hop is None else {int(hop)} if isinstance(hop, (int, str)) else {int(h) for h in hop}
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -129,21 +115,15 @@ class RetrieverDataModule(L.LightningDataModule):
         return kwargs
 
     # -- loading -------------------------------------------------------------------------------
-    def _load(self, source: Source) -> list[QAExample] | None:
-        if source is None:
-            return None
-        if callable(source):
-            takes_kg = "kg" in inspect.signature(source).parameters
-            source = source(kg=self.kg) if takes_kg else source()
-        if source is None:  # e.g. data=files with no file for this split
-            return None
-        return [e for e in source if self.hop is None or e.hops in self.hop]
+    def _load(self, split: str) -> list[QAExample] | None:
+        return self.dataset.questions(split, self.kg)
 
     def _graph(self) -> KnowledgeGraph:
         if self.kg_source is None:
             from rra.graph.loaders import load_graph
 
-            return load_graph(self.kb_path, labels_path=self.labels_path, format=self.kb_format)
+            d = self.dataset
+            return load_graph(d.kb_path, labels_path=d.labels_path, format=d.kb_format)
         return self.kg_source() if callable(self.kg_source) else self.kg_source
 
     def kg_labels(self, kg: KnowledgeGraph, examples: list[QAExample], max_hops: int) -> None:
@@ -230,7 +210,7 @@ class RetrieverDataModule(L.LightningDataModule):
         if n and reasons.get(TOPIC_MISSING, 0) > n / 2:
             raise ValueError(
                 f"{split}: the topic entities of {reasons[TOPIC_MISSING]} of {n} questions are not in the "
-                f"knowledge graph ({self.kb_path or 'the configured KG'}): the questions and the KG do not "
+                f"knowledge graph ({self.dataset.kb_path or 'the configured KG'}): the questions and the KG do not "
                 "belong together (check data.kb_path, and that topic_entities are the KG's entity ids)")
         if n and covered / n < self.min_coverage:
             lines = [f"  {h}-hop: {b['covered']}/{b['n']} ({100 * b['covered'] / b['n']:.1f}%) "
@@ -320,16 +300,14 @@ class RetrieverDataModule(L.LightningDataModule):
         if self.splits:  # idempotent: Lightning calls setup per stage, model_kwargs calls it early
             return
         rng = random.Random(self.seed)
-        if self.root is not None and not Path(self.root).exists():
-            raise FileNotFoundError(f"dataset folder data.root={self.root} does not exist")
         self.kg = self._graph()
         self.relations = relation_vocabulary(self.kg)
-        train = self._load(self.sources["train"])
+        train = self._load("train")
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
         train = self._supervise(train, "train", self.train_paths)
         self.plan_heads = self.plans and any((e.extra.get("plan") or {}).get("shape", "chain") != "chain" for e in train)
-        val = self._load(self.sources["val"])
+        val = self._load("val")
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))
             rng.shuffle(order)
@@ -339,7 +317,7 @@ class RetrieverDataModule(L.LightningDataModule):
         else:
             val = self._supervise(val, "val", self.train_paths)
         train = self._cap_per_hop(train, self.max_train_per_hop, rng)
-        test = self._load(self.sources["test"])
+        test = self._load("test")
         test = self._supervise(test, "test") if test is not None else []
         if self.max_test is not None and len(test) > self.max_test:
             test = rng.sample(test, self.max_test)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -198,3 +199,38 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
             err = "; ".join(d.get("errors", []))[:200]
             lines.append(f"- {md(d.get('qid'))} {md(d.get('status'))}: {md(d.get('question'))} — {md(err)}")
     return "\n".join(lines) + "\n"
+
+
+def terminal_text(markdown: str) -> str:
+    """A summary written by `summary_markdown`, for a person in a terminal: escapes removed, bold
+    marks dropped, headings underlined, tables as aligned columns (summary.md stays markdown)."""
+    out: list[str] = []
+    table: list[list[str]] = []
+
+    def flush() -> None:
+        if table:
+            widths = [max(len(row[i]) for row in table if i < len(row)) for i in range(len(table[0]))]
+            out.extend("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table)
+            table.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            cells = [plain(c.strip()) for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(set(c) <= set("-: ") for c in cells):  # the |---|---| rule
+                table.append(cells)
+            continue
+        flush()
+        if line.startswith("# "):
+            title = plain(line[2:])
+            out += [title, "=" * len(title)]
+        elif line.startswith("> "):
+            out.append(plain(line[2:]))
+        else:
+            out.append(plain(line))
+    flush()
+    return "\n".join(out) + "\n"
+
+
+def plain(text: str) -> str:
+    """Markdown inline text as plain text: `**bold**` -> bold, `\\_` -> _."""
+    return re.sub(r"\\(.)", r"\1", text.replace("**", ""))

@@ -8,7 +8,6 @@ metrics to the configured loggers.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from rra.config import build_graph, graph_description
+from rra.data.dataset import SPLITS, Dataset
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
 from rra.methods import QAMethod
@@ -56,24 +56,19 @@ def build_method(cfg: DictConfig, kg, llm, **shared) -> QAMethod:
     if not isinstance(method, QAMethod):
         raise TypeError(f"method: {type(method).__name__} is not a QA method (subclass rra.methods.QAMethod: "
                         "`name`, `answer(example) -> Prediction`; `describe` comes with it)")
+    if cfg.get("strict", False):  # a method's unexpected exception stops the run (rra.methods.failure_status)
+        method.strict = True
     return method
 
 
 def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
-    """Questions of `split` from the data config's source of that name (a list, or a callable,
-    given the graph when it takes `kg`): the same sources train.py reads."""
-    data = cfg.data
-    node = data.get(split) if split in data else None
-    if node is None:
-        have = [k for k in ("train", "val", "test") if data.get(k) is not None]
-        raise ValueError(f"the data config <{data.get('_target_')}> has no {split!r} question source; "
-                         f"use split={'|'.join(have)}")
-    hop = data.get("hop") if "hop" in data else None
-    if hop is not None and "hops" in node:  # data.hop=2: only that hop set of a multi-hop dataset
-        node = OmegaConf.merge(node, {"hops": list(hop) if isinstance(hop, (list, tuple)) else [int(hop)]})
-    source = instantiate(node)
-    if callable(source):
-        source = source(kg=kg) if "kg" in inspect.signature(source).parameters else source()
+    """Questions of `split` from the dataset's source of that name (rra.data.dataset.Dataset): the
+    same sources train.py's datamodule reads."""
+    dataset = Dataset.from_config(cfg.data)
+    if split not in SPLITS or not dataset.has(split):
+        have = [k for k in SPLITS if dataset.has(k)]
+        raise ValueError(f"the data config has no {split!r} question source; use split={'|'.join(have)}")
+    source = dataset.questions(split, kg)
     if source is None:  # e.g. data=files without a file for this split
         raise ValueError(f"the data config has no questions for split={split!r}: "
                          f"set data.{split}_file=FILE (JSONL or TSV, see conf/data/files.yaml)")
@@ -187,10 +182,6 @@ def format_prediction(p: Prediction) -> str:
 def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if cfg.get("strict", False):  # a method's unexpected exception stops the run (rra.methods.failure_status)
-        import os
-
-        os.environ["RRA_STRICT_ERRORS"] = "1"
     with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
         save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))  # before anything slow is built
@@ -246,7 +237,7 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     picked = choices()
     used_llm = metrics.get("llm_asked_n", 0) > 0
     setup = {"method": metrics["method"], "split": cfg.split,
-             "data": picked.get("data") or cfg.data.get("_target_"),
+             "data": picked.get("data"),
              "graph": f"{picked.get('graph') or cfg.graph.get('_target_')}: {graph_description(kg)}",
              "llm": (f"{getattr(llm, 'name', '?')} ({getattr(llm, 'model', '')})" if used_llm
                      else "none used (no question asked an LLM)"),
@@ -258,7 +249,7 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     report.write_text(out / report.SUMMARY, text)
     log_to_loggers(cfg, metrics)
     if cfg.get("show_summary", True):
-        print(text)
+        print(report.terminal_text(text))
     for w in warnings:
         log.warning(w)
     if warnings and cfg.get("strict", False):

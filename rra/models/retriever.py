@@ -42,6 +42,10 @@ from rra.resources import DEFAULT_ENCODER
 
 CHECKPOINT_FORMAT = "rra-retriever"
 CHECKPOINT_VERSION = 1
+# predict()'s text -> encoding cache: masked question templates repeat (MetaQA: ~500 in 39k questions)
+ENCODING_CACHE_SIZE = 50_000
+# graph pruning skips a question whose path prefix reaches more entities than this (too costly to check)
+MAX_FRONTIER = 5000
 
 
 class RelationMismatchError(ValueError):
@@ -117,7 +121,7 @@ class Retriever(L.LightningModule):
         self.train_metrics, self.val_metrics, self.test_metrics = metrics(False), metrics(True), metrics(True)
         self.val_path_acc_best = MaxMetric()
         self.encoded_texts = 0  # sequences encoded by predict(): for "encoder passes per question"
-        self.cache_size = 50_000  # predict()'s text -> encoding cache (masked templates repeat)
+        self.cache_size = ENCODING_CACHE_SIZE
         self._predict_cache: dict[str, torch.Tensor] = {}
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -302,7 +306,7 @@ class Retriever(L.LightningModule):
         first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
         return beam_search(first_logp, lengths, beam, score, allow)
 
-    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int = 5000):
+    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int = MAX_FRONTIER):
         """`allowed` for beam search: the relation ids with an instance from the entities a prefix
         reaches from question i's topic entity `topics[i]` in `kg` (None: no pruning for that
         question, e.g. no topic or a frontier above `max_frontier` entities)."""

@@ -1,6 +1,7 @@
 import pytest
 
 from rra.data.datamodule import RetrieverDataModule, relation_vocabulary
+from rra.data.dataset import Dataset
 from rra.records import QAExample
 from toy_data import toy_kg, toy_questions
 
@@ -13,7 +14,7 @@ def test_vocabulary_has_both_directions():
 
 def test_validation_hold_out_is_fixed_by_seed():
     def split(seed):
-        dm = RetrieverDataModule(toy_kg(), train=toy_questions(60), val_fraction=0.25, dedupe=False, seed=seed,
+        dm = RetrieverDataModule(Dataset(train=toy_questions(60)), toy_kg(), val_fraction=0.25, dedupe=False, seed=seed,
                                  train_paths="given")
         dm.setup()
         return [x["question"] for x in dm.splits["val"]], [x["question"] for x in dm.splits["train"]]
@@ -27,7 +28,7 @@ def test_validation_hold_out_is_fixed_by_seed():
 def test_dedupe_keeps_the_majority_path_per_masked_question():
     qs = [QAExample(f"who wrote [{m}]", [m], [], ["directed_by" if m == "Movie 0" else "release_year"])
           for m in ("Movie 0", "Movie 1", "Movie 2")]
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given")
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given")
     dm.setup()
     assert dm.splits["train"] == [{"question": "who wrote [E]", "path": ["release_year"]}]
 
@@ -42,7 +43,7 @@ def test_dedupe_prefers_the_path_with_the_highest_summed_f1():
                                       {"path": ["release_year"], "f1": 1.0}]
         q.extra["label_source"] = "kg"  # KG-derived labels: the candidates' F1 decides
         qs.append(q)
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given")
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given")
     assert dm._items(qs, dedupe=True) == [{"question": "who wrote [E]", "path": ["release_year"]}]
     # labels the dataset gave are votes of their own: the majority of given labels wins
     for q in qs:
@@ -55,7 +56,7 @@ def test_kg_supervision_labels_training_paths_and_keeps_gold(tmp_path):
     gold = [list(q.relation_path) for q in qs]
     for q in qs[::2]:
         q.relation_path = ["has_genre"]  # wrong given labels: train_paths=kg must replace them
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, dedupe=False, train_paths="kg",
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, dedupe=False, train_paths="kg",
                              supervision_cache=str(tmp_path))
     dm.setup()
     assert [x["path"] for x in dm.splits["train"]] == gold
@@ -73,7 +74,7 @@ def test_given_paths_label_only_missing_ones():
         for e in examples:
             e.relation_path = ["directed_by"]
 
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, label_paths=label, dedupe=False,
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, label_paths=label, dedupe=False,
                              train_paths="given")
     dm.setup()
     assert seen == [qs[2]] and dm.splits["train"][2]["path"] == ["directed_by"]
@@ -84,7 +85,7 @@ def test_relation_outside_the_kg_is_an_error():
     qs = toy_questions(3)
     qs[1].relation_path = ["written_by"]
     with pytest.raises(ValueError, match="written_by"):
-        RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, train_paths="given").setup()
+        RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given").setup()
 
 
 def test_toy_kb_file_is_the_toy_kg():
@@ -100,18 +101,18 @@ def test_toy_kb_file_is_the_toy_kg():
 def test_kb_path_alone_builds_the_graph(tmp_path):
     kb = tmp_path / "kb.txt"
     kb.write_text("".join(f"{t.head}|{t.relation}|{t.tail}\n" for t in toy_kg().all_triples()))
-    dm = RetrieverDataModule(kb_path=str(kb), train=toy_questions(12), val_fraction=0.0, dedupe=False)
+    dm = RetrieverDataModule(Dataset(kb_path=str(kb), train=toy_questions(12)), val_fraction=0.0, dedupe=False)
     dm.setup()
     assert len(dm.splits["train"]) == 12 and dm.relations == relation_vocabulary(toy_kg())
     with pytest.raises(ValueError, match="needs a knowledge graph"):
-        RetrieverDataModule(train=toy_questions(2))
+        RetrieverDataModule(Dataset(train=toy_questions(2)))
 
 
 def test_coverage_per_hop_with_reasons_and_a_loud_warning(caplog):
     qs = toy_questions(16, templates=4)
     qs[0].answers, qs[0].relation_path = ["Nowhere"], None  # no answer in the KG
     qs[1].topic_entities, qs[1].relation_path = ["Ghost"], None  # topic not in the KG
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, dedupe=False, supervision_cache=False)
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, dedupe=False, supervision_cache=False)
     with caplog.at_level("WARNING"):
         dm.setup()
     cov = dm.summary["coverage"]["train"]
@@ -125,6 +126,6 @@ def test_questions_whose_topics_are_mostly_missing_stop_the_run():
     qs = toy_questions(6, templates=4)
     for q in qs[:4]:
         q.topic_entities, q.relation_path = [f"Ghost {q.qid}"], None
-    dm = RetrieverDataModule(toy_kg(), train=qs, val_fraction=0.0, supervision_cache=False)
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, supervision_cache=False)
     with pytest.raises(ValueError, match="4 of 6 questions are not in the knowledge graph"):
         dm.setup()

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from rra.data.datamodule import RetrieverDataModule, collate
+from rra.data.dataset import Dataset
 from rra.models.path_predictor import beam_search, step_text
 from rra.text import mask_topic, relation_phrase
 from rra.models.retriever import CheckpointError, RelationMismatchError, Retriever
@@ -11,7 +12,7 @@ from toy_data import toy_kg, toy_questions
 
 
 def make_model(tiny_kwargs, **kw) -> tuple[Retriever, RetrieverDataModule]:
-    dm = RetrieverDataModule(toy_kg, train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1),
+    dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1)), toy_kg,
                              val_fraction=0.0, batch_size=8, dedupe=True, train_paths="given")
     return Retriever(**dm.model_kwargs(), **tiny_kwargs, **kw), dm
 

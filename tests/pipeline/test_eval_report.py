@@ -102,3 +102,18 @@ def test_a_lone_surrogate_in_a_question_cannot_fail_the_write(tmp_path):
     text = summary_markdown({"n": 1}, failures=[{"qid": "a", "status": "x", "question": "who loves \ud83d"}])
     write_text(tmp_path / "summary.md", text)
     assert "\\ud83d" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+def test_the_terminal_gets_the_summary_rendered_for_a_person():
+    from rra.eval.report import summary_markdown, terminal_text
+
+    failed = {"qid": "q_1", "status": "no_path", "question": "who wrote [x_y] -> z", "errors": ["not_found"]}
+    text = summary_markdown({"n": 2, "hits@1": 50.0, "status": {"ok": 1, "no_path": 1}}, "rra infer: one_hop",
+                            {"method": "one_hop"}, [failed], ["most LLM calls failed"])
+    assert "one\\_hop" in text and "\\[x\\_y\\] -\\>" in text  # summary.md stays escaped markdown
+    shown = terminal_text(text)
+    assert "\\" not in shown and "**" not in shown and "|" not in shown
+    assert "- method: one_hop" in shown and "Warning: most LLM calls failed" in shown
+    assert "q_1 no_path: who wrote [x_y] -> z — not_found" in shown
+    rows = [line for line in shown.splitlines() if line.startswith(("status", "ok ", "no_path"))]
+    assert rows == ["status   questions", "ok       1", "no_path  1"]  # a table as aligned columns

@@ -1,6 +1,5 @@
 """`python train.py task=rewriter` end to end (compose API) with a tiny random Llama and a WebNLG-
 shaped fixture folder: fit, validation loss, test BLEU/chrF, published self-describing checkpoint."""
-import sys
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
@@ -8,9 +7,9 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
+from rra.training import train
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-import train  # noqa: E402
 
 
 def test_train_task_rewriter_publishes_a_loadable_checkpoint(tmp_path: Path, webnlg_root: Path):
@@ -43,7 +42,7 @@ def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
     with open_dict(cfg):
         cfg.paths.root_dir = str(tmp_path)
         cfg.paths.output_dir = str(tmp_path / "run")
-    metrics = train.train(cfg)
+    metrics = train(cfg)
     assert {"train/loss_step", "val/loss", "val/loss_best", "test/loss", "test/bleu", "test/chrf"} <= set(metrics)
     assert 0.0 <= metrics["test/chrf"] <= 100.0
     best = tmp_path / "checkpoints" / "rewriter" / "best.ckpt"

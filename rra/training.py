@@ -1,0 +1,167 @@
+"""What `python train.py` does, kept out of the script so tests and benchmarks call it directly
+(as rra/eval/run.py is for infer.py).
+
+The run knows no task: it instantiates cfg.datamodule (made from the dataset that cfg.data
+describes), cfg.model (plus whatever the datamodule's optional `model_kwargs()` says the model needs
+from the data, e.g. the relation vocabulary), callbacks, loggers and trainer; fits; tests the best
+checkpoint; copies it to `paths.best_ckpt` (where infer.py looks by default); returns the metrics.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import lightning as L
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from rra.config import build_graph
+
+log = logging.getLogger("train")
+
+
+def instantiate_all(group: DictConfig | None) -> list:
+    """Callbacks / loggers: every entry with a `_target_` (entries set to null are switched off)."""
+    if not group:
+        return []
+    return [instantiate(c) for c in group.values() if c is not None and "_target_" in c]
+
+
+def publish(best: str, target: str | None) -> None:
+    """Copy the best checkpoint to a stable path for inference (atomic rename, so a reader never sees
+    half a file). The copy drops optimizer and scheduler state (two thirds of a retriever checkpoint);
+    resuming uses the run directory's last.ckpt, which keeps them."""
+    if not best or not target:
+        return
+    import torch
+
+    target_path = Path(target)
+    target_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target_path.with_suffix(".tmp")
+    ckpt = torch.load(best, map_location="cpu", weights_only=False)
+    for key in ("optimizer_states", "lr_schedulers"):
+        ckpt.pop(key, None)
+    torch.save(ckpt, tmp)
+    tmp.replace(target_path)
+    log.info("best checkpoint %s -> %s", best, target_path)
+
+
+def published_path(cfg: DictConfig) -> str | None:
+    """Where the best checkpoint is published: `paths.best_ckpt` (checkpoints/<name>/best.ckpt) for
+    a single run; for a job of a `-m` sweep, checkpoints/<name>/sweeps/<sweep>/<job>/best.ckpt, so
+    the jobs of a sweep never overwrite each other or the published model."""
+    target = cfg.paths.get("best_ckpt")
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+        if target and hc.mode == RunMode.MULTIRUN:
+            job = f"{hc.job.num}_{hc.job.override_dirname}"[:120] if hc.job.override_dirname else str(hc.job.num)
+            return str(Path(target).parent / "sweeps" / Path(hc.sweep.dir).name / job.replace("/", "_") / "best.ckpt")
+    except ValueError:  # composed without Hydra's runtime config (tests, notebooks): a single run
+        pass
+    return target
+
+
+def build_datamodule(cfg: DictConfig):
+    """cfg.datamodule, handed the graph of the `graph` group (built on first use, from the dataset's
+    KG file): the retriever's data always, the rewriter's only for silver pairs from data.kb_path."""
+    kwargs = {}
+    if cfg.get("graph") is not None:
+        reads_file = "path" in cfg.graph and cfg.graph.get("store_path") is None
+        if not reads_file or OmegaConf.select(cfg, "data.kb_path") is not None:
+            kwargs["kg"] = lambda: build_graph(cfg)  # called once, by the datamodule's setup
+    return instantiate(cfg.datamodule, **kwargs)
+
+
+def log_data_summary(loggers: list, summary: dict) -> None:
+    """The data's supervision coverage as metrics (a dashboard shows them per run), the rest as config."""
+    figures = {}
+    for split, c in (summary.get("coverage") or {}).items():
+        if c.get("coverage") is not None:
+            figures[f"data/{split}_coverage"] = c["coverage"]
+        for hop, b in c.get("per_hop", {}).items():
+            figures[f"data/{split}_coverage_{hop}hop"] = b["coverage"]
+    for logger in loggers:
+        logger.log_hyperparams({"data_summary": summary})
+        if figures:
+            logger.log_metrics(figures)
+
+
+def validate_within_budget(trainer_cfg: DictConfig) -> None:
+    """A step budget (`trainer.max_steps`) shorter than the validation interval would end training
+    before any validation: no best checkpoint to publish or test, no metric for a sweep. Validate
+    at the last step instead (`trainer.max_steps=150` with the rewriter's interval of 200)."""
+    steps, every = trainer_cfg.get("max_steps", -1), trainer_cfg.get("val_check_interval")
+    batches = steps * int(trainer_cfg.get("accumulate_grad_batches", 1) or 1) if steps and steps > 0 else None
+    if isinstance(every, int) and not isinstance(every, bool) and batches and every > batches:
+        log.warning("trainer.val_check_interval=%d is past trainer.max_steps=%d: validating at the last step",
+                    every, steps)
+        trainer_cfg.val_check_interval = batches
+
+
+def build_callbacks(cfg: DictConfig, loggers: list) -> list:
+    """The `callbacks` group. A smoke run (`trainer.fast_dev_run`, Lightning's own switch) saves no
+    checkpoint, as `debug=fast_dev_run` does: its weights saw one batch."""
+    callbacks = instantiate_all(cfg.get("callbacks"))
+    if not loggers:  # LearningRateMonitor refuses to run without a logger (logger=none)
+        callbacks = [c for c in callbacks if not isinstance(c, L.pytorch.callbacks.LearningRateMonitor)]
+    if cfg.trainer.get("fast_dev_run"):
+        callbacks = [c for c in callbacks if not isinstance(c, L.pytorch.callbacks.ModelCheckpoint)]
+    return callbacks
+
+
+def train(cfg: DictConfig) -> dict[str, float]:
+    L.seed_everything(cfg.seed, workers=True)
+    validate_within_budget(cfg.trainer)
+    log.info("datamodule <%s>", cfg.datamodule._target_)
+    datamodule = build_datamodule(cfg)
+    data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}
+    log.info("model <%s>", cfg.model._target_)
+    model = instantiate(cfg.model, **data_kwargs)
+    loggers = instantiate_all(cfg.get("logger"))
+    callbacks = build_callbacks(cfg, loggers)
+    smoke = bool(cfg.trainer.get("fast_dev_run"))
+    trainer: L.Trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
+                                     **({"enable_checkpointing": False} if smoke else {}))
+    for logger in loggers:
+        logger.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+    if getattr(datamodule, "summary", None):
+        log_data_summary(loggers, datamodule.summary)
+
+    metrics: dict[str, float] = {}
+    start = time.perf_counter()
+    if cfg.get("train"):
+        trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+        metrics.update(trainer.callback_metrics)
+    fit_s, epochs = time.perf_counter() - start, trainer.current_epoch
+    best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+    if trainer.is_global_zero and cfg.get("publish_best", True):
+        publish(best, published_path(cfg))
+    if cfg.get("test"):
+        if not best:
+            log.warning("no best checkpoint (fast_dev_run or no validation): testing current weights")
+        trainer.test(model, datamodule=datamodule, ckpt_path=best or None)
+        metrics.update(trainer.callback_metrics)
+    metrics = {k: float(v) for k, v in metrics.items()}
+    log.info("metrics: %s", {k: round(v, 4) for k, v in sorted(metrics.items())})
+    if trainer.is_global_zero:  # a machine-readable record of the run beside its checkpoints
+        out = Path(cfg.paths.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
+                   "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {})}
+        for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
+            summary.update(callback.summary() if hasattr(callback, "summary") else {})
+        (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return metrics
+
+
+def optimized(cfg: DictConfig, metrics: dict[str, float]) -> float | None:
+    """The metric a sweep optimises (`optimized_metric`), which the run must have logged."""
+    name = cfg.get("optimized_metric")
+    if name and name not in metrics:
+        raise KeyError(f"optimized_metric {name!r} was not logged; logged: {sorted(metrics)}")
+    return metrics.get(name) if name else None
