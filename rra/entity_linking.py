@@ -21,9 +21,13 @@ from Spain"): `LinkResult.entities` lists the entities of non-overlapping mentio
 pipeline passes them all on as the prediction's `topic_entities`.
 
 Nothing here raises for a question the KG cannot serve: the result carries a per-question status
-("unknown_entity" when a named entity is not in the KG, "no_topic_entity" when nothing matched),
+(UNKNOWN_ENTITY when a named entity is not in the KG, NO_TOPIC_ENTITY when nothing matched),
 and a mention that matches several entities is reported in `ambiguous` (the first, by the
 backend's (label length, label) order, is used).
+
+`TopicLinker` links a whole batch for RRA: the graph lookups of every question are made ahead in
+a few batched queries (`LookAhead`), and `choose` lets the retriever pick between a question's
+first few lexical candidates.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The RRA method: link topic entity -> Retrieve -> Rewrite -> Answer, as a `QAMethod`.
+"""The RRA method: link topic entity (rra.entity_linking.TopicLinker) -> Retrieve -> Rewrite ->
+Answer, as a `QAMethod`.
 
 Per question it records what the evaluation and a reader need: the kept paths with scores, the
 triples with the path each came from, the knowledge text, the answer, the LLM calls and tokens it
