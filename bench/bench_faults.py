@@ -41,7 +41,8 @@ from rra.config import register_resolvers  # noqa: E402
 from rra.eval import report  # noqa: E402
 from rra.eval.integrity import latest_per_qid  # noqa: E402
 from rra.eval.run import run_split  # noqa: E402
-from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402
+from rra.graph.loaders import read_triples  # noqa: E402
+from rra.graph.rdf import write_ntriples  # noqa: E402
 
 SPARQL_FAULTS = ["sparql_ok", "sparql_down_at_start", "sparql_killed_mid_run", "sparql_trickle", "sparql_html",
                  "virtuoso_killed_mid_run"]

@@ -32,7 +32,8 @@ from omegaconf import open_dict  # noqa: E402
 
 from rra.config import register_resolvers  # noqa: E402
 from rra.eval.run import run_split  # noqa: E402
-from rra.graph.loaders import read_triples, write_ntriples  # noqa: E402
+from rra.graph.loaders import read_triples  # noqa: E402
+from rra.graph.rdf import write_ntriples  # noqa: E402
 
 GRAPH_IRI = "http://rra.local/graph/metaqa"
 

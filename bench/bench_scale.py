@@ -58,7 +58,8 @@ def generate(n_triples: int, out: Path, seed: int = 0) -> dict:
             seen.add(key)
             f.write(f"m{h}\t{RELATIONS[r]}\te{t}\n")
     del seen
-    from rra.graph.loaders import read_triples, write_ntriples
+    from rra.graph.loaders import read_triples
+    from rra.graph.rdf import write_ntriples
 
     triples, _, _ = read_triples(tsv)
     write_ntriples(nt, triples)

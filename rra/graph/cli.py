@@ -18,8 +18,8 @@ from dataclasses import asdict
 
 from rra.cli import run_command
 from rra.graph.base import GraphError
-from rra.graph.loaders import FORMATS, KGFormatError, load_graph, read_labels, read_triples, write_ntriples
-from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping
+from rra.graph.loaders import FORMATS, KGFormatError, load_graph, read_labels, read_triples
+from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, write_ntriples
 
 
 def _parser() -> argparse.ArgumentParser:

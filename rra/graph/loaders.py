@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from rra.graph.base import INVERSE_PREFIX, paused_gc
-from rra.graph.rdf import (RdfMapping, canonical_literal, is_literal, label_rank, literal_id,  # noqa: F401
-                           ntriples_text, unescape_literal, write_ntriples)
+from rra.graph.rdf import RdfMapping, canonical_literal, is_literal, label_rank, literal_id, unescape_literal
 from rra.records import Triple
 
 Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
