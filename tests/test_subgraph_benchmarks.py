@@ -62,9 +62,9 @@ def check_answers(out: Path, metrics: dict) -> None:
                             for p in answered)
     # the named entity beyond the CVT (RoG names it, NSM gives its id and its name)
     assert all(p["answers"][0] in p["gold_answers"] for p in answered)
-    assert all(p["extra"]["answer_labels"][0] in p["gold_labels"] for p in answered)
+    assert all(p["answer_labels"][0] in p["gold_labels"] for p in answered)
     # a CVT is never an answer: every answer has a name
-    assert not any(a.startswith("m.") for p in cvt for a in p["extra"]["answer_labels"])
+    assert not any(a.startswith("m.") for p in cvt for a in p["answer_labels"])
 
 
 @pytest.fixture(scope="module")
