@@ -36,8 +36,10 @@ def training_rows(plans: bool) -> dict:
 
     from rra.data.builtin import builtin_kb_path, builtin_labels_path
 
-    dm = RetrieverDataModule(kb_path=str(builtin_kb_path()), labels_path=str(builtin_labels_path()), train=train,
-                             val=dev, train_paths="kg", val_fraction=0.0, supervision_cache=False, plans=plans)
+    from rra.data.dataset import Dataset
+
+    dataset = Dataset(kb_path=str(builtin_kb_path()), labels_path=str(builtin_labels_path()), train=train, val=dev)
+    dm = RetrieverDataModule(dataset, train_paths="kg", val_fraction=0.0, supervision_cache=False, plans=plans)
     dm.setup()
     items = dm.splits["train"]
     rows = sum(len(x["path"]) if x["path"] else 1 for x in items)
