@@ -12,16 +12,15 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
 from rra.models.budget import ConvergenceReport
+from rra.training import train
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-import train  # noqa: E402
 
 QUIET = ["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null"]
 
 
 def run(tmp_path: Path, overrides: list[str]) -> dict:
-    """train.train() on the composed config; returns the run's train_summary.json."""
+    """rra.training.train() on the composed config; returns the run's train_summary.json."""
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=QUIET + overrides, return_hydra_config=True)
@@ -29,7 +28,7 @@ def run(tmp_path: Path, overrides: list[str]) -> dict:
     with open_dict(cfg):
         cfg.paths.root_dir = str(tmp_path)
         cfg.paths.output_dir = str(tmp_path / "run")
-    metrics = train.train(cfg)
+    metrics = train(cfg)
     summary = json.loads((tmp_path / "run" / "train_summary.json").read_text())
     assert summary["metrics"] == pytest.approx(metrics)
     return summary
@@ -70,7 +69,7 @@ def test_max_steps_shorter_than_an_epoch_validates_at_the_last_step(template_kg,
     """`python train.py trainer.max_steps=10` once trained, then died: early stopping found no
     val/path_acc (an epoch of the built-in data is 23 steps). Here an epoch is 24 items in batches of
     4: six steps, and the budget is 2."""
-    summary = run(tmp_path, files(template_kg) + ["trainer.max_steps=2", "data.batch_size=4"])
+    summary = run(tmp_path, files(template_kg) + ["trainer.max_steps=2", "datamodule.batch_size=4"])
     assert summary["budget"]["steps_per_epoch"] == 6 and summary["global_step"] == 2
     assert [h["step"] for h in summary["convergence"]["history"]] == [2]  # validated at the last step
     assert "val/path_acc_best" in summary["metrics"] and Path(summary["best_ckpt"]).is_file()
