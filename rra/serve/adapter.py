@@ -1,0 +1,52 @@
+"""Everything rra/serve needs from the layers below, in one place: the question and prediction
+records, the method's batched call, and the predictions.jsonl record a served answer is.
+
+The package's records are being moved (rra.data.records / rra.methods -> rra.records); only this
+file names where they live, so the server follows such a move by changing these imports.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rra.data.records import QAExample
+from rra.methods import Prediction, safe_answer
+
+__all__ = ["QAExample", "Prediction", "answer_batch", "record", "INPUT_STATUSES", "FAILURE_STATUSES"]
+
+# Statuses that say the request named no entity of the KG (a client's mistake: 422), and those that
+# say the graph or the LLM failed while answering (the server's: 5xx, with the status as error kind).
+INPUT_STATUSES = ("unknown_entity", "no_topic_entity")
+FAILURE_STATUSES = ("graph_error", "llm_error", "error")
+
+
+def answer_batch(method, examples: Sequence[QAExample], chunk: int) -> list[Prediction]:
+    """One prediction per example, in order, by the method's batched call on `chunk` questions at a
+    time (RRA: one encoder pass per chunk), exactly as infer.py's evaluation loop calls it."""
+    out: list[Prediction] = []
+    for b in range(0, len(examples), max(1, chunk)):
+        out += list(method.answer_batch(list(examples[b:b + chunk])))
+    return out
+
+
+def answer_alone(method, example: QAExample) -> Prediction:
+    """One question by itself; an exception becomes its status (graph_error, llm_error, error)."""
+    return safe_answer(method, example)
+
+
+def record(pred: Prediction) -> dict:
+    """The prediction as infer.py writes it to predictions.jsonl."""
+    return pred.to_dict()
+
+
+def ranked_answers(rec: dict) -> list[dict]:
+    """The answers best first as {id, label, score, path}: the graph scorer's candidates where it
+    ranked them (score and the best path reaching each), else the method's answers with their labels."""
+    labels = (rec.get("extra") or {}).get("answer_labels") or []
+    cands = (rec.get("extra") or {}).get("candidates") or []
+    by_id = {c["entity"]: c for c in cands if isinstance(c, dict) and "entity" in c}
+    out = []
+    for i, a in enumerate(rec.get("answers") or []):
+        c = by_id.get(a, {})
+        out.append({"id": a, "label": c.get("label") or (labels[i] if i < len(labels) else a),
+                    "score": c.get("score"), "path": c.get("path") or []})
+    return out

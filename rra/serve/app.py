@@ -1,0 +1,200 @@
+"""The HTTP API (FastAPI): answers with evidence, an OpenAI-compatible chat face, and the page.
+
+    POST /v1/answer             {"question": "..."} or {"questions": ["...", {"question": ..., "topic_entities": [...]}]}
+    POST /v1/chat/completions   OpenAI chat format, "stream": true for server-sent events
+    GET  /v1/models  /v1/info  /healthz  /docs  /   (the page, static files shipped in rra/serve/static)
+
+Errors are {"error": {"type", "field", "message"}}: 400 malformed JSON, 413 body too large, 422 a field
+at fault (named), 502 / 500 the graph / LLM / method failed for this request (the others go on).
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+
+from rra.serve import chat
+from rra.serve.service import RequestError, Service
+
+STATIC = Path(__file__).resolve().parent / "static"
+log = logging.getLogger("serve")
+
+
+class QuestionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(description="the question; an entity may be marked as [Name]")
+    topic_entities: list[str] | None = Field(None, description="KG ids or names of its topic entities (else linked from the text)")
+    id: str | None = Field(None, description="echoed as the record's qid")
+
+
+class AnswerRequest(BaseModel):
+    """One question (`question`, optional `topic_entities` and `id`) or a list of them (`questions`)."""
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"question": "who wrote [The Narrow Tide]"},
+        {"questions": ["who wrote [The Narrow Tide]", {"question": "where was its writer born", "topic_entities": ["book/the_narrow_tide"]}]}]})
+    question: str | None = None
+    topic_entities: list[str] | None = None
+    id: str | None = None
+    questions: list[str | QuestionIn] | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list | None = None
+
+
+class ChatRequest(BaseModel):
+    """OpenAI's chat request; only `messages` (the last user message) and `stream` are read."""
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    messages: list[ChatMessage]
+    stream: bool = False
+
+
+def error(status: int, kind: str, field: str | None, message: str, **more) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "field": field, "message": message}, **more}, status_code=status)
+
+
+def field_name(loc) -> str:
+    """pydantic's location ("body", "questions", 3, "question") as questions[3].question."""
+    out = ""
+    for part in loc:
+        if part == "body":
+            continue
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("str", "QuestionIn") or str(part).startswith("list["):
+            continue  # the union member pydantic tried, not a field
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "body"
+
+
+class BodyLimit:
+    """Refuse request bodies above `limit` bytes (413) before they are read whole."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, int(limit)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            return await too_large(self.limit)(scope, receive, send)
+        seen = 0
+
+        async def limited():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise BodyTooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except BodyTooLarge:
+            await too_large(self.limit)(scope, receive, send)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def too_large(limit: int) -> JSONResponse:
+    return error(413, "body_too_large", "body", f"body: larger than the limit of {limit} bytes")
+
+
+def create_app(service: Service) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app):
+        await service.batcher.start()
+        yield
+        await service.batcher.stop()  # in-flight requests have been answered by now (graceful shutdown)
+
+    app = FastAPI(title="rra", version="0.1.0", lifespan=lifespan,
+                  description="Question answering over a knowledge graph, with the evidence of every answer.")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        errors = exc.errors()
+        # of a union's alternatives (a string or a question object), the one that got deepest names the field
+        first = max(errors, key=lambda e: len(field_name(e.get("loc", ())))) if errors else {}
+        if first.get("type") == "json_invalid":
+            return error(400, "invalid_json", "body", f"body: malformed JSON ({first.get('ctx', {}).get('error', '')})")
+        field = field_name(first.get("loc", ()))
+        return error(422, "invalid_request", field, f"{field}: {first.get('msg', 'invalid')}")
+
+    @app.exception_handler(RequestError)
+    async def refused(request: Request, exc: RequestError):
+        return error(exc.status, exc.kind, exc.field, exc.message)
+
+    @app.post("/v1/answer", summary="Answer one question or a list, with the evidence of each answer")
+    async def answer(body: AnswerRequest):
+        """Each answer is the record infer.py writes to predictions.jsonl (answers, paths with scores,
+        evidence triples, knowledge text, status), plus `ranked` (id, label, score, path), `labels`
+        (of every entity shown) and `timings`. One question gives the record, a list `{"records": [...]}`."""
+        single = body.questions is None
+        if single == (body.question is None):
+            raise RequestError(422, "invalid_request", "question", "give either `question` or `questions`")
+        if single:
+            examples = [service.example(body.question, body.topic_entities, body.id)]
+            fields = [("question", "topic_entities")]
+        else:
+            if body.topic_entities is not None or body.id is not None:
+                raise RequestError(422, "invalid_request", "topic_entities" if body.topic_entities is not None else "id",
+                                   "goes inside each item of `questions`")
+            service.check_batch(len(body.questions))
+            examples, fields = [], []
+            for i, item in enumerate(body.questions):
+                q = item if isinstance(item, QuestionIn) else QuestionIn(question=item)
+                where = f"questions[{i}]" if isinstance(item, str) else f"questions[{i}].question"
+                examples.append(service.example(q.question, q.topic_entities, q.id, where, f"questions[{i}].topic_entities"))
+                fields.append((where, f"questions[{i}].topic_entities"))
+        records, status, err = await service.answer(examples, fields)
+        payload = records[0] if single else {"records": records}
+        if err:
+            return JSONResponse({"error": err, **({"record": payload} if single else payload)}, status_code=status)
+        return JSONResponse(payload)
+
+    @app.post("/v1/chat/completions", summary="OpenAI-compatible chat: the last user message is the question")
+    async def chat_completions(body: ChatRequest):
+        question = chat.question_of(body.messages)
+        example = service.example(question, field="messages[-1].content")
+        records, status, err = await service.answer([example], [("messages[-1].content", "messages[-1].content")])
+        if status >= 500:
+            return error(status, err["type"], None, err["message"])
+        model = body.model or service.info()["method"]
+        if body.stream:
+            return StreamingResponse(chat.stream(records[0], model), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache"})
+        return JSONResponse(chat.completion(records[0], model))
+
+    @app.get("/v1/models", summary="The one model this server is (OpenAI's list format)")
+    async def models():
+        return {"object": "list", "data": [{"id": service.info()["method"], "object": "model", "owned_by": "rra"}]}
+
+    @app.get("/v1/info", summary="KG size and relations, method, checkpoint, LLM, limits")
+    async def info():
+        return service.info()
+
+    @app.get("/healthz", summary="Liveness: 200 while the server answers")
+    async def healthz():
+        return {"status": "ok"}
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit, limit=service.limits.max_body_bytes)
+    return app
+
