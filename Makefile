@@ -4,11 +4,12 @@ PY := .venv/bin/python
 .PHONY: run test install install-test
 
 install:
-	bash scripts/install.sh
+	bash scripts/install.sh serve
 
 install-test:
-	bash scripts/install.sh test,optuna
+	bash scripts/install.sh test,optuna,serve
 	bash scripts/install-virtuoso.sh
+	bash scripts/install-chromium.sh
 
 # Main job: train the retriever on the built-in KG, then answer its test questions.
 run: install

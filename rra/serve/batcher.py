@@ -49,6 +49,8 @@ class MicroBatcher:
         self.questions = 0
 
     async def start(self) -> None:
+        if self._task is not None:  # one event loop owns the queue: a second app on the same batcher would hang
+            raise RuntimeError("this batcher is already started (one server per Service)")
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rra-answer")
         self._queue, self._held = asyncio.Queue(), None
         self._task = asyncio.create_task(self._loop(), name="rra-micro-batcher")

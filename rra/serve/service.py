@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from omegaconf import DictConfig, OmegaConf
 
 from rra.serve import adapter
-from rra.serve.batcher import BatchInfo, MicroBatcher
+from rra.serve.batcher import MicroBatcher
 
 log = logging.getLogger("serve")
 
@@ -40,8 +40,8 @@ class Service:
         self.kg, self.llm, self.method, self.limits = kg, llm, method, limits
         batching = dict(batching or {})
         self.chunk = int(batching.get("max_batch", 32))
-        self.batcher = MicroBatcher(lambda exs: adapter.answer_batch(self.method, exs, self.chunk),
-                                    max_batch=self.chunk, max_wait_ms=float(batching.get("max_wait_ms", 2.0)))
+        self.batcher = MicroBatcher(self._records, max_batch=self.chunk,
+                                    max_wait_ms=float(batching.get("max_wait_ms", 2.0)))
         self.started = time.time()
         self._info = dict(info or {})
         self._count = 0
@@ -103,24 +103,29 @@ class Service:
         graph or the LLM failed."""
         t0 = time.perf_counter()
         try:
-            preds, batch = await self.batcher.submit(examples)
+            records, batch = await self.batcher.submit(examples)
         except Exception as err:  # noqa: BLE001 - the method raised on this request alone: its 500, not the server's end
             log.exception("answering failed")
             raise RequestError(500, "error", None, f"{type(err).__name__}: {err}") from err
-        labels = self._labels(preds)
-        total = time.perf_counter() - t0
-        records = [self.served(p, batch, total, labels) for p in preds]
+        total = round(time.perf_counter() - t0, 6)
+        for rec in records:
+            rec["timings"] = {"answer_s": rec["latency_s"], "queue_s": round(batch.queue_s, 6),
+                              "batch_s": round(batch.batch_s, 6), "batch_size": batch.batch_size, "total_s": total}
         return (records, *verdict(records, examples, fields))
 
-    def served(self, pred, batch: BatchInfo, total_s: float, labels: dict[str, str]) -> dict:
-        rec = adapter.record(pred)
-        ents = {e for t in rec["triples"] for e in (t[0], t[2])} | set(rec["topic_entities"]) | set(rec["answers"])
-        rec["ranked"] = adapter.ranked_answers(rec)
-        rec["labels"] = {e: labels.get(e, e) for e in sorted(ents)}
-        rec["timings"] = {"answer_s": pred.latency_s, "queue_s": round(batch.queue_s, 6),
-                          "batch_s": round(batch.batch_s, 6), "batch_size": batch.batch_size,
-                          "total_s": round(total_s, 6)}
-        return rec
+    def _records(self, examples: list) -> list[dict]:
+        """In the answering thread: the method's predictions for a batch as served records (the
+        predictions.jsonl record, `ranked` answers, `labels` of every entity shown, one labels call)."""
+        preds = adapter.answer_batch(self.method, examples, self.chunk)
+        labels = self._labels(preds)
+        out = []
+        for pred in preds:
+            rec = adapter.record(pred)
+            ents = {e for t in rec["triples"] for e in (t[0], t[2])} | set(rec["topic_entities"]) | set(rec["answers"])
+            rec["ranked"] = adapter.ranked_answers(rec)
+            rec["labels"] = {e: labels.get(e, e) for e in sorted(ents)}
+            out.append(rec)
+        return out
 
     def _labels(self, preds) -> dict[str, str]:
         """Labels of every entity the predictions show, in one call (cosmetic: ids on failure)."""
