@@ -1,18 +1,17 @@
 """Everything rra/serve needs from the layers below, in one place: the question and prediction
 records, the method's batched call, and the predictions.jsonl record a served answer is.
 
-The package's records are being moved (rra.data.records / rra.methods -> rra.records); only this
-file names where they live, so the server follows such a move by changing these imports.
+Only this file names where the records and the method's calls live (rra.records, rra.methods),
+so the server follows a move of theirs by changing these imports.
 """
 from __future__ import annotations
 
 from dataclasses import fields
 from typing import Sequence
 
-from rra.data.records import QAExample
-from rra.methods import Prediction, safe_answer
+from rra.records import Prediction, QAExample
 
-__all__ = ["QAExample", "Prediction", "answer_batch", "record", "INPUT_STATUSES", "FAILURE_STATUSES"]
+__all__ = ["QAExample", "Prediction", "answer_batch", "record", "ranked_answers", "INPUT_STATUSES", "FAILURE_STATUSES"]
 
 # Statuses that say the request named no entity of the KG (a client's mistake: 422), and those that
 # say the graph or the LLM failed while answering (the server's: 5xx, with the status as error kind).
@@ -27,11 +26,6 @@ def answer_batch(method, examples: Sequence[QAExample], chunk: int) -> list[Pred
     for b in range(0, len(examples), max(1, chunk)):
         out += list(method.answer_batch(list(examples[b:b + chunk])))
     return out
-
-
-def answer_alone(method, example: QAExample) -> Prediction:
-    """One question by itself; an exception becomes its status (graph_error, llm_error, error)."""
-    return safe_answer(method, example)
 
 
 def record(pred: Prediction) -> dict:

@@ -1,9 +1,6 @@
 """Fixtures of the serving tests: a tiny retriever trained on the built-in KG (once per session), the
 serve config composed around it, a Service, and a real uvicorn server on a free loopback port."""
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,8 @@ from omegaconf import open_dict
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from serve_helpers import LiveServer  # noqa: E402
 TINY_TRAIN = ["model=retriever_tiny", "trainer.max_epochs=8", "test=false", "callbacks.progress_bar=null"]
 
 
@@ -67,38 +66,6 @@ def client(service):
 
     with TestClient(create_app(service)) as c:
         yield c
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    """uvicorn serving an app in a thread of this process, on 127.0.0.1."""
-
-    def __init__(self, app):
-        import uvicorn
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    timeout_graceful_shutdown=10))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.time() + 30
-        while not self.server.started:
-            if time.time() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
 
 
 @pytest.fixture

@@ -136,7 +136,8 @@ function draw(rec) {
   const answerSet = new Set(targets);
   for (const id of shown) {
     const p = pos.get(id);
-    const kind = id === topic ? "topic" : answerSet.has(id) ? "answer" : "hop";
+    // the topic can be an answer too (a path that returns to it): it is drawn as both
+    const kind = id === topic ? (answerSet.has(id) ? "topic answer" : "topic") : answerSet.has(id) ? "answer" : "hop";
     const g = el("g", {class: `node ${kind}`, "data-id": id});
     g.append(el("circle", {cx: p.x, cy: p.y, r: 9}));
     g.append(el("text", {x: p.x, y: p.y + 24, "text-anchor": "middle"}, short(rec.labels[id] || id)));

@@ -1,0 +1,39 @@
+"""The page in a real browser (headless Chromium through Selenium): type a question on the built-in
+KG, check the ranked answers and the drawn evidence graph against the server's record."""
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rra.data.builtin import builtin_questions
+
+pytest.importorskip("selenium")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from serve_page import ask_in_browser, browser_binaries  # noqa: E402  (bench/serve_page.py)
+
+pytestmark = pytest.mark.skipif(browser_binaries() is None,
+                                reason="chromium + chromedriver not installed (scripts/install-chromium.sh)")
+
+
+def test_page_answers_and_draws_the_evidence(live, tmp_path):
+    # a 2-hop question the tiny retriever answers right (its top answer is gold), asked as a person would
+    for q in builtin_questions("test"):
+        rec = httpx.post(f"{live.url}/v1/answer", json={"question": q.question}, timeout=30).json()
+        if q.hops == 2 and rec.get("answers") and rec["answers"][0] in q.answers and rec["answers"][0] not in q.topic_entities:
+            break
+    else:
+        pytest.fail("the tiny retriever answered no 2-hop test question right")
+    shot = tmp_path / "serve_page.png"
+    shown = ask_in_browser(f"{live.url}/", q.question, shot)
+    assert shown["answers"] == [a["id"] for a in rec["ranked"]], shown  # the page lists the server's ranking
+    assert shown["answers"][0] in q.answers  # and its first answer is right
+    assert shown["nodes"]["topic"] == q.topic_entities
+    assert rec["answers"][0] in shown["nodes"]["answer"]
+    assert len(shown["nodes"]["hop"]) >= 1 and len(shown["edges"]) >= 2  # topic -> hop -> answer
+    assert set(shown["edges"]) <= {p.lstrip("^") for p in q.relation_path} | {r for p in rec["paths"] for r in
+                                                                                  (x.lstrip("^") for x in p["path"])}
+    assert rec["labels"][q.topic_entities[0]] in shown["node_labels"]
+    assert shown["knowledge"] == rec["knowledge"]
+    assert shown["status"].startswith("status ok") and not shown["console_errors"]
+    assert shot.stat().st_size > 10_000
