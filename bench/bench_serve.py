@@ -1,13 +1,17 @@
 """Load test of `python serve.py` on loopback, against infer.py's batch path on the same questions.
 
     python bench/bench_serve.py builtin --ckpt checkpoints/retriever/best.ckpt
-    python bench/bench_serve.py metaqa --ckpt checkpoints/metaqa/best.ckpt --n 500
+    python bench/bench_serve.py metaqa --ckpt checkpoints/metaqa/best.ckpt
 
-1. `python infer.py` answers the first `--n` test questions (graph scorer, batches of 32): its
-   predictions are the reference, its answering loop's wall time the batch path's throughput.
-2. `python serve.py` with the same groups and checkpoint; for each level in `--clients` (1, 8, 32),
-   that many clients each send `--requests` requests one after the other (one question each, with
-   the topic entities infer.py used), over one keep-alive connection per client.
+Every request asks a question the server has not seen (the retriever caches encodings, so a
+repeated question would be cheaper): the levels (`--clients` 1, 8, 32, each client sending
+`--requests` requests one after the other) use consecutive, disjoint slices of the split's first
+sum(clients) x requests questions (built-in: train split, 1,500; MetaQA 2-hop: test split).
+1. `python infer.py` answers all of them (graph scorer, batches of 32), before and after the server
+   runs (the machine's load moves): its predictions are the reference, its answering loop's
+   throughput (mean of the two runs) the batch path's.
+2. `python serve.py` with the same groups and checkpoint takes the levels, one question per
+   request with the topic entities infer.py used, one keep-alive connection per client.
 3. Per level: requests/s, p50/p95/p99 latency, errors (non-200 or an answer that differs from
    infer.py's: must be 0), the server's RSS, and the mean micro-batch size (/v1/info).
 
@@ -34,15 +38,15 @@ from common import free_port, machine  # noqa: E402  (bench/common.py)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
-DATASETS = {  # the overrides that pick each dataset's questions, the same for infer.py and serve.py
-    "builtin": [],
-    "metaqa": ["data=metaqa", "data.hop=2"],
+DATASETS = {  # the overrides that pick each dataset's questions (the same for infer.py and serve.py), split
+    "builtin": ([], "train"),
+    "metaqa": (["data=metaqa", "data.hop=2"], "test"),
 }
 
 
-def run_infer(overrides: list[str], n: int, out: Path) -> tuple[list[dict], dict]:
-    """infer.py's batch path on the first `n` test questions: (predictions, metrics)."""
-    cmd = [sys.executable, str(REPO / "infer.py"), *overrides, "split=test", f"limit={n}", "logger=none",
+def run_infer(overrides: list[str], split: str, n: int, out: Path) -> tuple[list[dict], dict]:
+    """infer.py's batch path on the first `n` questions of `split`: (predictions, metrics)."""
+    cmd = [sys.executable, str(REPO / "infer.py"), *overrides, f"split={split}", f"limit={n}", "logger=none",
            "show_summary=false", "resume=false", f"hydra.run.dir={out}"]
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines() if line.strip()]
@@ -86,14 +90,14 @@ class Server:
 
 
 async def load(url: str, reference: list[dict], clients: int, requests: int) -> dict:
-    """`clients` concurrent clients, `requests` each; every answer checked against infer.py's."""
+    """`clients` concurrent clients, `requests` each, client c asking reference[c * requests:][:requests];
+    every answer checked against infer.py's."""
     latencies: list[float] = []
     errors: list[str] = []
 
     async def client(c: int) -> None:
         async with httpx.AsyncClient(base_url=url, timeout=120, limits=httpx.Limits(max_connections=1)) as http:
-            for k in range(requests):
-                ref = reference[(c * requests + k) % len(reference)]
+            for ref in reference[c * requests:(c + 1) * requests]:
                 body = {"question": ref["question"], "topic_entities": ref["topic_entities"]}
                 t0 = time.perf_counter()
                 try:
@@ -120,27 +124,40 @@ async def load(url: str, reference: list[dict], clients: int, requests: int) -> 
             "p99_ms": pct(0.99), "errors": len(errors), "error_examples": errors[:5]}
 
 
-def bench(dataset: str, ckpt: str, n: int, clients: list[int], requests: int, extra: list[str], work: Path) -> dict:
-    overrides = DATASETS[dataset] + [f"retriever.ckpt={ckpt}", "llm=none", "answer=graph"] + extra
-    preds, metrics = run_infer(overrides, n, work / "infer")
-    batch_q_s = metrics["n"] / metrics["wall_s"]
-    levels = []
+def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: list[str], work: Path) -> dict:
+    data, split = DATASETS[dataset]
+    overrides = data + [f"retriever.ckpt={ckpt}", "llm=none", "answer=graph"] + extra
+    n = sum(clients) * requests
+    preds, before = run_infer(overrides, split, n, work / "infer_before")
+    if len(preds) < n:
+        raise ValueError(f"{dataset} {split} has {len(preds)} questions; the levels need {n} (fewer --requests)")
+    levels, offset = [], 0
     with Server(overrides, work / "serve.log") as server:
         rss_start = server.rss_mb()
         for c in clients:
-            before = httpx.get(f"{server.url}/v1/info").json()["batching"]
-            level = asyncio.run(load(server.url, preds, c, requests))
-            after = httpx.get(f"{server.url}/v1/info").json()["batching"]
-            level["mean_batch"] = round((after["questions"] - before["questions"]) / max(1, after["batches"] - before["batches"]), 2)
+            before_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
+            level = asyncio.run(load(server.url, preds[offset:offset + c * requests], c, requests))
+            offset += c * requests
+            after_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
+            level["mean_batch"] = round((after_info["questions"] - before_info["questions"])
+                                        / max(1, after_info["batches"] - before_info["batches"]), 2)
             level["server_rss_mb"] = server.rss_mb()
-            level["vs_batch_path"] = round(level["req_s"] / batch_q_s, 2)
+            level["loadavg"] = [round(x, 2) for x in os.getloadavg()]
             levels.append(level)
-            print(f"{dataset} {c:>3} clients: {level['req_s']:>8} req/s  p50 {level['p50_ms']} ms  p95 {level['p95_ms']} ms  "
-                  f"p99 {level['p99_ms']} ms  errors {level['errors']}  batch {level['mean_batch']}  "
-                  f"rss {level['server_rss_mb']} MB  ({level['vs_batch_path']}x batch path)", flush=True)
-    return {"dataset": dataset, "questions": len(preds), "checkpoint": ckpt, "overrides": overrides,
-            "batch_path": {"q_s": round(batch_q_s, 1), "n": metrics["n"], "wall_s": metrics["wall_s"],
-                           "hits@1": metrics.get("hits@1"), "batch_size": 32},
+    again, after = run_infer(overrides, split, n, work / "infer_after")
+    runs = [round(m["n"] / m["wall_s"], 1) for m in (before, after)]
+    batch_q_s = sum(runs) / 2
+    for level in levels:
+        level["vs_batch_path"] = round(level["req_s"] / batch_q_s, 2)
+        print(f"{dataset} {level['clients']:>3} clients: {level['req_s']:>8} req/s  p50 {level['p50_ms']} ms  "
+              f"p95 {level['p95_ms']} ms  p99 {level['p99_ms']} ms  errors {level['errors']}  batch {level['mean_batch']}  "
+              f"rss {level['server_rss_mb']} MB  ({level['vs_batch_path']}x batch path)", flush=True)
+    same = [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in preds] == \
+           [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in again]
+    return {"dataset": dataset, "split": split, "questions": n, "requests_per_client": requests, "checkpoint": ckpt,
+            "overrides": overrides,
+            "batch_path": {"q_s": round(batch_q_s, 1), "q_s_before_after": runs, "n": n, "batch_size": 32,
+                           "hits@1": before.get("hits@1"), "identical_runs": same},
             "server_rss_start_mb": rss_start, "levels": levels}
 
 
@@ -148,21 +165,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset", choices=sorted(DATASETS))
     ap.add_argument("--ckpt", required=True, help="retriever checkpoint (builtin: checkpoints/retriever/best.ckpt)")
-    ap.add_argument("--n", type=int, default=200, help="test questions (the first n)")
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
-    ap.add_argument("--requests", type=int, default=50, help="requests per client")
+    ap.add_argument("--requests", type=int, default=20, help="requests per client (each a new question)")
     ap.add_argument("--out", default=None, help="results JSON (default bench/results/bench_serve_<dataset>.json)")
     ap.add_argument("overrides", nargs="*", help="more Hydra overrides for both infer.py and serve.py")
     args = ap.parse_args()
     ckpt = str(Path(args.ckpt).resolve())
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as tmp:
         load_before = os.getloadavg()
-        result = bench(args.dataset, ckpt, args.n, args.clients, args.requests, args.overrides, Path(tmp))
+        result = bench(args.dataset, ckpt, args.clients, args.requests, args.overrides, Path(tmp))
     result.update(command=" ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]), machine=machine(),
                   loadavg_before=[round(x, 2) for x in load_before],
                   date=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     if args.dataset == "metaqa":
         result["note"] = "retriever trained on MetaQA dev, questions from MetaQA test (2-hop)"
+    else:
+        result["note"] = "built-in KG, questions from its train split (the first ones; the test split has only 200)"
     out = Path(args.out) if args.out else RESULTS / f"bench_serve_{args.dataset}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

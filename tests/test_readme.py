@@ -19,7 +19,7 @@ def readme_commands() -> list[tuple[str, list[str]]]:
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             line = line.split("  #")[0].strip()
-            m = re.match(r"python (train|infer)\.py(.*)", line)
+            m = re.match(r"python (train|infer|serve)\.py(.*)", line)
             if not m or "$" in line:  # the own-KG block uses shell variables; tests/test_own_kg.py runs it
                 continue
             args = [a for a in shlex.split(m.group(2)) if not a.startswith("-") and a != "..."]
