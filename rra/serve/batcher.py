@@ -1,7 +1,7 @@
 """Micro-batching: questions of concurrent requests go to the method's batched call together.
 
 Each request puts a job (its questions) on a queue and waits. One loop takes the first job, then
-whatever else is queued (waiting at most `max_wait_ms` for more while the batch is not full), and
+whatever else is queued (waiting at most `max_wait_ms` for the requests it expects, see _next_batch), and
 hands the batch to `answer(examples)` in a single worker thread: the model is never called from two
 threads at once, and under load the next batch fills while the current one runs. A job is never
 split between batches, so its questions are answered together; a job larger than `max_batch` is a
@@ -37,12 +37,13 @@ class BatchInfo:
 
 
 class MicroBatcher:
-    def __init__(self, answer: Callable[[Sequence], list], max_batch: int = 32, max_wait_ms: float = 2.0):
+    def __init__(self, answer: Callable[[Sequence], list], max_batch: int = 32, max_wait_ms: float = 25.0):
         if max_batch < 1 or max_wait_ms < 0:
             raise ValueError(f"batching: max_batch must be >= 1 and max_wait_ms >= 0, got {max_batch}, {max_wait_ms}")
         self.answer, self.max_batch, self.max_wait = answer, int(max_batch), float(max_wait_ms) / 1000
         self._queue: asyncio.Queue[Job] | None = None
         self._held: Job | None = None  # the job that did not fit the last batch: first in the next
+        self._last_jobs = 0  # jobs in the last batch
         self._task: asyncio.Task | None = None
         self._pool: ThreadPoolExecutor | None = None
         self.batches = 0
@@ -78,6 +79,11 @@ class MicroBatcher:
         return await job.future
 
     async def _next_batch(self) -> list[Job]:
+        # Who is likely to ask next: the jobs that queued while the last batch ran, and the clients
+        # the last batch just answered (a client with one request open asks again once answered).
+        # Waiting for those (at most max_wait) keeps a steady load in full batches instead of two
+        # half batches taking turns; a lone client is never kept waiting (it is the whole expectation).
+        expected = self._queue.qsize() + (self._held is not None) + self._last_jobs
         first = self._held or await self._queue.get()
         self._held = None
         jobs, n = [first], len(first.examples)
@@ -87,7 +93,7 @@ class MicroBatcher:
                 job = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 left = deadline - time.perf_counter()
-                if left <= 0:
+                if left <= 0 or len(jobs) >= expected:
                     break
                 try:
                     job = await asyncio.wait_for(self._queue.get(), left)
@@ -98,6 +104,7 @@ class MicroBatcher:
                 break
             jobs.append(job)
             n += len(job.examples)
+        self._last_jobs = len(jobs)
         return jobs
 
     async def _loop(self) -> None:

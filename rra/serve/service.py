@@ -41,7 +41,7 @@ class Service:
         batching = dict(batching or {})
         self.chunk = int(batching.get("max_batch", 32))
         self.batcher = MicroBatcher(self._records, max_batch=self.chunk,
-                                    max_wait_ms=float(batching.get("max_wait_ms", 2.0)))
+                                    max_wait_ms=float(batching.get("max_wait_ms", 25.0)))
         self.started = time.time()
         self._info = dict(info or {})
         self._count = 0

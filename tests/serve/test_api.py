@@ -1,6 +1,7 @@
 """POST /v1/answer, /v1/info, /healthz, /docs and the refusals: every bad input is a 4xx naming its
 field, a graph or LLM failure is that request's 5xx, and nothing but the question reaches the method."""
 import threading
+import time
 
 import pytest
 
@@ -120,21 +121,38 @@ def test_a_graph_failure_costs_only_its_request(serve_cfg, service):
     from rra.serve.app import create_app
 
     failing = service_with(serve_cfg, FailingGraph(service.kg, "book/the_narrow_tide"))
+    method = failing.method
+
+    class SlowFirst:  # the first batch takes a second, so the next two requests queue into one batch
+        calls = 0
+
+        def answer_batch(self, examples, concurrency=1):
+            SlowFirst.calls += 1
+            if SlowFirst.calls == 1:
+                time.sleep(1.0)
+            return method.answer_batch(examples)
+
+    failing.method = SlowFirst()
     results = {}
     with TestClient(create_app(failing)) as c:
         def ask(key, body):
             results[key] = c.post("/v1/answer", json=body)
+        warm = threading.Thread(target=ask, args=("warm", {"question": "who wrote [The Hollow Heron]"}))
+        warm.start()
+        time.sleep(0.3)
         threads = [threading.Thread(target=ask, args=("bad", {"question": Q})),
                    threading.Thread(target=ask, args=("good", {"question": "who wrote [The Hollow Heron]"}))]
         for t in threads:
             t.start()
-        for t in threads:
+        for t in threads + [warm]:
             t.join()
         assert results["bad"].status_code == 502, results["bad"].text
         assert results["bad"].json()["error"]["type"] == "graph_error"
         assert "store unreachable" in results["bad"].json()["error"]["message"]
         assert results["good"].status_code == 200 and results["good"].json()["answers"]
-        assert failing.batcher.batches == 1  # both were in one batch, and only one failed
+        # both were in one batch, and only one failed
+        assert results["good"].json()["timings"]["batch_size"] == 2
+        assert results["bad"].json()["record"]["timings"]["batch_size"] == 2
         assert c.get("/healthz").status_code == 200
 
 

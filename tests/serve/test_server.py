@@ -17,6 +17,17 @@ def own_service(service, wait_ms: float) -> Service:
     return Service(service.kg, None, service.method, Limits(), {"max_batch": 32, "max_wait_ms": wait_ms})
 
 
+class Slow:
+    """The method, one second slower per batch."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def answer_batch(self, examples, concurrency=1):
+        time.sleep(1.0)
+        return self.method.answer_batch(examples)
+
+
 def ask_all(url: str, bodies: list[dict]) -> list[httpx.Response]:
     out = [None] * len(bodies)
 
@@ -50,7 +61,8 @@ def test_concurrent_requests_are_batched_and_answered_as_alone(service):
 
 
 def test_shutdown_lets_requests_in_flight_finish(service):
-    served = own_service(service, wait_ms=1500)  # the request waits in the batcher while the server stops
+    served = own_service(service, wait_ms=25)
+    served.method = Slow(service.method)  # the request is being answered while the server stops
     live = LiveServer(create_app(served)).__enter__()
     result = {}
     asker = threading.Thread(target=lambda: result.update(r=httpx.post(
