@@ -31,10 +31,10 @@ def compose_cfg(name: str, root: Path, overrides: list[str]):
 @pytest.fixture(scope="session")
 def builtin_root(tmp_path_factory) -> Path:
     """`python train.py` with a tiny random encoder on the built-in KG (~30 s): checkpoints/retriever/best.ckpt."""
-    import train
+    from rra.training import train
 
     root = tmp_path_factory.mktemp("serve_root")
-    train.train(compose_cfg("train", root, TINY_TRAIN))
+    train(compose_cfg("train", root, TINY_TRAIN))
     assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
     return root
 
