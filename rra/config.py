@@ -27,6 +27,60 @@ def register_resolvers(repo_root: str | Path) -> None:
         OmegaConf.register_new_resolver("builtin_data", lambda name: str(BUILTIN_DIR / name))
     if not OmegaConf.has_resolver("optuna_direction"):
         OmegaConf.register_new_resolver("optuna_direction", optuna_direction)
+    if not OmegaConf.has_resolver("run_group"):
+        OmegaConf.register_new_resolver("run_group", run_group)
+    if not OmegaConf.has_resolver("job_name"):
+        OmegaConf.register_new_resolver("job_name", job_name)
+
+
+def _sweep():
+    """Hydra's runtime config when this process runs a job of a `-m` sweep, else None."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+        return hc if hc.mode == RunMode.MULTIRUN else None
+    except (ValueError, ImportError):  # no Hydra runtime (tests composing a config, notebooks)
+        return None
+
+
+def swept_keys(hc=None, argv: list[str] | None = None) -> list[str]:
+    """The config keys a sweep varies: `key=a,b` (or range/choice) on the command line, plus the
+    sweeper's own `params` (hparams_search=grid / optuna)."""
+    import sys
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    keys = []
+    args = [a for a in (sys.argv[1:] if argv is None else argv) if "=" in a and not a.startswith("-")]
+    try:
+        for o in OverridesParser.create().parse_overrides(args):
+            if o.is_sweep_override():
+                keys.append(o.get_key_element())
+    except Exception:  # an argument Hydra itself would have refused: no names from it
+        pass
+    params = OmegaConf.select(hc, "sweeper.params", default=None) if hc is not None else None
+    keys += [str(k) for k in (params or {})]
+    return list(dict.fromkeys(k.lstrip("+~") for k in keys))
+
+
+def run_group(name: str) -> str:
+    """The W&B group of a run: its name alone, or for every job of one `-m` sweep the same
+    `<name>-<sweep folder>` (e.g. `infer-2026-11-25_10-40-00`), so the grouped view is the sweep."""
+    hc = _sweep()
+    return f"{name}-{Path(hc.sweep.dir).name}" if hc is not None else str(name)
+
+
+def job_name(name: str) -> str:
+    """The W&B name of a run: its name alone, or for a sweep job what differs between the jobs
+    (`method=tog`, `model.lr=3e-05,model.head_lr=0.001`), read from this job's overrides."""
+    hc = _sweep()
+    if hc is None:
+        return str(name)
+    varying = set(swept_keys(hc))
+    mine = [o for o in hc.overrides.task if o.split("=", 1)[0].lstrip("+~") in varying]
+    return ",".join(mine) or hc.job.override_dirname or f"{name}-{hc.job.num}"
 
 
 def optuna_direction(mode: str) -> str:

@@ -139,8 +139,9 @@ def train(cfg: DictConfig) -> dict[str, float]:
         metrics.update(trainer.callback_metrics)
     fit_s, epochs = time.perf_counter() - start, trainer.current_epoch
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
-    if trainer.is_global_zero and cfg.get("publish_best", True):
-        publish(best, published_path(cfg))
+    published = published_path(cfg) if trainer.is_global_zero and cfg.get("publish_best", True) else None
+    if published:
+        publish(best, published)
     if cfg.get("test"):
         if not best:
             log.warning("no best checkpoint (fast_dev_run or no validation): testing current weights")
@@ -156,6 +157,10 @@ def train(cfg: DictConfig) -> dict[str, float]:
         for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
             summary.update(callback.summary() if hasattr(callback, "summary") else {})
         (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        if published and best:  # online W&B: the published model as an artifact (lineage for infer runs)
+            from rra.eval.training_dashboard import log_model_artifact
+
+            log_model_artifact(loggers, published, cfg.name, summary)
     return metrics
 
 

@@ -132,12 +132,13 @@ class StructGPT(WalkSettings):
 
     # -- one iteration's steps -----------------------------------------------------------
     def _relations_around(self, walk: "Walk") -> tuple[list[str], dict[str, list[str]]]:
-        """Relations (both directions) around the current entities, not straight back; the
-        candidates shown are the first `max_relations_shown` of them, sorted."""
+        """Relations (both directions) around the current entities; the candidates shown are the
+        first `max_relations_shown` of them, sorted. The edge an entity was reached over, walked
+        back, is one of them: it leads to siblings (the other films of a director); entities
+        already visited are never read again (`_read_triples`)."""
         around: dict[str, list[str]] = {}
         for e in walk.current:
-            back = inverse(walk.chain[e][-1]) if walk.chain[e] else None
-            around[e] = [r for r in self.kg.relations(e, "both") if not excluded(r, self.excluded) and r != back]
+            around[e] = [r for r in self.kg.relations(e, "both") if not excluded(r, self.excluded)]
         cands = sorted({r for rels in around.values() for r in rels})[: self.max_relations_shown]
         return cands, around
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missing_status, read_answers,
                                   seed_for, set_answers, topic_entities)
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
-from rra.graph.base import inverse, sample, step_triple
+from rra.graph.base import sample, step_triple
 from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
                       strip_brackets)
@@ -100,9 +100,10 @@ class ToG(WalkSettings):
 
     # -- the walk -----------------------------------------------------------------------
     def _candidate_relations(self, beam: Beam) -> list[str]:
+        # The edge we came over, walked back, is offered too: it leads to the siblings (the other
+        # films of a director), never to an entity the beam holds (`_neighbours` drops those).
+        # Leaving it out made "which films share the director of X" unanswerable.
         rels = [r for r in self.kg.relations(beam.end, "both") if not excluded(r, self.excluded)]
-        if beam.relations:  # do not walk straight back the edge we came over
-            rels = [r for r in rels if r != inverse(beam.relations[-1])]
         return rels[: self.max_relations]
 
     def _neighbours(self, beam: Beam, relation: str, qid: str) -> list[str]:

@@ -86,6 +86,8 @@ def collect(paths: list[str | Path]) -> list[dict]:
         r["label"] = " ".join([method or Path(r["dir"]).name, *extras]) if method or extras else Path(r["dir"]).name
         if m.get("label"):
             r["label"] = m["label"]
+        if m.get("llm_oracle"):  # a ceiling: never to be read as a model's figure
+            r["label"] += " [oracle LLM]"
     return runs
 
 
@@ -119,6 +121,9 @@ def markdown_table(runs: list[dict], title: str = "Comparison", skipped: list[di
                   "(a sweep got NaN for them):", ""]
         lines += [f"- {r['label']}: {' '.join(r['metrics'].get('warnings') or [])}" for r in failed]
     lines += shape_table(runs)
+    if any(r["metrics"].get("llm_oracle") for r in runs):
+        lines += ["", "`[oracle LLM]`: every LLM reply of that run came from the gold labels (`llm=oracle`, "
+                  "rra/llm/oracle.py): the method's ceiling with a perfect LLM, not a model's result."]
     if skipped:
         lines += ["", f"Not in the table ({len(skipped)} job(s) without results):", ""]
         lines += [f"- `{' '.join(s['overrides']) or s['dir']}`: {s['why']}" for s in skipped]

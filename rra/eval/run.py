@@ -211,6 +211,9 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     integrity.check_resume(out, integrity.fingerprint(cfg), resume)
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
+    oracle = oracle_of(llm)
+    if oracle is not None:  # llm=oracle: it answers from the gold labels this loop holds
+        oracle.observe(examples, kg)
     writer = report.PredictionWriter(out / report.PREDICTIONS, resume=resume, redo=integrity.TRANSIENT)
     done = sum(ex.qid in writer.done for ex in examples)
     if done:
@@ -228,6 +231,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     if loaded is not None and loaded.skipped:  # graph.on_error=skip dropped lines of the KG or labels
         metrics["kg_skipped_lines"] = loaded.skipped
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
+    if oracle is not None:
+        metrics["llm_oracle"] = True
     warnings = run_warnings(metrics, llm)
     metrics["warnings"] = warnings
     # The method could not do its job (its LLM mostly failed, or most questions failed outright):
@@ -241,13 +246,15 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
              "graph": f"{picked.get('graph') or cfg.graph.get('_target_')}: {graph_description(kg)}",
              "llm": (f"{getattr(llm, 'name', '?')} ({getattr(llm, 'model', '')})" if used_llm
                      else "none used (no question asked an LLM)"),
+             **({"ceiling": "ORACLE LLM: every LLM reply comes from the gold labels (rra/llm/oracle.py); "
+                            "these figures are the method's ceiling, not a model's"} if oracle is not None else {}),
              "output": str(out)}
     setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
                                    [d for d in preds if d.get("status") == "ok"])
     report.write_text(out / report.SUMMARY, text)
-    log_to_loggers(cfg, metrics)
+    log_to_loggers(cfg, metrics, preds, out / report.SUMMARY)
     if cfg.get("show_summary", True):
         print(report.terminal_text(text))
     for w in warnings:
@@ -255,6 +262,13 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     if warnings and cfg.get("strict", False):
         raise RunFailedError(f"strict=true and the run has problems: {' '.join(warnings)} (results kept in {out})")
     return metrics
+
+
+def oracle_of(llm):
+    """The oracle behind `llm` (through the batching / caching wrappers), or None."""
+    while llm is not None and not getattr(llm, "oracle", False):
+        llm = getattr(llm, "inner", None)
+    return llm
 
 
 def answer_and_score(method, examples: list[QAExample], writer: report.PredictionWriter, batch_size: int = 32,
@@ -364,7 +378,14 @@ def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
     if "answer_in_subgraph" in ex.extra:  # per-question graphs: what the subgraph allowed
         pred.extra["answer_in_subgraph"] = bool(ex.extra["answer_in_subgraph"])
     pred.extra["gold_shape"] = gold_shape(ex)
+    for key in GROUP_FIELDS:  # what the dashboards break the metrics down by (rra.eval.dashboard)
+        if ex.extra.get(key) is not None:
+            pred.extra.setdefault(key, ex.extra[key])
     return pred
+
+
+# Fields of a question's `extra` copied into its prediction, for per-group metrics.
+GROUP_FIELDS = ("qtype", "question_type", "shape")
 
 
 def gold_shape(ex: QAExample) -> str:
@@ -405,9 +426,14 @@ def resolved_config(cfg: DictConfig) -> dict:
         return container
 
 
-def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
+def log_to_loggers(cfg: DictConfig, metrics: dict, preds: list[dict] = (), summary_path: Path | None = None) -> None:
+    """Scalars, plus the dashboards' tables and charts (rra.eval.dashboard, `cfg.dashboard`)."""
+    from rra.eval import dashboard
+
     flat = {f"{cfg.split}/{k}": float(v) for k, v in metrics.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    options = cfg.get("dashboard") or {}
+    tables = None
     for name, node in (cfg.get("logger") or {}).items():
         if not node or "_target_" not in node:
             continue
@@ -415,6 +441,15 @@ def log_to_loggers(cfg: DictConfig, metrics: dict) -> None:
             logger = instantiate(node)
             logger.log_hyperparams(resolved_config(cfg))
             logger.log_metrics(flat)
+            if type(logger).__name__ == "WandbLogger":  # lineage: the model artifact this run used
+                from rra.eval.training_dashboard import record_checkpoint_artifact
+
+                record_checkpoint_artifact(logger.experiment, OmegaConf.select(cfg, "retriever.ckpt", default=None))
+            if preds and options.get("tables", True):
+                if tables is None:
+                    tables = dashboard.build_tables(preds, list(options.get("breakdowns") or ()),
+                                                    int(options.get("max_rows", 2000)))
+                dashboard.log_tables(logger, tables, summary_path)
             logger.finalize("success")
             if node.get("_target_", "").endswith("WandbLogger"):
                 import wandb

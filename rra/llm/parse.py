@@ -248,6 +248,8 @@ def _json_object(text: str, marker: str) -> dict:
 def parse_answer(text: str | None) -> str:
     """The answer string: JSON "answer", last "Answer: X" line, "the answer is {X}", or first line."""
     text = _nonempty(text)
+    # ToG's own reply format puts the answer after a verdict: "{Yes}. Answer: Ridley Scott"
+    text = re.sub(r"^\s*[{*]*\s*(?:yes|no)\s*[}*]*\s*[.,:!-]?\s*(?=answers?\s*[:：])", "", text, flags=re.I)
     value = _json_object(text, '"')
     if "answer" in value:
         v = value["answer"]

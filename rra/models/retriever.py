@@ -125,6 +125,7 @@ class Retriever(L.LightningModule):
         self._predict_cache: dict[str, torch.Tensor] = {}
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
+        self.decoded: list[dict] = []  # this validation epoch's decodes, for dashboards (rra.eval.training_dashboard)
 
     # -- encoding ----------------------------------------------------------------------------
     def mask(self, question: str, topic_entities: Sequence[str] = ()) -> str:
@@ -245,6 +246,11 @@ class Retriever(L.LightningModule):
         n = len(gold)
         self._log(split, "path_acc", top1, n, prog_bar=True)
         self._log(split, f"path_acc_top{beam}", topk, n)
+        if split == "val":
+            for q, b, path, g, hop in zip(batch["question"], beams, batch["path"], gold, hop_pred.tolist()):
+                best = list(b[0][0]) if b else []
+                self.decoded.append({"question": q, "gold_path": list(path), "pred_path": [self.relations[i] for i in best],
+                                     "gold_hop": len(path), "pred_hop": hop, "correct": bool(b) and b[0][0] == g})
         hops = torch.tensor(out["hops"], device=self.device)
         for h in range(1, self.hparams.max_hops + 1):
             if (hops == h).any():
@@ -270,6 +276,9 @@ class Retriever(L.LightningModule):
         n = len(batch["question"])
         dt = max(time.perf_counter() - self._batch_start, 1e-9)
         self.log("train/samples_per_s", n / dt, on_step=True, on_epoch=False, batch_size=n)
+
+    def on_validation_epoch_start(self) -> None:
+        self.decoded = []
 
     def on_validation_epoch_end(self) -> None:
         if self.val_metrics["path_acc"].update_count:

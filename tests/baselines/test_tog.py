@@ -1,4 +1,6 @@
 from rra.baselines import ToG
+from rra.graph.base import Triple
+from rra.graph.networkx_graph import NetworkXGraph
 from rra.llm.fake import ScriptedLLM
 from rra.records import QAExample
 
@@ -30,14 +32,17 @@ def test_llm_walk_visits_prunes_and_answers(kg, weaver_question):
     assert not any("rdf:type" in p for p in llm.prompt_texts)
 
 
-def test_dead_end_stops_early_and_answers_from_paths(kg):
+def test_dead_end_stops_early_and_answers_from_paths():
+    kg = NetworkXGraph([Triple("Titanic", "directed_by", "James Cameron"), Triple("Titanic", "starred_actors", "Kate Winslet")])
     q = QAExample("who directed the movies starred by [Kate Winslet]", ["Kate Winslet"], ["James Cameron"], qid="k")
-    llm = ScriptedLLM({"sufficient": "No.", "Answer:": "James Cameron"})
+    llm = ScriptedLLM({"Please retrieve": "{directed_by (Score: 1.0)}", "sufficient": "No.", "Answer:": "James Cameron"})
     pred = ToG(kg, llm).answer(q)
-    # Titanic and James Cameron are single choices (no pruning calls); depth 3 finds nothing new
+    # depth 3 finds nothing new: Cameron's films, walked back, are only Titanic, already on the beam
     assert pred.extra["depth_reached"] == 2
     assert pred.extra["visited"] == ["Kate Winslet", "Titanic", "James Cameron"]
-    assert pred.llm_calls == 3  # two sufficiency checks + the final answer
+    # Titanic's relations (directed_by; starred_actors back to Winslet) are pruned once; two
+    # sufficiency checks; the final answer
+    assert pred.llm_calls == 4
     assert pred.answers == ["James Cameron"] and pred.extra["answered_from"] == "paths"
 
 
