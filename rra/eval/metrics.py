@@ -94,7 +94,7 @@ def hit_at_1_strict(p: dict) -> bool:
     if not gold:
         return False
     if scored(p, "hits_mode") == "reply":
-        from rra.llm.parse import committed_answers
+        from rra.llm.parse import committed_answers, parse_answer
 
         committed = committed_answers(p.get("reply", ""))
         if not committed:
@@ -104,6 +104,11 @@ def hit_at_1_strict(p: dict) -> bool:
         named = [a for a in (p.get("answers") or []) if normalize_answer(a) not in topics
                  and re.search(r"(?<!\w)" + re.escape(normalize_answer(a)) + r"(?!\w)", span)]
         first = named[0] if named else committed[0]
+        if not any(normalize_answer(first) in unit for unit in gold):
+            # a name holding " and " or a comma ("Quill and Anchor", "Pride and Prejudice") is cut
+            # into items above; a final answer that starts with a whole gold name commits to it
+            whole = normalize_answer(parse_answer(p.get("reply", "")))
+            return any(re.match(re.escape(name) + r"(?:$|\s*[|;,]|\s+and\s)", whole) for unit in gold for name in unit)
     else:
         first = (p.get("answers") or [""])[0]
     return bool(first) and any(normalize_answer(first) in unit for unit in gold)

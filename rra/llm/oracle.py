@@ -10,8 +10,9 @@ step. What it replies, per prompt type (recognised by the methods' own wording):
 - relation choice (ToG pruning, StructGPT selection): the gold path's relation for the step the
   shown entity is on (ToG: the step whose entities include it; StructGPT: the number of steps
   already chosen), scored 1;
-- entity choice (ToG): the shown entities the gold path reaches after that relation, score split;
-- triple filter (StructGPT): the triples along the gold path;
+- entity choice (ToG): the shown entities the gold path reaches after that relation and from which
+  the rest of it reaches a gold answer, score split;
+- triple filter (StructGPT): the triples along gold-path instances that end in a gold answer;
 - sufficiency (ToG, StructGPT): Yes with the gold answers when the triples hold a gold answer and
   every relation of the gold path, else No;
 - entity identification (KGQP): the topic entities' labels;
@@ -41,6 +42,7 @@ class Gold:
     answers: list[str]  # labels (and ids) of the gold answers, as shown to a model
     path: list[str] = field(default_factory=list)  # the gold relation path
     levels: list[set[str]] = field(default_factory=list)  # normalised labels reached after each step
+    useful: list[set[str]] = field(default_factory=list)  # of those, the ones the rest of the path takes to a gold answer
     topics: list[str] = field(default_factory=list)  # topic labels
 
     def step_names(self, d: int) -> set[str]:
@@ -77,20 +79,32 @@ class OracleLLM(LLM):
             if kg is not None and topics:
                 names = kg.labels(topics)
                 gold.topics = [names.get(t, t) for t in topics]
-                gold.levels = self._levels(kg, topics, path)
+                answer_ids = set(ex.answers) | {a for ids in ex.extra.get("answer_ids") or [] for a in ids}
+                gold.levels, gold.useful = self._levels(kg, topics, path, answer_ids)
             with self._lock:
                 self.gold[key(ex.question)] = gold
 
     @staticmethod
-    def _levels(kg, topics: list[str], path: list[str]) -> list[set[str]]:
-        frontier, ids = list(topics), [set(topics)]
+    def _levels(kg, topics: list[str], path: list[str], answers: set[str]) -> tuple[list[set[str]], list[set[str]]]:
+        """Per step of the gold path: the entities it reaches from the topics, and of those the
+        ones from which the rest of the path reaches a gold answer (a perfect model keeps those:
+        of the films sharing an actor with X, the ones that have a language, when it is asked)."""
+        frontier, ids, edges = list(topics), [set(topics)], []
         for relation in path:
             reached = kg.neighbors_batch(frontier, relation)
+            edges.append(reached)
             frontier = list(dict.fromkeys(n for e in frontier for n in reached.get(e, [])))[:MAX_LEVEL]
             ids.append(set(frontier))
-        every = set().union(*ids)
-        names = kg.labels(every)
-        return [{normalize_answer(names.get(e, e)) for e in level} | {normalize_answer(e) for e in level} for level in ids]
+        useful = [set() for _ in ids]
+        useful[-1] = (ids[-1] & answers) or ids[-1]
+        for d in range(len(path) - 1, -1, -1):
+            useful[d] = {e for e in ids[d] if useful[d + 1].intersection(edges[d].get(e, ()))}
+        names = kg.labels(set().union(*ids))
+
+        def shown(level: set[str]) -> set[str]:
+            return {normalize_answer(names.get(e, e)) for e in level} | {normalize_answer(e) for e in level}
+
+        return [shown(level) for level in ids], [shown(level) for level in useful]
 
     # --- the LLM protocol -----------------------------------------------------------------------
     def generate(self, prompts: Sequence[Prompt], max_new_tokens: int = 128, temperature: float = 0.0) -> list[LLMReply]:
@@ -136,7 +150,7 @@ class OracleLLM(LLM):
         if "Please score the entities" in text:  # ToG entity pruning
             relation = normalize_answer(_field(text, "Relation"))
             options = _numbered(_field(text, "Entities"))
-            good = set().union(*[gold.levels[d + 1] for d in range(len(gold.path)) if relation in gold.step_names(d)] or [set()])
+            good = set().union(*[gold.useful[d + 1] for d in range(len(gold.path)) if relation in gold.step_names(d)] or [set()])
             picked = [o for o in options if normalize_answer(o) in good]
             return "; ".join(f"{{{o} (Score: {1 / len(picked) if o in picked else 0.0:.3f})}}" for o in options)
         if "Choose the relations (at most" in text:  # StructGPT selection
@@ -178,9 +192,9 @@ class OracleLLM(LLM):
         body = normalize_answer(body)
         for d in range(len(gold.path)):
             mark = f", {gold.step_base(d)}, "
-            if mark in body and d + 1 < len(gold.levels):
+            if mark in body and d + 1 < len(gold.useful):
                 head, tail = body.split(mark, 1)
-                if {head, tail} <= gold.levels[d] | gold.levels[d + 1]:
+                if {head, tail} <= gold.useful[d] | gold.useful[d + 1]:
                     return True
         return False
 

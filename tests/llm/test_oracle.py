@@ -72,3 +72,16 @@ def test_a_verdict_before_the_answer_is_not_the_committed_answer():
     assert committed_answers("{Yes}. Answer: Ridley Scott | James Cameron") == ["Ridley Scott", "James Cameron"]
     assert committed_answers("Yes. Answer: 1979") == ["1979"]
     assert committed_answers("Answer: No Country for Old Men") == ["No Country for Old Men"]
+
+
+def test_entity_choice_keeps_the_entities_that_lead_to_a_gold_answer():
+    """Of the films sharing an actor with X, a perfect model keeps the ones that have a language
+    when it is asked for one; ToG with a beam of 1 then still answers."""
+    facts = [("x", "starred_actors", "a"), ("m1", "starred_actors", "a"), ("m2", "starred_actors", "a"),
+             ("m3", "starred_actors", "a"), ("m2", "in_language", "fr"), ("m1", "directed_by", "d")]
+    kg = NetworkXGraph([Triple(*f) for f in facts])
+    path = ["starred_actors", "^starred_actors", "in_language"]
+    ex = QAExample("which languages are the films sharing actors with [x] in", ["x"], ["fr"], path, qid="u1",
+                   extra={"gold_path": path})
+    pred = ToG(kg, oracle_for(kg, ex), width=1).answer(ex)
+    assert pred.answers[:1] == ["fr"] and pred.extra["visited"][:4] == ["x", "a", "m2", "fr"]

@@ -94,6 +94,21 @@ def test_strict_hits_credit_the_entity_a_reply_commits_to_not_one_named_elsewher
     assert not hit_at_1_strict(pred("Answer: James Cameron (not Ridley Scott)", ["James Cameron", "Ridley Scott"]))
 
 
+def test_strict_hits_keep_a_gold_name_that_holds_and_or_a_comma_whole():
+    """Found with the oracle LLM: "Quill and Anchor" was cut into "Quill", "Anchor" and missed."""
+    from rra.eval.metrics import hit_at_1_strict
+
+    def pred(reply, gold):
+        return Prediction("q", "who published [X]", ["publisher/qa"], reply=reply, gold_answers=["publisher/qa"],
+                          gold_labels=[gold], hits_mode="reply").to_dict()
+
+    assert hit_at_1_strict(pred("Quill and Anchor", "Quill and Anchor"))
+    assert hit_at_1_strict(pred("Answer: Quill and Anchor | Harrow and Vane", "Quill and Anchor"))
+    assert hit_at_1_strict(pred("Crosby, Stills and Nash", "Crosby, Stills and Nash"))
+    assert not hit_at_1_strict(pred("Quill", "Quill and Anchor"))
+    assert not hit_at_1_strict(pred("Harrow and Vane and Quill and Anchor", "Quill and Anchor"))
+
+
 def test_gold_answers_count_whether_given_as_ids_or_as_names():
     """A dataset may give answers as KG ids (Wikidata-style IRIs) or as their names; the evaluation
     loop looks both up in the KG, so the same prediction scores the same either way."""
