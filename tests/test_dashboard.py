@@ -63,8 +63,12 @@ def test_infer_logs_tables_and_charts_to_an_offline_wandb_run(trained_root, tmp_
     monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "wandb-config"))
     cfg = compose_cfg("infer", trained_root, ["limit=8", "llm=none", "logger=wandb", "dashboard.max_rows=5"])
     metrics = run_split(cfg, tmp_path / "out")
+    import wandb
+
+    wandb.teardown()  # W&B's service writes the run file after the run finishes; wait until it is done
     run = offline_run(Path(cfg.paths.output_dir))
     hist = run["history"]
+    assert "predictions/_type" in hist, (sorted(hist), run["artifacts"], run["dir"])
     assert hist["predictions/_type"] == "table-file" and hist["predictions/nrows"] == 5
     table = json.loads((run["dir"] / "files" / hist["predictions/path"]).read_text())
     assert {"qid", "question", "topic", "gold_answers", "predicted", "pred_path", "gold_path", "status", "hit",

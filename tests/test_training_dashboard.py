@@ -70,6 +70,7 @@ def test_train_logs_dashboard_tables_to_an_offline_wandb_run(tmp_path, monkeypat
     import wandb
 
     wandb.finish()
+    wandb.teardown()  # W&B's service writes the run file after the run finishes; wait until it is done
     run = offline_run(Path(cfg.paths.output_dir))
     hist = run["history"]
     for key in ("data_coverage", "val_hop_confusion", "val_path_confusion", "val_predictions"):
