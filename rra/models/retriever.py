@@ -247,7 +247,7 @@ class Retriever(L.LightningModule):
         self._log(split, "path_acc", top1, n, prog_bar=True)
         self._log(split, f"path_acc_top{beam}", topk, n)
         if split == "val":
-            for q, b, path, g, hop in zip(batch["question"], beams, batch["path"], gold, hop_pred.tolist()):
+            for q, b, path, g, hop in zip(out["questions"], beams, out["paths"], gold, hop_pred.tolist()):
                 best = list(b[0][0]) if b else []
                 self.decoded.append({"question": q, "gold_path": list(path), "pred_path": [self.relations[i] for i in best],
                                      "gold_hop": len(path), "pred_hop": hop, "correct": bool(b) and b[0][0] == g})
