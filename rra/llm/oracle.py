@@ -69,17 +69,18 @@ class OracleLLM(LLM):
 
     # --- what the evaluation loop tells it ----------------------------------------------------
     def observe(self, examples: Sequence, kg=None) -> None:
-        """Learn the gold labels of `examples` (QAExamples with answers, their labels in
-        `extra["answer_labels"]` and a gold path in `extra["gold_path"]` or `relation_path`)."""
+        """Learn the gold labels of `examples` (QAExamples with answers, their labels
+        `answer_labels` and a gold path `gold_path`, else `relation_path`)."""
         for ex in examples:
-            labels = list(ex.extra.get("answer_labels") or [])
-            path = list(ex.extra.get("gold_path") or ex.relation_path or [])
+            labels = list(getattr(ex, "answer_labels", None) or ex.extra.get("answer_labels") or [])
+            path = list(getattr(ex, "gold_path", None) or ex.extra.get("gold_path") or ex.relation_path or [])
             gold = Gold(list(dict.fromkeys(labels + list(ex.answers))), path)
             topics = list(ex.topic_entities or [])
             if kg is not None and topics:
                 names = kg.labels(topics)
                 gold.topics = [names.get(t, t) for t in topics]
-                answer_ids = set(ex.answers) | {a for ids in ex.extra.get("answer_ids") or [] for a in ids}
+                named = getattr(ex, "answer_ids", None) or ex.extra.get("answer_ids") or []
+                answer_ids = set(ex.answers) | {a for ids in named for a in ids}
                 gold.levels, gold.useful = self._levels(kg, topics, path, answer_ids)
             with self._lock:
                 self.gold[key(ex.question)] = gold
