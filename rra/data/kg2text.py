@@ -25,11 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import lightning as L
-from torch.utils.data import DataLoader
-
 from rra.records import DataFormatError
-from rra.data.webnlg import WebNLGEntry, collate_pairs, eval_pairs, training_pairs
+from rra.data.webnlg import PairsDataModule, WebNLGEntry, eval_pairs, training_pairs
 
 PREFIX = "The knowledge graph is: "
 SUFFIX = "The sentence is:"
@@ -192,7 +189,7 @@ def held_out_sample(part: KG2TextPart, n: int | None, offset: int = 0, cvt: bool
     return pool if n is None else pool[:n]
 
 
-class KG2TextDataModule(L.LightningDataModule):
+class KG2TextDataModule(PairsDataModule):
     """Training pairs of the chosen parts; validation and test from their held-out inputs.
 
     parts: which parts to use (e.g. [metaqa], [wqsp] or both); sources: each part's files,
@@ -213,9 +210,6 @@ class KG2TextDataModule(L.LightningDataModule):
         unknown = [p for p in parts if p not in sources]
         if unknown or not parts:
             raise ValueError(f"data.parts {list(parts)}: unknown part(s) {unknown}; known: {sorted(sources)}")
-        self.train_set: list[dict] = []
-        self.val_set: list[dict] = []
-        self.test_set: list[dict] = []
         self.loaded: dict[str, KG2TextPart] = {}
 
     def load(self) -> dict[str, KG2TextPart]:
@@ -247,16 +241,3 @@ class KG2TextDataModule(L.LightningDataModule):
         if not self.val_set:
             self.val_set = eval_pairs([e for p in parts.values()
                                        for e in held_out_sample(p, hp.val_size, offset=hp.test_size)])
-
-    def _loader(self, items: list[dict], shuffle: bool):
-        return DataLoader(items, batch_size=self.hparams.batch_size, shuffle=shuffle, collate_fn=collate_pairs,
-                          num_workers=self.hparams.num_workers)
-
-    def train_dataloader(self):
-        return self._loader(self.train_set, shuffle=True)
-
-    def val_dataloader(self):
-        return self._loader(self.val_set, shuffle=False)
-
-    def test_dataloader(self):
-        return self._loader(self.test_set, shuffle=False)

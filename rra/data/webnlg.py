@@ -181,7 +181,32 @@ def collate_pairs(items: list[dict]) -> dict:
     return {k: [it[k] for it in items] for k in ("source", "target", "refs")}
 
 
-class WebNLGDataModule(L.LightningDataModule):
+class PairsDataModule(L.LightningDataModule):
+    """Rewriter pairs (`training_pairs` / `eval_pairs` records) served in batches. Every rewriter
+    corpus (WebNLG here, the RRA KG-to-text corpus) batches its pairs alike; a subclass fills the
+    three lists in `setup` and has `batch_size` and `num_workers` among its hyperparameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.train_set: list[dict] = []
+        self.val_set: list[dict] = []
+        self.test_set: list[dict] = []
+
+    def _loader(self, items: list[dict], shuffle: bool):
+        return DataLoader(items, batch_size=self.hparams.batch_size, shuffle=shuffle, collate_fn=collate_pairs,
+                          num_workers=self.hparams.num_workers)
+
+    def train_dataloader(self):
+        return self._loader(self.train_set, shuffle=True)
+
+    def val_dataloader(self):
+        return self._loader(self.val_set, shuffle=False)
+
+    def test_dataloader(self):
+        return self._loader(self.test_set, shuffle=False)
+
+
+class WebNLGDataModule(PairsDataModule):
     """WebNLG train (+ optional silver pairs from a KG) / dev sample / fixed test sample.
 
     test_size: the documented evaluation sample: `fixed_sample(test, test_size, test_seed)`
@@ -198,9 +223,6 @@ class WebNLGDataModule(L.LightningDataModule):
         self.kg = kg
         if silver_pairs and kg is None:
             raise ValueError("silver_pairs > 0 needs a knowledge graph: set data.kb_path=YOUR_KB_FILE")
-        self.train_set: list[dict] = []
-        self.val_set: list[dict] = []
-        self.test_set: list[dict] = []
 
     def setup(self, stage: str | None = None) -> None:
         hp = self.hparams
@@ -215,16 +237,3 @@ class WebNLGDataModule(L.LightningDataModule):
             self.val_set = eval_pairs(fixed_sample(load_webnlg(hp.root, "dev"), hp.val_size, hp.seed))
         if stage in (None, "test") and not self.test_set:
             self.test_set = eval_pairs(fixed_sample(load_webnlg(hp.root, "test"), hp.test_size, hp.test_seed))
-
-    def _loader(self, items: list[dict], shuffle: bool):
-        return DataLoader(items, batch_size=self.hparams.batch_size, shuffle=shuffle, collate_fn=collate_pairs,
-                          num_workers=self.hparams.num_workers)
-
-    def train_dataloader(self):
-        return self._loader(self.train_set, shuffle=True)
-
-    def val_dataloader(self):
-        return self._loader(self.val_set, shuffle=False)
-
-    def test_dataloader(self):
-        return self._loader(self.test_set, shuffle=False)

@@ -188,6 +188,31 @@ def sample(items: list, limit: int | None, seed: int | None) -> list:
     return [items[i] for i in idx]
 
 
+def label_index(entities: Iterable[str], labels: dict[str, str]) -> dict[str, list[str]]:
+    """Casefolded label -> entity ids, in the order given: what the in-memory backends'
+    `find_entities` looks text up in (built once, dropped when labels or facts change)."""
+    idx: dict[str, list[str]] = {}
+    for e in entities:
+        idx.setdefault(labels.get(e, e).casefold(), []).append(e)
+    return idx
+
+
+def match_labels(index: dict[str, list[str]], labels: dict[str, str], text: str, mode: MatchMode,
+                 limit: int) -> list[str]:
+    """`find_entities` over a `label_index`, shared by the in-memory backends so they rank alike."""
+    if mode == "exact":
+        hits = [e for e in index.get(text.casefold(), []) if labels.get(e, e) == text]
+    elif mode == "casefold":
+        hits = list(index.get(text.casefold(), []))
+    elif mode == "substring":
+        needle = text.casefold()
+        hits = [e for key, ents in index.items() if needle in key for e in ents]
+    else:
+        raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
+    hits.sort(key=lambda e: (len(labels.get(e, e)), labels.get(e, e), e))
+    return hits[:limit]
+
+
 def walk_path(
     kg: KnowledgeGraph, entity: str, path: Sequence[str], limit: int | None = None
 ) -> list[PathInstance]:

@@ -6,8 +6,8 @@ from typing import Iterable, Sequence
 
 import networkx as nx
 
-from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            UnknownEntityError, base_relation, is_inverse, paused_gc, sample, walk_path)
+from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, UnknownEntityError,
+                            base_relation, is_inverse, label_index, match_labels, paused_gc, sample, walk_path)
 from rra.graph.rdf import display, is_literal
 from rra.records import Triple
 
@@ -72,26 +72,13 @@ class NetworkXGraph(KnowledgeGraph):
 
     def _index(self) -> dict[str, list[str]]:
         if self._casefold_index is None:
-            idx: dict[str, list[str]] = {}
-            for e in self.g.nodes:
-                if e[:1] == '"' and is_literal(e):  # values are not found by name (no label in a store)
-                    continue
-                idx.setdefault(self._labels.get(e, e).casefold(), []).append(e)
-            self._casefold_index = idx
+            # values are not found by name (no label in a store)
+            names = (e for e in self.g.nodes if not (e[:1] == '"' and is_literal(e)))
+            self._casefold_index = label_index(names, self._labels)
         return self._casefold_index
 
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
-        if mode == "exact":
-            hits = [e for e in self._index().get(text.casefold(), []) if self._labels.get(e, e) == text]
-        elif mode == "casefold":
-            hits = list(self._index().get(text.casefold(), []))
-        elif mode == "substring":
-            needle = text.casefold()
-            hits = [e for key, ents in self._index().items() if needle in key for e in ents]
-        else:
-            raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
-        hits.sort(key=lambda e: (len(self._labels.get(e, e)), self._labels.get(e, e), e))
-        return hits[:limit]
+        return match_labels(self._index(), self._labels, text, mode, limit)
 
     # -- structure ----------------------------------------------------------------------
     def relations(self, entity: str, direction: Direction = "both") -> list[str]:

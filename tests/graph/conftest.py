@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -45,9 +46,17 @@ def oxigraph_endpoint(tmp_path_factory) -> str:
     write_ntriples(junk, OTHER_TRIPLES)
     subprocess.run([binary, "load", "--location", str(store), "--file", str(junk), "--graph", OTHER_GRAPH],
                    check=True, capture_output=True, timeout=60)
+    with _serving(binary, "serve", store, root) as url:
+        yield url
+
+
+@contextmanager
+def _serving(binary: str, command: str, store: Path, root: Path):
+    """`oxigraph <command>` (serve or serve-read-only) over `store` on a free port, logging to
+    root/server.log; yields its query URL once it answers, and stops it afterwards."""
     port = free_port()
     log = open(root / "server.log", "wb")
-    proc = subprocess.Popen([binary, "serve", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
+    proc = subprocess.Popen([binary, command, "--location", str(store), "--bind", f"127.0.0.1:{port}"],
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/query"
     try:
@@ -145,21 +154,8 @@ def literal_probe_endpoint(tmp_path_factory, literal_probe_files) -> str:
     root = tmp_path_factory.mktemp("literal_probe_store")
     subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(literal_probe_files["nt"])],
                    check=True, capture_output=True, timeout=60)
-    port = free_port()
-    log = open(root / "server.log", "wb")
-    proc = subprocess.Popen([binary, "serve-read-only", "--location", str(root / "store"), "--bind",
-                             f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/query"
-    try:
-        _wait_ready(url, proc, root / "server.log")
+    with _serving(binary, "serve-read-only", root / "store", root) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 LITERAL_PROBE_GRAPH = "http://rra.test/graph/literal_probe"
