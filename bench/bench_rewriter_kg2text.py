@@ -11,7 +11,8 @@ first N held-out WebQSP inputs without compound-value nodes, `wqsp_cvt` = the fi
 (reported apart). Scores: sacrebleu corpus BLEU (13a) and chrF against all texts of an input.
 Each system's rows are merged into bench/results/bench_rewriter_kg2text.json (run systems in
 separate invocations as their checkpoints appear). The first 20 inputs of each set keep every
-system's output in bench/results/bench_rewriter_kg2text_examples.jsonl, by corpus id only: the corpus
+system's output (whatever --out-name) side by side in bench/results/bench_rewriter_kg2text_examples.jsonl,
+by corpus id only: the corpus
 has no licence to be copied into the project, so `--show K` prints them beside the references read
 from ../shared/data/rra_kg2text.
 """
@@ -93,8 +94,8 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=None, metavar="K",
                     help="print the first K kept examples beside their references (0: all) and exit")
     args = ap.parse_args()
-    global OUT, EXAMPLES
-    OUT, EXAMPLES = RESULTS / f"{args.out_name}.json", RESULTS / f"{args.out_name}_examples.jsonl"
+    global OUT
+    OUT = RESULTS / f"{args.out_name}.json"  # the examples file is shared: every rewriter side by side
     if args.show is not None:
         return show(args.data, args.show)
     torch.set_num_threads(args.threads)
