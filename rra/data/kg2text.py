@@ -217,7 +217,8 @@ class KG2TextDataModule(PairsDataModule):
         if not self.loaded:
             for name in hp.parts:
                 src = dict(hp.sources[name])
-                self.loaded[name] = load_part(hp.root, name, src["files"], src.get("relations") or (),
+                files = list(src["files"]) * int(src.get("repeat", 1))  # repeat: oversample a small part
+                self.loaded[name] = load_part(hp.root, name, files, src.get("relations") or (),
                                               src.get("relation_pattern"), src.get("heldout", 200), hp.split_seed,
                                               hp.max_triples)
         return self.loaded

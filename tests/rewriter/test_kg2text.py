@@ -125,3 +125,26 @@ def test_the_real_corpus_parses_whole(shared_data):
         # a wrong split would leave `) (` followed by a relation inside a name
         assert not [t for e in entries for t in e.triples if ") (" in t[2] and ", " in t[2].split(") (")[-1]]
     assert counts == {"metaqa": (1386, 0), "wqsp": (12543, 2971)}
+
+
+def test_a_selected_part_with_nothing_held_out_is_repeated_into_training(tmp_path):
+    # the answer-sensitive part: rewrites kept because the reader answered from them, by absolute path
+    write(tmp_path / "m.json", [record(f"(Film {i}, directed_by, D{i})") for i in range(20)])
+    (tmp_path / "out").mkdir()
+    sel = write(tmp_path / "out" / "sel.json", [record(f"(Film {i}, written_by, W{i})", "Kept.") for i in range(3)])
+    sources = {"metaqa": {"files": ["m.json"], "relations": ["directed_by"], "heldout": 6},
+               "answer_sensitive": {"files": [str(sel)], "relations": ["written_by"], "heldout": 0, "repeat": 4}}
+    dm = KG2TextDataModule(str(tmp_path), parts=["metaqa", "answer_sensitive"], sources=sources,
+                           val_size=2, test_size=4)
+    dm.setup()
+    assert len(dm.train_set) == 14 + 3 * 4
+    assert sum(p["target"] == "Kept." for p in dm.train_set) == 12
+    assert (len(dm.val_set), len(dm.test_set)) == (2, 4)  # only the corpus part is scored
+
+
+def test_the_shipped_config_names_the_answer_sensitive_part():
+    cfg = OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "data" / "rra_kg2text.yaml"), resolve=False)
+    src = cfg["sources"]["answer_sensitive"]
+    assert src["heldout"] == 0 and src["repeat"] >= 1
+    assert src["files"] == ["${paths.root_dir}/checkpoints/rewriter_answer_sensitive/selected.json"]
+    assert src["relations"] == "${data.sources.metaqa.relations}" and "answer_sensitive" not in cfg["parts"]
