@@ -5,11 +5,17 @@
 
 Every request asks a question the server has not seen (the retriever caches encodings, so a
 repeated question would be cheaper): the levels (`--clients` 1, 8, 32, each client sending
-`--requests` requests one after the other) use consecutive, disjoint slices of the split's first
-sum(clients) x requests questions (built-in: train split, 1,500; MetaQA 2-hop: test split).
+`--requests` requests one after the other) use consecutive, disjoint blocks of the split's first
+questions (built-in: train split, 1,500; MetaQA 2-hop: test split), each starting at a multiple of 32.
+Within a level the clients take the block's questions round robin (client c: c, c + clients, ...), so
+the 32 requests in flight at 32 clients are the questions of one of infer.py's batches: the cost of
+a batch depends on its questions (on the built-in KG, mixing questions from far apart in the split
+cost ~15%), and the comparison is of serving, not of batch composition.
 1. `python infer.py` answers all of them (graph scorer, batches of 32), before and after the server
    runs (the machine's load moves): its predictions are the reference, its answering loop's
-   throughput (mean of the two runs) the batch path's.
+   throughput (mean of the two runs) the batch path's; per level, the batch path's throughput on that
+   level's own questions (their predictions' latency_s, each question's share of its batch's time,
+   plus the loop's bookkeeping per question), which `vs_batch_path` compares with.
 2. `python serve.py` with the same groups and checkpoint takes the levels, one question per
    request with the topic entities infer.py used, one keep-alive connection per client.
 3. Per level: requests/s, p50/p95/p99 latency, errors (non-200 or an answer that differs from
@@ -38,6 +44,7 @@ from common import free_port, machine  # noqa: E402  (bench/common.py)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
+BATCH = 32  # infer.py's batch_size (its default) and the server's batching.max_batch
 DATASETS = {  # the overrides that pick each dataset's questions (the same for infer.py and serve.py), split
     "builtin": ([], "train"),
     "metaqa": (["data=metaqa", "data.hop=2"], "test"),
@@ -134,7 +141,8 @@ def check(ref: dict, status: int, body: bytes) -> str | None:
 
 
 async def load(url: str, reference: list[dict], clients: int, requests: int) -> dict:
-    """`clients` concurrent clients, `requests` each, client c asking reference[c * requests:][:requests];
+    """`clients` concurrent clients, `requests` each, client c asking reference[c::clients] (round robin:
+    the requests in flight at any time are consecutive questions, as infer.py's batches are);
     every answer checked against infer.py's (after the level: checking is the client's work, not the
     server's, and would otherwise sit between a reply and the next request)."""
     latencies: list[float] = []
@@ -144,7 +152,7 @@ async def load(url: str, reference: list[dict], clients: int, requests: int) -> 
     async def client(c: int) -> None:
         conn = Connection(url)
         try:
-            for ref in reference[c * requests:(c + 1) * requests]:
+            for ref in reference[c::clients][:requests]:
                 body = {"question": ref["question"], "topic_entities": ref["topic_entities"]}
                 t0 = time.perf_counter()
                 try:
@@ -173,17 +181,22 @@ async def load(url: str, reference: list[dict], clients: int, requests: int) -> 
 def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: list[str], work: Path) -> dict:
     data, split = DATASETS[dataset]
     overrides = data + [f"retriever.ckpt={ckpt}", "llm=none", "answer=graph"] + extra
-    n = sum(clients) * requests
+    # each level's questions start at a multiple of infer.py's batch size, so that with round-robin
+    # clients the requests in flight at a time are the questions of one of infer.py's batches
+    starts, n = [], 0
+    for c in clients:
+        starts.append(n)
+        n = -(-(n + c * requests) // BATCH) * BATCH
     preds, before = run_infer(overrides, split, n, work / "infer_before")
     if len(preds) < n:
         raise ValueError(f"{dataset} {split} has {len(preds)} questions; the levels need {n} (fewer --requests)")
-    levels, offset = [], 0
+    levels = []
     with Server(overrides, work / "serve.log") as server:
         rss_start = server.rss_mb()
-        for c in clients:
+        for c, start in zip(clients, starts):
             before_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
-            level = asyncio.run(load(server.url, preds[offset:offset + c * requests], c, requests))
-            offset += c * requests
+            level = asyncio.run(load(server.url, preds[start:start + c * requests], c, requests))
+            level["questions"] = [start, start + c * requests]
             after_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
             level["mean_batch"] = round((after_info["questions"] - before_info["questions"])
                                         / max(1, after_info["batches"] - before_info["batches"]), 2)
@@ -194,7 +207,18 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
     runs = [round(m["n"] / m["wall_s"], 1) for m in (before, after)]
     batch_q_s = sum(runs) / 2
     for level in levels:
-        level["vs_batch_path"] = round(level["req_s"] / batch_q_s, 2)
+        # the batch path on this level's own questions (their cost differs along the split): their
+        # share of infer.py's answering time, i.e. their predictions' latency_s (each question's share
+        # of its batch's encoder and graph work) plus the loop's per-question bookkeeping (writing
+        # predictions.jsonl, gold labels: the run's wall time less all latencies, per question),
+        # mean of the two runs
+        lo, hi = level["questions"]
+        per_run = []
+        for run, m in ((preds, before), (again, after)):
+            bookkeeping = (m["wall_s"] - sum(p.get("latency_s") or 0 for p in run)) / len(run)
+            per_run.append((hi - lo) / (sum(p.get("latency_s") or 0 for p in run[lo:hi]) + (hi - lo) * bookkeeping))
+        level["batch_path_q_s"] = round(sum(per_run) / 2, 1)
+        level["vs_batch_path"] = round(level["req_s"] / level["batch_path_q_s"], 2)
         print(f"{dataset} {level['clients']:>3} clients: {level['req_s']:>8} req/s  p50 {level['p50_ms']} ms  "
               f"p95 {level['p95_ms']} ms  p99 {level['p99_ms']} ms  errors {level['errors']}  batch {level['mean_batch']}  "
               f"rss {level['server_rss_mb']} MB  ({level['vs_batch_path']}x batch path)", flush=True)
@@ -202,7 +226,7 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
            [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in again]
     return {"dataset": dataset, "split": split, "questions": n, "requests_per_client": requests, "checkpoint": ckpt,
             "overrides": overrides,
-            "batch_path": {"q_s": round(batch_q_s, 1), "q_s_before_after": runs, "n": n, "batch_size": 32,
+            "batch_path": {"q_s": round(batch_q_s, 1), "q_s_before_after": runs, "n": n, "batch_size": BATCH,
                            "hits@1": before.get("hits@1"), "identical_runs": same},
             "server_rss_start_mb": rss_start, "levels": levels}
 
