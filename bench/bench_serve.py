@@ -9,8 +9,7 @@ repeated question would be cheaper): the levels (`--clients` 1, 8, 32, each clie
 questions (built-in: train split, 1,500; MetaQA 2-hop: test split), each starting at a multiple of 32.
 Within a level the clients take the block's questions round robin (client c: c, c + clients, ...), so
 the 32 requests in flight at 32 clients are the questions of one of infer.py's batches: the cost of
-a batch depends on its questions (on the built-in KG, mixing questions from far apart in the split
-cost ~15%), and the comparison is of serving, not of batch composition.
+a batch depends on its questions, and the comparison is of serving, not of batch composition.
 1. `python infer.py` answers all of them (graph scorer, batches of 32), before and after the server
    runs (the machine's load moves): its predictions are the reference, its answering loop's
    throughput (mean of the two runs) the batch path's; per level, the batch path's throughput on that
@@ -41,6 +40,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import free_port, machine  # noqa: E402  (bench/common.py)
+
+from rra.serve.adapter import INPUT_STATUSES  # noqa: E402  (a question naming no KG entity: the server's 422)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -130,7 +131,7 @@ class Connection:
 
 def check(ref: dict, status: int, body: bytes) -> str | None:
     """Why a reply is wrong (a non-200, or an answer that differs from infer.py's), else None."""
-    if status != 200 and ref["status"] not in ("unknown_entity", "no_topic_entity"):
+    if status != 200 and ref["status"] not in INPUT_STATUSES:
         return f"http {status}: {body[:200]!r}"
     reply = json.loads(body)
     got = reply.get("record", reply)
@@ -206,17 +207,17 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
     again, after = run_infer(overrides, split, n, work / "infer_after")
     runs = [round(m["n"] / m["wall_s"], 1) for m in (before, after)]
     batch_q_s = sum(runs) / 2
+    # infer.py's loop bookkeeping per question (writing predictions.jsonl, gold labels): each run's
+    # wall time less the time its predictions' latency_s account for
+    bookkeeping = [(m["wall_s"] - sum(p.get("latency_s") or 0 for p in run)) / len(run)
+                   for run, m in ((preds, before), (again, after))]
     for level in levels:
         # the batch path on this level's own questions (their cost differs along the split): their
-        # share of infer.py's answering time, i.e. their predictions' latency_s (each question's share
-        # of its batch's encoder and graph work) plus the loop's per-question bookkeeping (writing
-        # predictions.jsonl, gold labels: the run's wall time less all latencies, per question),
-        # mean of the two runs
+        # predictions' latency_s (each question's share of its batch's encoder and graph work) plus
+        # the loop's bookkeeping, mean of the two runs
         lo, hi = level["questions"]
-        per_run = []
-        for run, m in ((preds, before), (again, after)):
-            bookkeeping = (m["wall_s"] - sum(p.get("latency_s") or 0 for p in run)) / len(run)
-            per_run.append((hi - lo) / (sum(p.get("latency_s") or 0 for p in run[lo:hi]) + (hi - lo) * bookkeeping))
+        per_run = [(hi - lo) / (sum(p.get("latency_s") or 0 for p in run[lo:hi]) + (hi - lo) * keep)
+                   for run, keep in zip((preds, again), bookkeeping)]
         level["batch_path_q_s"] = round(sum(per_run) / 2, 1)
         level["vs_batch_path"] = round(level["req_s"] / level["batch_path_q_s"], 2)
         print(f"{dataset} {level['clients']:>3} clients: {level['req_s']:>8} req/s  p50 {level['p50_ms']} ms  "

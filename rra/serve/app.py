@@ -117,14 +117,15 @@ def too_large(limit: int) -> JSONResponse:
 def create_app(service: Service) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app):
-        # The KG, the model and the caches loaded at start-up are millions of long-lived objects;
-        # freezing them keeps the cyclic GC from walking them again on every full collection that
-        # the requests' short-lived allocations trigger (on MetaQA each such walk stalls a batch).
+        # The KG, the model and the caches loaded at start-up are millions of long-lived objects on a
+        # large KG; freezing them keeps the cyclic GC from walking them again on every full collection
+        # that the requests' short-lived allocations trigger (each such walk stalls a batch).
         gc.collect()
         gc.freeze()
         await service.batcher.start()
         yield
         await service.batcher.stop()  # in-flight requests have been answered by now (graceful shutdown)
+        gc.unfreeze()  # a process that builds several apps (tests) gets its collector back
 
     app = FastAPI(title="rra", version="0.1.0", lifespan=lifespan,
                   description="Question answering over a knowledge graph, with the evidence of every answer.")
