@@ -10,15 +10,17 @@ questions (built-in: train split, 1,500; MetaQA 2-hop: test split), each startin
 Within a level the clients take the block's questions round robin (client c: c, c + clients, ...), so
 the 32 requests in flight at 32 clients are the questions of one of infer.py's batches: the cost of
 a batch depends on its questions, and the comparison is of serving, not of batch composition.
-1. `python infer.py` answers all of them (graph scorer, batches of 32), before and after the server
-   runs (the machine's load moves): its predictions are the reference, its answering loop's
-   throughput (mean of the two runs) the batch path's; per level, the batch path's throughput on that
-   level's own questions (their predictions' latency_s, each question's share of its batch's time,
-   plus the loop's bookkeeping per question), which `vs_batch_path` compares with.
+1. `python infer.py` answers all of them (graph scorer, batches of 32): its predictions are the
+   reference, and per level the batch path's throughput on that level's own questions (their
+   predictions' latency_s, each question's share of its batch's time, plus the loop's other time per
+   question) is what `vs_batch_path` compares with.
 2. `python serve.py` with the same groups and checkpoint takes the levels, one question per
    request with the topic entities infer.py used, one keep-alive connection per client.
 3. Per level: requests/s, p50/p95/p99 latency, errors (non-200 or an answer that differs from
-   infer.py's: must be 0), the server's RSS, and the mean micro-batch size (/v1/info).
+   infer.py's: must be 0), the server's RSS, the mean micro-batch size and the answering thread's
+   busy share (/v1/info).
+`--rounds` (default 3) repeats 1 and 2 with fresh processes, alternating which goes first; the
+figures are the rounds' medians (the ratio: the median of the rounds' ratios, with their range).
 
 Writes bench/results/bench_serve_<dataset>.json (figures, command, machine and load). MetaQA figures:
 the retriever was trained on MetaQA dev, the questions are from test.
@@ -29,6 +31,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -179,7 +182,45 @@ async def load(url: str, reference: list[dict], clients: int, requests: int) -> 
             "p99_ms": pct(0.99), "errors": len(errors), "error_examples": errors[:5]}
 
 
-def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: list[str], work: Path) -> dict:
+def serve_levels(overrides: list[str], reference: list[dict], clients: list[int], starts: list[int],
+                 requests: int, log: Path) -> tuple[list[dict], float]:
+    """A fresh `python serve.py` taking the levels one after the other: (per level figures, RSS at start)."""
+    levels = []
+    with Server(overrides, log) as server:
+        rss_start = server.rss_mb()
+        for c, start in zip(clients, starts):
+            before_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
+            level = asyncio.run(load(server.url, reference[start:start + c * requests], c, requests))
+            level["questions"] = [start, start + c * requests]
+            after_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
+            level["mean_batch"] = round((after_info["questions"] - before_info["questions"])
+                                        / max(1, after_info["batches"] - before_info["batches"]), 2)
+            # the answering thread's share of the level's wall time (1.0: it never waited for requests)
+            # and its throughput while answering (the rest is the HTTP turn-around between batches)
+            busy = after_info["busy_s"] - before_info["busy_s"]
+            level["worker_busy"] = round(busy / level["wall_s"], 3)
+            level["worker_q_s"] = round(level["requests"] / max(busy, 1e-9), 1)
+            level["server_rss_mb"] = server.rss_mb()
+            level["loadavg"] = [round(x, 2) for x in os.getloadavg()]
+            levels.append(level)
+    return levels, rss_start
+
+
+def batch_path_q_s(preds: list[dict], metrics: dict, lo: int, hi: int) -> float:
+    """infer.py's throughput on questions [lo, hi) of its run: their predictions' latency_s (each
+    question's share of its batch's encoder and graph work) plus the answering loop's time that no
+    latency_s accounts for (writing predictions.jsonl, gold labels, the method's untimed steps),
+    spread evenly over the run's questions."""
+    rest = (metrics["wall_s"] - sum(p.get("latency_s") or 0 for p in preds)) / len(preds)
+    return (hi - lo) / (sum(p.get("latency_s") or 0 for p in preds[lo:hi]) + (hi - lo) * rest)
+
+
+def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: list[str], work: Path,
+          rounds: int = 1) -> dict:
+    """`rounds` rounds, each a fresh infer.py run and a fresh server on the same questions (both start
+    cold), in alternating order: this machine's speed drifts by +-10% from one minute to the next, so
+    a single pair measures the drift as much as the server. A level's figures are the medians of its
+    rounds; `vs_batch_path` is the median of the rounds' ratios (each against its own infer.py run)."""
     data, split = DATASETS[dataset]
     overrides = data + [f"retriever.ckpt={ckpt}", "llm=none", "answer=graph"] + extra
     # each level's questions start at a multiple of infer.py's batch size, so that with round-robin
@@ -188,48 +229,47 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
     for c in clients:
         starts.append(n)
         n = -(-(n + c * requests) // BATCH) * BATCH
-    preds, before = run_infer(overrides, split, n, work / "infer_before")
-    if len(preds) < n:
-        raise ValueError(f"{dataset} {split} has {len(preds)} questions; the levels need {n} (fewer --requests)")
+    infer_runs, served = [], []
+    for r in range(rounds):
+        if r % 2 == 1:  # odd rounds: the server first (the questions are those of round 0's infer.py run)
+            served.append(serve_levels(overrides, infer_runs[0][0], clients, starts, requests, work / f"serve_{r}.log"))
+        infer_runs.append(run_infer(overrides, split, n, work / f"infer_{r}"))
+        if len(infer_runs[0][0]) < n:
+            raise ValueError(f"{dataset} {split} has {len(infer_runs[0][0])} questions; the levels need {n} "
+                             "(fewer --requests)")
+        if r % 2 == 0:
+            served.append(serve_levels(overrides, infer_runs[0][0], clients, starts, requests, work / f"serve_{r}.log"))
+    reference = infer_runs[0][0]
     levels = []
-    with Server(overrides, work / "serve.log") as server:
-        rss_start = server.rss_mb()
-        for c, start in zip(clients, starts):
-            before_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
-            level = asyncio.run(load(server.url, preds[start:start + c * requests], c, requests))
-            level["questions"] = [start, start + c * requests]
-            after_info = httpx.get(f"{server.url}/v1/info").json()["batching"]
-            level["mean_batch"] = round((after_info["questions"] - before_info["questions"])
-                                        / max(1, after_info["batches"] - before_info["batches"]), 2)
-            level["server_rss_mb"] = server.rss_mb()
-            level["loadavg"] = [round(x, 2) for x in os.getloadavg()]
-            levels.append(level)
-    again, after = run_infer(overrides, split, n, work / "infer_after")
-    runs = [round(m["n"] / m["wall_s"], 1) for m in (before, after)]
-    batch_q_s = sum(runs) / 2
-    # infer.py's loop bookkeeping per question (writing predictions.jsonl, gold labels): each run's
-    # wall time less the time its predictions' latency_s account for
-    bookkeeping = [(m["wall_s"] - sum(p.get("latency_s") or 0 for p in run)) / len(run)
-                   for run, m in ((preds, before), (again, after))]
-    for level in levels:
-        # the batch path on this level's own questions (their cost differs along the split): their
-        # predictions' latency_s (each question's share of its batch's encoder and graph work) plus
-        # the loop's bookkeeping, mean of the two runs
-        lo, hi = level["questions"]
-        per_run = [(hi - lo) / (sum(p.get("latency_s") or 0 for p in run[lo:hi]) + (hi - lo) * keep)
-                   for run, keep in zip((preds, again), bookkeeping)]
-        level["batch_path_q_s"] = round(sum(per_run) / 2, 1)
-        level["vs_batch_path"] = round(level["req_s"] / level["batch_path_q_s"], 2)
-        print(f"{dataset} {level['clients']:>3} clients: {level['req_s']:>8} req/s  p50 {level['p50_ms']} ms  "
-              f"p95 {level['p95_ms']} ms  p99 {level['p99_ms']} ms  errors {level['errors']}  batch {level['mean_batch']}  "
-              f"rss {level['server_rss_mb']} MB  ({level['vs_batch_path']}x batch path)", flush=True)
-    same = [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in preds] == \
-           [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in again]
+    for i, (c, start) in enumerate(zip(clients, starts)):
+        rounds = [run_levels[i] for run_levels, _ in served]
+        for level, (preds, metrics) in zip(rounds, infer_runs):
+            level["batch_path_q_s"] = round(batch_path_q_s(preds, metrics, start, start + c * requests), 1)
+            level["vs_batch_path"] = round(level["req_s"] / level["batch_path_q_s"], 3)
+        # every answer is checked against round 0's infer.py (all infer.py runs agree: identical_runs)
+        ratios = sorted(level["vs_batch_path"] for level in rounds)
+        med = lambda key: round(statistics.median(level[key] for level in rounds), 3)  # noqa: E731
+        summary = {"clients": c, "requests": c * requests, "questions": [start, start + c * requests],
+                   "rounds": len(rounds), "req_s": med("req_s"), "batch_path_q_s": med("batch_path_q_s"),
+                   "vs_batch_path": round(statistics.median(ratios), 3), "vs_batch_path_range": [ratios[0], ratios[-1]],
+                   "p50_ms": med("p50_ms"), "p95_ms": med("p95_ms"), "p99_ms": med("p99_ms"),
+                   "errors": sum(level["errors"] for level in rounds),
+                   "error_examples": [e for level in rounds for e in level["error_examples"]][:5],
+                   "mean_batch": med("mean_batch"), "worker_busy": med("worker_busy"), "worker_q_s": med("worker_q_s"),
+                   "server_rss_mb": max(level["server_rss_mb"] for level in rounds), "per_round": rounds}
+        levels.append(summary)
+        print(f"{dataset} {c:>3} clients: {summary['req_s']:>8} req/s  p50 {summary['p50_ms']} ms  "
+              f"p95 {summary['p95_ms']} ms  p99 {summary['p99_ms']} ms  errors {summary['errors']}  "
+              f"batch {summary['mean_batch']}  busy {summary['worker_busy']}  rss {summary['server_rss_mb']} MB  "
+              f"({summary['vs_batch_path']}x batch path, rounds {ratios})", flush=True)
+    answers = lambda preds: [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in preds]  # noqa: E731
+    runs = [round(m["n"] / m["wall_s"], 1) for _, m in infer_runs]
     return {"dataset": dataset, "split": split, "questions": n, "requests_per_client": requests, "checkpoint": ckpt,
-            "overrides": overrides,
-            "batch_path": {"q_s": round(batch_q_s, 1), "q_s_before_after": runs, "n": n, "batch_size": BATCH,
-                           "hits@1": before.get("hits@1"), "identical_runs": same},
-            "server_rss_start_mb": rss_start, "levels": levels}
+            "overrides": overrides, "rounds": rounds,
+            "batch_path": {"q_s": round(statistics.median(runs), 1), "q_s_per_round": runs, "n": n, "batch_size": BATCH,
+                           "hits@1": infer_runs[0][1].get("hits@1"),
+                           "identical_runs": all(answers(p) == answers(reference) for p, _ in infer_runs)},
+            "server_rss_start_mb": max(rss for _, rss in served), "levels": levels}
 
 
 def main() -> None:
@@ -238,13 +278,14 @@ def main() -> None:
     ap.add_argument("--ckpt", required=True, help="retriever checkpoint (builtin: checkpoints/retriever/best.ckpt)")
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--requests", type=int, default=20, help="requests per client (each a new question)")
+    ap.add_argument("--rounds", type=int, default=3, help="fresh infer.py + server pairs, alternating which goes first")
     ap.add_argument("--out", default=None, help="results JSON (default bench/results/bench_serve_<dataset>.json)")
     ap.add_argument("overrides", nargs="*", help="more Hydra overrides for both infer.py and serve.py")
     args = ap.parse_args()
     ckpt = str(Path(args.ckpt).resolve())
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as tmp:
         load_before = os.getloadavg()
-        result = bench(args.dataset, ckpt, args.clients, args.requests, args.overrides, Path(tmp))
+        result = bench(args.dataset, ckpt, args.clients, args.requests, args.overrides, Path(tmp), args.rounds)
     result.update(command=" ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]), machine=machine(),
                   loadavg_before=[round(x, 2) for x in load_before],
                   date=datetime.now(timezone.utc).isoformat(timespec="seconds"))

@@ -48,6 +48,8 @@ class MicroBatcher:
         self._pool: ThreadPoolExecutor | None = None
         self.batches = 0
         self.questions = 0
+        self.busy_s = 0.0  # time the answering thread spent on batches (over the uptime: its utilisation)
+        self.busy_s = 0.0  # time the answering thread spent on batches (over the uptime: its utilisation)
 
     async def start(self) -> None:
         if self._task is not None:  # one event loop owns the queue: a second app on the same batcher would hang
@@ -130,6 +132,7 @@ class MicroBatcher:
         except Exception:  # noqa: BLE001 - answered again job by job below, each keeping its own error
             per_job = [await self._alone(loop, job) for job in jobs]
         spent = time.perf_counter() - start
+        self.busy_s += spent
         self.batches += 1
         self.questions += len(examples)
         for job, result in zip(jobs, per_job):

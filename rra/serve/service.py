@@ -72,7 +72,8 @@ class Service:
     def info(self) -> dict:
         return {**self._info, "limits": vars(self.limits),
                 "batching": {"max_batch": self.batcher.max_batch, "max_wait_ms": self.batcher.max_wait * 1000,
-                             "batches": self.batcher.batches, "questions": self.batcher.questions},
+                             "batches": self.batcher.batches, "questions": self.batcher.questions,
+                             "busy_s": round(self.batcher.busy_s, 3)},
                 "uptime_s": round(time.time() - self.started, 3)}
 
     # --- requests ----------------------------------------------------------------------------------

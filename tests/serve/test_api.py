@@ -1,5 +1,6 @@
 """POST /v1/answer, /v1/info, /healthz, /docs and the refusals: every bad input is a 4xx naming its
 field, a graph or LLM failure is that request's 5xx, and nothing but the question reaches the method."""
+import json
 import threading
 import time
 
@@ -57,11 +58,44 @@ def test_a_list_answers_in_order_with_given_topics(client):
     ({"question": Q, "retriever": {"ckpt": "/etc/passwd"}}, 422, "retriever"),
     ({"questions": [{"question": Q, "kb_path": "/etc/passwd"}]}, 422, "questions[0].kb_path"),
 ])
-def test_bad_input_is_a_4xx_naming_the_field(client, body, status, field):
-    r = client.post("/v1/answer", json=body)
+@pytest.mark.parametrize("way", ["short", "full"])
+def test_bad_input_is_a_4xx_naming_the_field(client, body, status, field, way):
+    r = post(client, body, way)
     assert r.status_code == status, r.text
     err = r.json()["error"]
     assert err["field"] == field and field in err["message"], err
+
+
+def post(client, body, way: str):
+    """POST /v1/answer by the app's short way in (a JSON body with its Content-Length) or, sent
+    chunked (no Content-Length), through FastAPI's full stack (rra.serve.app.App)."""
+    data = json.dumps(body).encode()
+    headers = {"content-type": "application/json"}
+    return client.post("/v1/answer", content=data if way == "short" else iter([data]), headers=headers)
+
+
+def test_both_ways_in_give_the_same_reply(client):
+    qs = builtin_questions("test")[:2]
+    for body in ({"question": Q, "id": "a"},
+                 {"questions": [qs[0].question, {"question": qs[1].question, "topic_entities": qs[1].topic_entities}]},
+                 {"question": "who wrote [Nobody Wrote This]", "id": "b"}):
+        short, full = post(client, body, "short"), post(client, body, "full")
+        assert short.status_code == full.status_code and short.headers["content-type"] == full.headers["content-type"]
+        assert drop_timings(short.json()) == drop_timings(full.json()), body
+
+
+def drop_timings(reply: dict) -> dict:
+    """A reply without what changes from one call to the next (timings, latency, generated qids)."""
+    out = {}
+    for key, value in reply.items():
+        if key in ("timings", "latency_s") or (key == "qid" and str(value).startswith("q")):
+            continue
+        if isinstance(value, dict):
+            value = drop_timings(value)
+        elif isinstance(value, list):
+            value = [drop_timings(v) if isinstance(v, dict) else v for v in value]
+        out[key] = value
+    return out
 
 
 def test_malformed_json_and_oversized_bodies(client):
