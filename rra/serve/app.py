@@ -70,7 +70,11 @@ class FastJSONResponse(JSONResponse):
 
 
 def error(status: int, kind: str, field: str | None, message: str, **more) -> JSONResponse:
-    return FastJSONResponse({"error": {"type": kind, "field": field, "message": message}, **more}, status_code=status)
+    return FastJSONResponse({"error": error_body(kind, field, message), **more}, status_code=status)
+
+
+def error_body(kind: str, field: str | None, message: str) -> dict:
+    return {"type": kind, "field": field, "message": message}
 
 
 ANSWER_PATH = "/v1/answer"
@@ -139,7 +143,7 @@ class App(FastAPI):
         try:
             payload, status = await answer_payload(self.service, request)
         except RequestError as exc:
-            payload, status = {"error": {"type": exc.kind, "field": exc.field, "message": exc.message}}, exc.status
+            payload, status = {"error": error_body(exc.kind, exc.field, exc.message)}, exc.status
         out = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
