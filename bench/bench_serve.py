@@ -215,11 +215,31 @@ def batch_path_q_s(preds: list[dict], metrics: dict, lo: int, hi: int) -> float:
     return (hi - lo) / (sum(p.get("latency_s") or 0 for p in preds[lo:hi]) + (hi - lo) * rest)
 
 
+def summarize(clients: int, requests: int, start: int, rounds: list[dict]) -> dict:
+    """A level over its rounds: the medians, the median of the rounds' ratios with their range, and
+    the pooled ratio (all rounds' requests over all their server time, against the same questions'
+    batch-path time), which a single slow round moves less than it moves the range."""
+    ratios = sorted(level["vs_batch_path"] for level in rounds)
+    med = lambda key: round(statistics.median(level[key] for level in rounds), 3)  # noqa: E731
+    total = sum(level["requests"] for level in rounds)
+    pooled = (total / sum(level["wall_s"] for level in rounds)) / \
+             (total / sum(level["requests"] / level["batch_path_q_s"] for level in rounds))
+    return {"clients": clients, "requests": clients * requests, "questions": [start, start + clients * requests],
+            "rounds": len(rounds), "req_s": med("req_s"), "batch_path_q_s": med("batch_path_q_s"),
+            "vs_batch_path": round(statistics.median(ratios), 3), "vs_batch_path_range": [ratios[0], ratios[-1]],
+            "vs_batch_path_pooled": round(pooled, 3),
+            "p50_ms": med("p50_ms"), "p95_ms": med("p95_ms"), "p99_ms": med("p99_ms"),
+            "errors": sum(level["errors"] for level in rounds),
+            "error_examples": [e for level in rounds for e in level["error_examples"]][:5],
+            "mean_batch": med("mean_batch"), "worker_busy": med("worker_busy"), "worker_q_s": med("worker_q_s"),
+            "server_rss_mb": max(level["server_rss_mb"] for level in rounds), "per_round": rounds}
+
+
 def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: list[str], work: Path,
           rounds: int = 1) -> dict:
     """`rounds` rounds, each a fresh infer.py run and a fresh server on the same questions (both start
-    cold), in alternating order: this machine's speed drifts by +-10% from one minute to the next, so
-    a single pair measures the drift as much as the server. A level's figures are the medians of its
+    cold), in alternating order: on this machine the same run's speed moves by tens of percent from
+    one minute to the next, so a single pair measures the drift as much as the server. A level's figures are the medians of its
     rounds; `vs_batch_path` is the median of the rounds' ratios (each against its own infer.py run)."""
     data, split = DATASETS[dataset]
     overrides = data + [f"retriever.ckpt={ckpt}", "llm=none", "answer=graph"] + extra
@@ -239,29 +259,20 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
                              "(fewer --requests)")
         if r % 2 == 0:
             served.append(serve_levels(overrides, infer_runs[0][0], clients, starts, requests, work / f"serve_{r}.log"))
-    reference = infer_runs[0][0]
+    reference = infer_runs[0][0]  # every reply was checked against round 0's answers (identical_runs: all agree)
     levels = []
     for i, (c, start) in enumerate(zip(clients, starts)):
-        rounds = [run_levels[i] for run_levels, _ in served]
-        for level, (preds, metrics) in zip(rounds, infer_runs):
+        per_round = [run_levels[i] for run_levels, _ in served]
+        for level, (preds, metrics) in zip(per_round, infer_runs):
             level["batch_path_q_s"] = round(batch_path_q_s(preds, metrics, start, start + c * requests), 1)
             level["vs_batch_path"] = round(level["req_s"] / level["batch_path_q_s"], 3)
-        # every answer is checked against round 0's infer.py (all infer.py runs agree: identical_runs)
-        ratios = sorted(level["vs_batch_path"] for level in rounds)
-        med = lambda key: round(statistics.median(level[key] for level in rounds), 3)  # noqa: E731
-        summary = {"clients": c, "requests": c * requests, "questions": [start, start + c * requests],
-                   "rounds": len(rounds), "req_s": med("req_s"), "batch_path_q_s": med("batch_path_q_s"),
-                   "vs_batch_path": round(statistics.median(ratios), 3), "vs_batch_path_range": [ratios[0], ratios[-1]],
-                   "p50_ms": med("p50_ms"), "p95_ms": med("p95_ms"), "p99_ms": med("p99_ms"),
-                   "errors": sum(level["errors"] for level in rounds),
-                   "error_examples": [e for level in rounds for e in level["error_examples"]][:5],
-                   "mean_batch": med("mean_batch"), "worker_busy": med("worker_busy"), "worker_q_s": med("worker_q_s"),
-                   "server_rss_mb": max(level["server_rss_mb"] for level in rounds), "per_round": rounds}
+        summary = summarize(c, requests, start, per_round)
         levels.append(summary)
         print(f"{dataset} {c:>3} clients: {summary['req_s']:>8} req/s  p50 {summary['p50_ms']} ms  "
               f"p95 {summary['p95_ms']} ms  p99 {summary['p99_ms']} ms  errors {summary['errors']}  "
               f"batch {summary['mean_batch']}  busy {summary['worker_busy']}  rss {summary['server_rss_mb']} MB  "
-              f"({summary['vs_batch_path']}x batch path, rounds {ratios})", flush=True)
+              f"({summary['vs_batch_path']}x batch path, rounds {sorted(r['vs_batch_path'] for r in per_round)}, "
+              f"pooled {summary['vs_batch_path_pooled']}x)", flush=True)
     answers = lambda preds: [(p["answers"], p["paths"] and [q["path"] for q in p["paths"]]) for p in preds]  # noqa: E731
     runs = [round(m["n"] / m["wall_s"], 1) for _, m in infer_runs]
     return {"dataset": dataset, "split": split, "questions": n, "requests_per_client": requests, "checkpoint": ckpt,
