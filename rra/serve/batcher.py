@@ -49,7 +49,6 @@ class MicroBatcher:
         self.batches = 0
         self.questions = 0
         self.busy_s = 0.0  # time the answering thread spent on batches (over the uptime: its utilisation)
-        self.busy_s = 0.0  # time the answering thread spent on batches (over the uptime: its utilisation)
 
     async def start(self) -> None:
         if self._task is not None:  # one event loop owns the queue: a second app on the same batcher would hang

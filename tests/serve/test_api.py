@@ -113,6 +113,7 @@ def test_info_health_and_docs(client, service, serve_cfg):
     assert set(info["kg"]["relations"]) == set(stats.relations) and "written_by" in info["kg"]["relations"]
     assert info["checkpoint"] == serve_cfg.retriever.ckpt and info["method"] == "rra"
     assert info["llm"] is None and info["limits"]["max_question_chars"] == 1000
+    assert info["batching"]["busy_s"] >= 0 and info["batching"]["max_batch"] == 32
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.get("/docs").status_code == 200
     assert "/v1/answer" in client.get("/openapi.json").json()["paths"]

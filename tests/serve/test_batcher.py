@@ -39,6 +39,8 @@ def test_steady_clients_fill_whole_batches():
     assert [r[0] for r in results[3]] == [[f"3-{k}".upper()] for k in range(6)]  # each its own answer
     # without waiting for the clients just answered, 8 clients settle into batches taking turns
     assert batcher.questions / batcher.batches >= 6, (batcher.questions, batcher.batches)
+    # the answering thread's busy time: each batch sleeps 30 ms
+    assert 0.03 * batcher.batches <= batcher.busy_s < 0.03 * batcher.batches + 0.5, (batcher.busy_s, batcher.batches)
 
 
 def test_a_lone_client_is_not_kept_waiting():
