@@ -70,11 +70,7 @@ class FastJSONResponse(JSONResponse):
 
 
 def error(status: int, kind: str, field: str | None, message: str, **more) -> JSONResponse:
-    return FastJSONResponse({"error": error_body(kind, field, message), **more}, status_code=status)
-
-
-def error_body(kind: str, field: str | None, message: str) -> dict:
-    return {"type": kind, "field": field, "message": message}
+    return FastJSONResponse({"error": {"type": kind, "field": field, "message": message}, **more}, status_code=status)
 
 
 ANSWER_PATH = "/v1/answer"
@@ -142,12 +138,10 @@ class App(FastAPI):
             return await super().__call__(scope, replay(body, receive), send)
         try:
             payload, status = await answer_payload(self.service, request)
+            response = FastJSONResponse(payload, status_code=status)
         except RequestError as exc:
-            payload, status = {"error": error_body(exc.kind, exc.field, exc.message)}, exc.status
-        out = orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(out)).encode())]})
-        await send({"type": "http.response.body", "body": out})
+            response = error(exc.status, exc.kind, exc.field, exc.message)
+        await response(scope, receive, send)
 
 
 def replay(body: bytes, receive):
