@@ -6,7 +6,7 @@
     python train.py -m hparams_search=optuna          # sweep; each run logged
     python train.py ckpt_path=.../last.ckpt           # resume
 
-Logic lives in rra/training.py; this file only composes the config and returns the metric a sweep
+Logic lives in rra/training/run.py; this file only composes the config and returns the metric a sweep
 optimises (`optimized_metric`).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    from rra.training import optimized, train
+    from rra.training.run import optimized, train
 
     return optimized(cfg, train(cfg))
 

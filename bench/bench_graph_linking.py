@@ -5,7 +5,7 @@ and answers as NetworkX does.
     python bench/bench_graph_linking.py --ckpt checkpoints/metaqa/best.ckpt [--limit 300] [--batch-size 32]
 
 Linking reads a label lookup per n-gram of the question; the pipeline makes them ahead in batches
-(rra.entity_linking.LookAhead) and scores the lexical candidates' paths in rounds, so a SPARQL store sees
+(rra.linking.LookAhead) and scores the lexical candidates' paths in rounds, so a SPARQL store sees
 a few queries per batch. MetaQA 2-hop test, first `--limit` questions with their brackets removed;
 the retriever was trained on the MetaQA **dev** split (the official train split is not available
 here). Graph scorer, template rewriter, no LLM. Writes bench/results/bench_graph_linking.json.
@@ -29,13 +29,13 @@ sys.path.insert(0, str(REPO))
 from bench_graph_rra import GRAPH_IRI  # noqa: E402  (bench/)
 from common import data_semantics, free_port, machine, wait_http  # noqa: E402  (bench/common.py)
 
-from rra.answer import GraphScorer  # noqa: E402
+from rra.pipeline.answer import GraphScorer  # noqa: E402
 from rra.eval.metrics import compute_metrics  # noqa: E402
 from rra.eval.run import with_gold  # noqa: E402  (gold answers are attached after answering)
 from rra.graph import SparqlGraph, load_graph, write_ntriples  # noqa: E402
-from rra.pipeline import RRAPipeline  # noqa: E402
-from rra.retrieve import PathRetrieval  # noqa: E402
-from rra.rewrite import TemplateRewriter  # noqa: E402
+from rra.pipeline.method import RRAPipeline  # noqa: E402
+from rra.pipeline.retrieve import PathRetrieval  # noqa: E402
+from rra.pipeline.rewrite import TemplateRewriter  # noqa: E402
 
 
 def open_store(store: str, kb: Path, work: Path, stop: list):

@@ -3,7 +3,7 @@
 Questions keep their words but lose their `[...]` marks (`strip_brackets`), so the topic must be found
 from the text (`method.use_gold_topic=false`). Three rankings of the same lexical candidates:
 - longest_first: the longest matching n-gram (what rra did before candidates were ranked);
-- ranked: rra.entity_linking's rank (common and relation words demoted, case-exact, longer first);
+- ranked: rra.linking's rank (common and relation words demoted, case-exact, longer first);
 - retriever (with --ckpt): the RRA pipeline's choice among the first 3 candidates, by the best
   predicted path with an instance from each (what infer.py does with use_gold_topic=false).
 Data: MetaQA test (1/2/3-hop; the retriever was trained on the **dev** split) and the built-in test split.
@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from common import data_semantics, machine  # bench/common.py
-from rra.entity_linking import distinct_entities, link_entities, relation_vocabulary
+from rra.linking import distinct_entities, link_entities, relation_vocabulary
 from rra.text import strip_brackets
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,13 +50,13 @@ def lexical_figures(kg, examples) -> dict:
 
 def retriever_figures(kg, examples, ckpt: str, semantics, batch_size: int) -> dict:
     """The pipeline's own choice (use_gold_topic=false): topic linked first = gold, and Hits@1."""
-    from rra.answer import GraphScorer
+    from rra.pipeline.answer import GraphScorer
     from rra.eval.metrics import compute_metrics
     from rra.eval.run import answer_all
-    from rra.pipeline import RRAPipeline
+    from rra.pipeline.method import RRAPipeline
     from rra.records import QAExample
-    from rra.retrieve import PathRetrieval
-    from rra.rewrite import TripleRewriter
+    from rra.pipeline.retrieve import PathRetrieval
+    from rra.pipeline.rewrite import TripleRewriter
 
     retrieval = PathRetrieval.from_checkpoint(ckpt, semantics=semantics)
     pipe = RRAPipeline(kg, retrieval, TripleRewriter(), GraphScorer(), use_gold_topic=False)

@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from common import machine  # bench/common.py
-from rra.entity_linking import FuzzyIndex, link_entities, relation_vocabulary
+from rra.linking import FuzzyIndex, link_entities, relation_vocabulary
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench" / "results" / "bench_linking_noise.json"

@@ -30,7 +30,7 @@ from rra.eval.metrics import scored
 from rra.eval.run import answer_and_score
 from rra.eval.report import PredictionWriter, read_predictions
 from rra.graph import load_graph
-from rra.pipeline import RRAPipeline
+from rra.pipeline.method import RRAPipeline
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -54,7 +54,7 @@ def main() -> None:
 
     from rra.data.webnlg import WebNLGDataModule, fixed_sample, load_webnlg
     from rra.models.rewriter import ZERO_SHOT_PROMPT, RewriterModule
-    from rra.models.rewriter_eval import evaluate_rewriter, markdown_table
+    from rra.eval.rewriter import evaluate_rewriter, markdown_table
 
     result: dict = {
         "benchmark": "bench_rewriter",

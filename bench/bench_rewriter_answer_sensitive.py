@@ -67,7 +67,7 @@ def main() -> None:
     from rra.eval.metrics import hit_at_1, hit_at_1_strict
     from rra.graph import load_graph
     from rra.llm import TransformersLLM
-    from rra.rewrite import TrainedRewriter
+    from rra.pipeline.rewrite import TrainedRewriter
 
     class CandidateRewriter(TrainedRewriter):
         """The trained rewriter, greedy or sampled, remembering each question's chunk texts."""

@@ -100,7 +100,7 @@ def main() -> None:
         return show(args.data, args.show)
     torch.set_num_threads(args.threads)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from rra.models.rewriter_eval import evaluate_rewriter
+    from rra.eval.rewriter import evaluate_rewriter
 
     sets = {k: v for k, v in eval_sets(args.data, args.n).items() if k in args.sets}
     result = json.loads(OUT.read_text()) if OUT.exists() else {}

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from rra.rewrite import Rewriter
+from rra.pipeline.rewrite import Rewriter
 
 REPO = Path(__file__).resolve().parents[1]
 

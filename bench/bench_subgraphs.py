@@ -48,7 +48,7 @@ def config(name: str, overrides: list[str], root: Path):
 
 
 def train_tiny(sample: dict, root: Path) -> str:
-    from rra.training import train
+    from rra.training.run import train
 
     f = sample["rog"]
     train(config("train", ["model=retriever_tiny", "trainer.max_epochs=25", "callbacks.early_stopping=null",

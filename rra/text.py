@@ -182,7 +182,7 @@ def template_sentence(templates: Mapping[str, str], head: str, relation: str, ta
 
 def template_text(triples: Sequence[Triple], templates: Mapping[str, str] = DEFAULT_TEMPLATES) -> str:
     """The template verbaliser: triples grouped by (head, relation) in their order, one sentence
-    per group (what `rra.rewrite.TemplateRewriter` writes, and the texts of silver KG pairs)."""
+    per group (what `rra.pipeline.rewrite.TemplateRewriter` writes, and the texts of silver KG pairs)."""
     groups: dict[tuple[str, str], list[str]] = {}
     for t in map(forward, triples):
         tails = groups.setdefault((t.head, t.relation), [])

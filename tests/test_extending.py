@@ -227,7 +227,7 @@ def test_a_new_question_format_is_a_reader_and_a_yaml(tmp_path, monkeypatch):
     """infer.py answers the format's questions and train.py's datamodule trains on them: nothing in
     rra/ or conf/ names the format."""
     from rra.data.builtin import builtin_questions
-    from rra.training import build_datamodule
+    from rra.training.run import build_datamodule
 
     conf = extension_dir(tmp_path, monkeypatch)
     (tmp_path / "pipe_format.py").write_text(READER)

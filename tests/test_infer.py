@@ -17,7 +17,7 @@ TOY_CONF = REPO / "tests" / "models" / "conf"  # the retriever tests' toy KG + q
 sys.path.insert(0, str(REPO / "tests" / "models"))
 
 from rra.config import quote_question  # noqa: E402
-from rra.training import train  # noqa: E402
+from rra.training.run import train  # noqa: E402
 
 SEARCH = f"hydra.searchpath=[file://{TOY_CONF}]"
 
@@ -153,7 +153,7 @@ def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("infer", overrides=["logger=none"])
     assert cfg.retriever.ckpt.endswith("checkpoints/retriever/best.ckpt")  # what train.py publishes
-    assert cfg.method._target_ == "rra.pipeline.build_rra" and cfg.answer._target_ == "rra.answer.GraphScorer"
+    assert cfg.method._target_ == "rra.pipeline.method.build_rra" and cfg.answer._target_ == "rra.pipeline.answer.GraphScorer"
     kg = build_graph(cfg)
     examples = load_split(cfg, "test", kg)
     assert len(examples) > 0 and all(kg.has_entity(e.topic_entities[0]) for e in examples)

@@ -29,10 +29,10 @@ def test_names_from_a_mapping_or_a_tsv_file(tmp_path):
 
 
 def test_rra_rewriters_read_the_names():
-    from rra.answer import GraphScorer
-    from rra.pipeline import RRAPipeline
-    from rra.retrieve import PathRetrieval
-    from rra.rewrite import TemplateRewriter, TripleRewriter
+    from rra.pipeline.answer import GraphScorer
+    from rra.pipeline.method import RRAPipeline
+    from rra.pipeline.retrieve import PathRetrieval
+    from rra.pipeline.rewrite import TemplateRewriter, TripleRewriter
 
     class Path:
         def __init__(self, path):

@@ -18,7 +18,7 @@ from omegaconf import open_dict
 from rra.data.subgraph_generator import write_all
 
 REPO = Path(__file__).resolve().parents[1]
-from rra.training import train  # noqa: E402
+from rra.training.run import train  # noqa: E402
 
 TRAIN = ["model=retriever_tiny", "trainer.max_epochs=25", "callbacks.early_stopping=null",
          "callbacks.progress_bar=null", "logger=none"]

@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"
 sys.path.insert(0, str(REPO / "tests" / "models"))  # toy_data, for the `_target_`s of data=toy
 
-from rra.training import train  # noqa: E402
+from rra.training.run import train  # noqa: E402
 
 BASE = ["data=toy", "datamodule=toy", "model=retriever_tiny", "logger=none", f"hydra.searchpath=[file://{TOY_CONF}]",
         "callbacks.progress_bar=null"]

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from rra.eval.training_dashboard import confusion_tables, coverage_table, record_checkpoint_artifact, sample_table
+from rra.training.dashboard import confusion_tables, coverage_table, record_checkpoint_artifact, sample_table
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 from test_infer import compose_cfg as compose_with_hydra  # noqa: E402
 from wandb_files import offline_run  # noqa: E402
 
-from rra.training import train  # noqa: E402
+from rra.training.run import train  # noqa: E402
 
 def compose_cfg(name, root, overrides):
     """As a script sees its config: the hydra node lives in HydraConfig, not in cfg (the loggers

@@ -41,15 +41,14 @@ def topic_entities(kg: KnowledgeGraph, example: QAExample) -> list[str]:
     id is looked up as a label, as RRA links given topics); a question that gives none is linked
     from its text with RRA's linker (`[marked]` mentions, else the ranked labels found in it), so RRA
     and the baselines start from the same entities, every anchor of a question with several."""
-    from rra.entity_linking import link_entities, lookup
-    from rra.plan_retrieval import plan_anchors
+    from rra.linking import link_anchors, link_entities, lookup
 
     if example.topic_entities:
         return list(dict.fromkeys(e for name in example.topic_entities for e in lookup(kg, name, 1)))
     link = link_entities(kg, example.question)
     # every anchor the linker found (two for "books by X set in Y"), as RRA's plans use them; a
     # mention that is a literal ("after 1990") is the question's value, not a place to start from
-    return plan_anchors(link)[0] if link.entities else []
+    return link_anchors(link)[0] if link.entities else []
 
 
 def missing_status(example: QAExample, topics: Sequence[str]) -> Status | None:

@@ -2,7 +2,7 @@
 
   identify - the LLM lists the entities the question names (`identify="llm"`), or the question's
              `[marked]` spans / word n-grams are matched against KG labels (`identify="lexical"`,
-             the shared `rra.entity_linking`); an LLM reply that names nothing usable falls back to
+             the shared `rra.linking`); an LLM reply that names nothing usable falls back to
              lexical matching, recorded;
   look up  - each name: exact label, then case-insensitive label, then case-insensitive substring
              (`KnowledgeGraph.find_entities`), shortest label first;
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rra.baselines.common import (BaselineSettings, excluded, knowledge_text, read_answers, set_answers,
                                   triple_text)
 from rra.baselines.replies import parse_answers
-from rra.entity_linking import link_entities
+from rra.linking import link_entities
 from rra.graph.base import KnowledgeGraph, sample
 from rra.records import Prediction, QAExample, Status, Trace, Triple
 from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets

@@ -177,7 +177,7 @@ def fingerprint(cfg: DictConfig) -> dict:
 
 
 def differences(old: dict, new: dict, prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ, e.g. ['method._target_: rra.pipeline.build_rra -> rra.baselines.ToG']."""
+    """Dotted keys whose values differ, e.g. ['method._target_: rra.pipeline.method.build_rra -> rra.baselines.ToG']."""
     out = []
     for key in sorted(set(old) | set(new)):
         a, b, name = old.get(key), new.get(key), f"{prefix}{key}"

@@ -4,7 +4,9 @@ that names the file and says what is wrong: unreadable, another kind of checkpoi
 newer version, or weights that do not fit the stored model config."""
 from __future__ import annotations
 
+import json
 import pickle
+import re
 from pathlib import Path
 
 import torch
@@ -14,11 +16,18 @@ class CheckpointError(ValueError):
     """A file that is not a loadable rra checkpoint of the kind asked for."""
 
 
+# An exported model directory (written by `rra-export`, rra/training/export.py)
+WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
+EXPORT_FORMAT = "rra-export"
+
+
+class ExportError(ValueError):
+    """A directory or Hub id that is not an exported rra model."""
+
+
 def read_checkpoint(path: str | Path, fmt: str, version: int, how_to_train: str, map_location="cpu") -> dict:
     """The checkpoint dict, checked: it has rra's block with format `fmt`, a version this code
     reads, and a state_dict. `how_to_train` ends the message for a checkpoint of another kind."""
-    from rra.models.export import ExportError, read, resolve
-
     try:
         exported = resolve(path)
         path = Path(path)
@@ -59,3 +68,42 @@ def _torch_load(path: Path, map_location) -> dict:
     except Exception as e:  # corrupt, truncated, or not a torch file at all
         raise CheckpointError(f"{path}: not a readable PyTorch checkpoint (corrupt or truncated?): "
                               f"{type(e).__name__}: {e}") from e
+
+
+def resolve(source: str | Path) -> Path | None:
+    """The exported directory behind `source`: a local directory, or a Hub id (`org/name`,
+    downloaded into the HF cache). None when `source` is a checkpoint file."""
+    p = Path(source)
+    if p.is_file():
+        return None
+    if p.is_dir():
+        if not (p / CONFIG).is_file() or not (p / WEIGHTS).is_file():
+            raise ExportError(f"{p}: not an exported rra model (needs {CONFIG} and {WEIGHTS}; make one with rra-export)")
+        return p
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", str(source)) and not str(source).endswith((".ckpt", ".pt")):
+        from huggingface_hub import snapshot_download
+
+        try:
+            return resolve(snapshot_download(str(source)))
+        except Exception as e:  # offline, no such repo, no access
+            raise ExportError(f"{source}: no such file or directory, and not downloadable from the "
+                              f"Hugging Face Hub ({type(e).__name__}: {e})") from e
+    raise ExportError(f"{source}: no such checkpoint file or exported model directory")
+
+
+def read(directory: Path, map_location="cpu") -> dict:
+    """An exported directory as the checkpoint dict rra's loaders read (state_dict, rra block)."""
+    from safetensors.torch import load_file
+
+    config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+    if config.get("export_format") != EXPORT_FORMAT:
+        raise ExportError(f"{directory}: {CONFIG} is not an rra export (export_format != {EXPORT_FORMAT!r})")
+    info = dict(config["rra"])
+    tok = directory / TOKENIZER
+    info["tokenizer"] = json.loads(tok.read_text(encoding="utf-8")) if tok.is_file() else None
+    try:
+        state = load_file(str(directory / WEIGHTS), device=str(map_location))
+    except Exception as e:  # safetensors' own message does not say which file
+        raise ExportError(f"{directory / WEIGHTS}: cannot read the weights ({type(e).__name__}: {e}); the file "
+                          "is truncated or not safetensors: copy or export it again (rra-export)") from None
+    return {"state_dict": state, "hyper_parameters": config.get("hyper_parameters", {}), "rra": info}

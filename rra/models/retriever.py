@@ -125,7 +125,7 @@ class Retriever(L.LightningModule):
         self._predict_cache: dict[str, torch.Tensor] = {}
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
-        self.decoded: list[dict] = []  # this validation epoch's decodes, for dashboards (rra.eval.training_dashboard)
+        self.decoded: list[dict] = []  # this validation epoch's decodes, for dashboards (rra.training.dashboard)
 
     # -- encoding ----------------------------------------------------------------------------
     def mask(self, question: str, topic_entities: Sequence[str] = ()) -> str:

@@ -10,7 +10,7 @@
 - The checkpoint is self-describing (checkpoint["rra"]: model config, tokenizer, prompt format), so
   `RewriterModule.load(ckpt)` rebuilds the model without reading the pretrained weights again.
 
-The pipeline step that uses it is rra.rewrite.TrainedRewriter (`python infer.py rewriter=trained
+The pipeline step that uses it is rra.pipeline.rewrite.TrainedRewriter (`python infer.py rewriter=trained
 rewriter.ckpt=...`).
 """
 from __future__ import annotations
@@ -208,8 +208,6 @@ class RewriterModule(L.LightningModule):
     def _log_generation(self, split: str) -> None:
         hyps, refs = self._generated.pop(split, ([], []))
         if hyps:
-            from rra.models.rewriter_eval import text_scores
-
             scores = text_scores(hyps, refs)
             self.log(f"{split}/bleu", scores["bleu"])
             self.log(f"{split}/chrf", scores["chrf"])
@@ -314,3 +312,25 @@ class RewriterModule(L.LightningModule):
 
 def _read_checkpoint(path: str | Path) -> dict:
     return read_checkpoint(path, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, "train one with `python train.py task=rewriter`")
+
+
+def text_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict:
+    """Corpus BLEU (13a, case-sensitive) and chrF (char 6-gram, beta 2) of `hyps` against every
+    reference of each; a shorter reference list has None in the missing places (sacrebleu skips them)."""
+    import sacrebleu
+
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} reference sets")
+    if not hyps:
+        raise ValueError("no hypotheses to score")
+    width = max(len(r) for r in refs)
+    if width == 0:
+        raise ValueError("no reference texts (is this an input-only WebNLG file?)")
+    # sacrebleu wants one stream per reference position
+    streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
+    return {
+        "bleu": sacrebleu.corpus_bleu(list(hyps), streams).score,
+        "chrf": sacrebleu.corpus_chrf(list(hyps), streams).score,
+        "n": len(hyps),
+        "max_refs": width,
+    }

@@ -5,14 +5,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from rra.answer import GraphScorer
+from rra.pipeline.answer import GraphScorer
 from rra.data.question_generator import generate_questions
 from rra.data.supervision import label_examples
 from rra.graph import NetworkXGraph, Triple
-from rra.pipeline import RRAPipeline
+from rra.pipeline.method import RRAPipeline
 from rra.records import AnswerSemantics
-from rra.retrieve import PathRetrieval
-from rra.rewrite import TripleRewriter
+from rra.pipeline.retrieve import PathRetrieval
+from rra.pipeline.rewrite import TripleRewriter
 
 
 def family_kg(couples: int = 30) -> NetworkXGraph:

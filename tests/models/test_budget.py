@@ -1,4 +1,4 @@
-"""The training budget (rra/models/budget.py): a step floor under the epoch count, validation at the
+"""The training budget (rra/training/budget.py): a step floor under the epoch count, validation at the
 last step, and a convergence verdict in train_summary.json. Tiny encoder; train.py's own train()."""
 import json
 import subprocess
@@ -11,8 +11,8 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
-from rra.models.budget import ConvergenceReport
-from rra.training import train
+from rra.training.budget import ConvergenceReport
+from rra.training.run import train
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,7 @@ QUIET = ["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null"]
 
 
 def run(tmp_path: Path, overrides: list[str]) -> dict:
-    """rra.training.train() on the composed config; returns the run's train_summary.json."""
+    """rra.training.run.train() on the composed config; returns the run's train_summary.json."""
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("train", overrides=QUIET + overrides, return_hydra_config=True)

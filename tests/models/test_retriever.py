@@ -216,7 +216,7 @@ def test_encoding_cache_reuses_templates_and_is_dropped_after_training(trained):
 def test_exported_retriever_is_a_shareable_directory_that_predicts_alike(tiny_kwargs, tmp_path):
     import json
 
-    from rra.models.export import main as export_main
+    from rra.training.export import main as export_main
 
     path = tmp_path / "model.ckpt"
     model = saved_checkpoint(tiny_kwargs, path)

@@ -2,10 +2,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.pipeline.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.llm import ScriptedLLM
 from rra.records import AnswerSemantics
-from rra.retrieve import QuestionContext, sample_triples
+from rra.pipeline.retrieve import QuestionContext, sample_triples
 from rra.text import mentioned_entities as mentioned
 
 

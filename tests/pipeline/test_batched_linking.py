@@ -1,13 +1,13 @@
 """Linking from the question text on a SPARQL store: a batch's label lookups are made ahead in
-batches (rra.entity_linking.LookAhead), with the links NetworkX gives and a handful of queries."""
+batches (rra.linking.LookAhead), with the links NetworkX gives and a handful of queries."""
 import pytest
 
-from rra.answer import GraphScorer
+from rra.pipeline.answer import GraphScorer
 from rra.graph import OxigraphGraph
-from rra.entity_linking import LookAhead
-from rra.pipeline import RRAPipeline
-from rra.retrieve import PathRetrieval
-from rra.rewrite import TemplateRewriter
+from rra.linking import LookAhead
+from rra.pipeline.method import RRAPipeline
+from rra.pipeline.retrieve import PathRetrieval
+from rra.pipeline.rewrite import TemplateRewriter
 
 QUESTIONS = ["who directed Alien", "when was heat released", "what movies did Ridley Scott direct",
              "who acted in Blade Runner?", "who directed the movies harrison ford acted in",

@@ -1,4 +1,4 @@
-from rra.entity_linking import link_entities
+from rra.linking import link_entities
 from rra.text import strip_brackets
 from rra.graph import NetworkXGraph, Triple
 
@@ -70,11 +70,11 @@ def test_ranked_lexical_linking_demotes_common_and_relation_words():
 def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
     from dataclasses import dataclass
 
-    from rra.answer import GraphScorer
-    from rra.pipeline import RRAPipeline
+    from rra.pipeline.answer import GraphScorer
+    from rra.pipeline.method import RRAPipeline
     from rra.records import QAExample
-    from rra.retrieve import PathRetrieval
-    from rra.rewrite import TripleRewriter
+    from rra.pipeline.retrieve import PathRetrieval
+    from rra.pipeline.rewrite import TripleRewriter
 
     @dataclass
     class P:
@@ -120,11 +120,11 @@ def test_given_topics_may_be_names_as_well_as_ids():
 def test_rra_links_given_names_in_a_batch(movie_kg):
     from dataclasses import dataclass
 
-    from rra.answer import GraphScorer
-    from rra.pipeline import RRAPipeline
+    from rra.pipeline.answer import GraphScorer
+    from rra.pipeline.method import RRAPipeline
     from rra.records import QAExample
-    from rra.retrieve import PathRetrieval
-    from rra.rewrite import TripleRewriter
+    from rra.pipeline.retrieve import PathRetrieval
+    from rra.pipeline.rewrite import TripleRewriter
 
     @dataclass
     class P:
@@ -170,7 +170,7 @@ def test_several_anchors_without_brackets_ranked_and_not_overlapping():
 
 
 def test_partial_and_misspelt_names_link_through_the_fuzzy_index_below_exact_ones():
-    from rra.entity_linking import FuzzyIndex
+    from rra.linking import FuzzyIndex
 
     g = sports_kg()
     fuzzy = FuzzyIndex(g)
@@ -190,7 +190,7 @@ def test_partial_and_misspelt_names_link_through_the_fuzzy_index_below_exact_one
 
 def test_rra_pipeline_passes_every_anchor_and_links_misspelt_names(movie_kg):
     """use_gold_topic=false: the pipeline's linker is fuzzy, and the prediction lists its anchors."""
-    from rra.entity_linking import TopicLinker
+    from rra.linking import TopicLinker
     from rra.records import QAExample
 
     linker = TopicLinker(sports_kg(), use_gold_topic=False)

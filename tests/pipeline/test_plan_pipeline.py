@@ -6,16 +6,16 @@ import re
 
 import pytest
 
-from rra.answer import GraphScorer, candidate_entities
+from rra.pipeline.answer import GraphScorer, candidate_entities
 from rra.data.builtin import load_builtin_graph
 from rra.data.records import QAExample
 from rra.models.plan_head import PlanPrediction
 from rra.models.retriever import PathPrediction
-from rra.pipeline import RRAPipeline
+from rra.pipeline.method import RRAPipeline
 from rra.plan import Constraint
-from rra.plan_retrieval import PlanSpec, retrieve_plan
-from rra.retrieve import PathRetrieval
-from rra.rewrite import TemplateRewriter
+from rra.pipeline.plan_retrieval import PlanSpec, retrieve_plan
+from rra.pipeline.retrieve import PathRetrieval
+from rra.pipeline.rewrite import TemplateRewriter
 
 WRITER = "person/marit_lindgrave"
 KG = load_builtin_graph()

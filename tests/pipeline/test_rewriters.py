@@ -2,8 +2,8 @@ import pytest
 
 from rra.graph import Triple
 from rra.llm import ScriptedLLM
-from rra.retrieve import QuestionContext
-from rra.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter
+from rra.pipeline.retrieve import QuestionContext
+from rra.pipeline.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter
 from rra.text import relation_words
 
 T = [Triple("Heat", "starred_actors", "Al Pacino"), Triple("Heat", "starred_actors", "Robert De Niro"),

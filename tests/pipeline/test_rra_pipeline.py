@@ -1,13 +1,13 @@
 """End-to-end RRA on the tiny movie KG with a retriever trained in-test (see conftest)."""
 import pytest
 
-from rra.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
+from rra.pipeline.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.graph.base import KnowledgeGraph
 from rra.llm import ScriptedLLM
 from rra.methods import QAMethod
-from rra.pipeline import RRAPipeline
-from rra.retrieve import PathRetrieval
-from rra.rewrite import LLMRewriter, Rewriter, TemplateRewriter
+from rra.pipeline.method import RRAPipeline
+from rra.pipeline.retrieve import PathRetrieval
+from rra.pipeline.rewrite import LLMRewriter, Rewriter, TemplateRewriter
 
 
 @pytest.fixture(scope="module")

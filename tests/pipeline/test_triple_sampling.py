@@ -4,7 +4,7 @@ import pytest
 
 from rra.graph import NetworkXGraph, Triple
 from rra.graph.base import GraphError
-from rra.retrieve import sample_triples
+from rra.pipeline.retrieve import sample_triples
 
 
 @dataclass
@@ -123,7 +123,7 @@ def test_prefetch_sends_one_query_per_round(movie_kg):
     """Retrieval for a batch on a SPARQL backend: one UNION query per round of candidates, and
     the same paths as question by question."""
     from rra.graph import OxigraphGraph
-    from rra.retrieve import PathRetrieval
+    from rra.pipeline.retrieve import PathRetrieval
 
     kg = OxigraphGraph.from_triples(movie_kg.all_triples())
     r = PathRetrieval(model=None, topk=2)
@@ -145,7 +145,7 @@ def test_prefetch_sends_one_query_per_round(movie_kg):
 def test_prefetch_round_failure_falls_back_path_by_path(movie_kg):
     from rra.graph import OxigraphGraph
     from rra.graph.base import GraphError
-    from rra.retrieve import PathRetrieval
+    from rra.pipeline.retrieve import PathRetrieval
 
     class NoUnion(OxigraphGraph):
         def follow_paths_batch(self, requests, limit=None):

@@ -7,7 +7,7 @@ import torch
 
 from rra.graph.base import Triple
 from rra.models.rewriter import TINY_CONFIG, CheckpointError, RewriterModule
-from rra.rewrite import TrainedRewriter
+from rra.pipeline.rewrite import TrainedRewriter
 
 PAIRS = [
     ("<S> Alien <P> directed by <O> Ridley Scott", "Alien was directed by Ridley Scott."),
@@ -139,7 +139,7 @@ def test_conf_rewriter_trained_instantiates_the_pipeline_rewriter(tokenizer_stat
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from rra.rewrite import Rewriter
+    from rra.pipeline.rewrite import Rewriter
 
     model = tiny(tokenizer_state)
     trainer = L.Trainer(accelerator="cpu", max_steps=0, logger=False, enable_checkpointing=False,

@@ -7,7 +7,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import open_dict
 
-from rra.training import train
+from rra.training.run import train
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -31,7 +31,7 @@ def compose_cfg(name: str, root: Path, overrides: list[str]):
 @pytest.fixture(scope="session")
 def builtin_root(tmp_path_factory) -> Path:
     """`python train.py` with a tiny random encoder on the built-in KG (~30 s): checkpoints/retriever/best.ckpt."""
-    from rra.training import train
+    from rra.training.run import train
 
     root = tmp_path_factory.mktemp("serve_root")
     train(compose_cfg("train", root, TINY_TRAIN))

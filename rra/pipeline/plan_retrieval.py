@@ -2,7 +2,7 @@
 their answers and evidence, executed on the graph (rra.plan.execute).
 
 The pipeline asks the plan heads (rra.models.plan_head) about every question. A question read as
-one chain takes the chain retrieval unchanged (rra.retrieve). Otherwise:
+one chain takes the chain retrieval unchanged (rra.pipeline.retrieve). Otherwise:
 
 - **conjunction**: the path predictor is asked once per anchor, with that anchor in focus
   (rra.plan.focus_text); every pair of anchors x their top paths is a candidate plan scored by the
@@ -25,7 +25,8 @@ from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, UnknownEntityError
 from rra.plan import COMPARISONS, Constraint, QueryPlan, execute, literal_value, question_literals
-from rra.retrieve import Evidence, Retrieval, ScoredPath
+from rra.linking import link_anchors
+from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.text import BRACKETED, relation_phrase
 
 
@@ -155,21 +156,12 @@ def _evidence(kept, max_triples: int, seed: int) -> list[Evidence]:
 
 
 # --- how the pipeline reads a question for planning ------------------------------------------------
-def plan_anchors(link, limit: int = 3) -> tuple[list[str], list[str]]:
-    """(anchor ids, their mentions): the linked entities, best first, without those whose mention
-    is a literal ("1990" names a year entity, but in a plan it is the comparison's value)."""
-    pairs = list(dict.fromkeys(zip(link.entities, link.mentions or link.entities)))
-    kept = [(e, m) for e, m in pairs if literal_value(m) is None] or pairs[:1]
-    kept = kept[:limit]
-    return [e for e, _ in kept], [m for _, m in kept]
-
-
 def plan_text(question: str, link) -> str:
     """The question with every anchor mention marked `[...]` (unchanged when it is marked already):
     what the plan heads read, every anchor masked as the topic."""
     if BRACKETED.search(question):
         return question
-    for m in sorted(plan_anchors(link)[1], key=len, reverse=True):
+    for m in sorted(link_anchors(link)[1], key=len, reverse=True):
         i = question.casefold().find(m.casefold())
         if i >= 0:
             question = f"{question[:i]}[{question[i:i + len(m)]}]{question[i + len(m):]}"

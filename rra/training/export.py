@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 from rra.cli import run_command
 
-WEIGHTS, CONFIG, TOKENIZER, CARD = "model.safetensors", "config.json", "tokenizer.json", "README.md"
-EXPORT_FORMAT = "rra-export"
+from rra.models.checkpoint import CONFIG, EXPORT_FORMAT, TOKENIZER, WEIGHTS, ExportError
 
-
-class ExportError(ValueError):
-    """A directory or Hub id that is not an exported rra model."""
+CARD = "README.md"
 
 
 def export(ckpt_path: str | Path, out_dir: str | Path, train_summary: str | Path | None = None) -> Path:
@@ -91,45 +87,6 @@ def model_card(config: dict, summary: dict | None, out: Path) -> str:
         if metrics:
             lines.append("- test metrics: " + ", ".join(f"{k} {v}" for k, v in sorted(metrics.items())))
     return "\n".join(lines) + "\n"
-
-
-def resolve(source: str | Path) -> Path | None:
-    """The exported directory behind `source`: a local directory, or a Hub id (`org/name`,
-    downloaded into the HF cache). None when `source` is a checkpoint file."""
-    p = Path(source)
-    if p.is_file():
-        return None
-    if p.is_dir():
-        if not (p / CONFIG).is_file() or not (p / WEIGHTS).is_file():
-            raise ExportError(f"{p}: not an exported rra model (needs {CONFIG} and {WEIGHTS}; make one with rra-export)")
-        return p
-    if re.fullmatch(r"[\w.-]+/[\w.-]+", str(source)) and not str(source).endswith((".ckpt", ".pt")):
-        from huggingface_hub import snapshot_download
-
-        try:
-            return resolve(snapshot_download(str(source)))
-        except Exception as e:  # offline, no such repo, no access
-            raise ExportError(f"{source}: no such file or directory, and not downloadable from the "
-                              f"Hugging Face Hub ({type(e).__name__}: {e})") from e
-    raise ExportError(f"{source}: no such checkpoint file or exported model directory")
-
-
-def read(directory: Path, map_location="cpu") -> dict:
-    """An exported directory as the checkpoint dict rra's loaders read (state_dict, rra block)."""
-    from safetensors.torch import load_file
-
-    config = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
-    if config.get("export_format") != EXPORT_FORMAT:
-        raise ExportError(f"{directory}: {CONFIG} is not an rra export (export_format != {EXPORT_FORMAT!r})")
-    info = dict(config["rra"])
-    tok = directory / TOKENIZER
-    info["tokenizer"] = json.loads(tok.read_text(encoding="utf-8")) if tok.is_file() else None
-    try:
-        state = load_file(str(directory / WEIGHTS), device=str(map_location))
-    except Exception as e:  # safetensors' own message does not say which file
-        raise ExportError(f"{directory / WEIGHTS}: cannot read the weights ({type(e).__name__}: {e}); the file "
-                          "is truncated or not safetensors: copy or export it again (rra-export)") from None
-    return {"state_dict": state, "hyper_parameters": config.get("hyper_parameters", {}), "rra": info}
 
 
 def main(argv: list[str] | None = None) -> int:

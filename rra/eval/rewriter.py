@@ -13,27 +13,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rra.data.webnlg import WebNLGEntry
+from rra.models.rewriter import text_scores  # noqa: F401 (re-exported: the metric the model logs)
 from rra.text import linearise
-
-
-def text_scores(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict:
-    import sacrebleu
-
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} reference sets")
-    if not hyps:
-        raise ValueError("no hypotheses to score")
-    width = max(len(r) for r in refs)
-    if width == 0:
-        raise ValueError("no reference texts (is this an input-only WebNLG file?)")
-    # sacrebleu wants one stream per reference position
-    streams = [[r[i] if i < len(r) else None for r in refs] for i in range(width)]
-    return {
-        "bleu": sacrebleu.corpus_bleu(list(hyps), streams).score,
-        "chrf": sacrebleu.corpus_chrf(list(hyps), streams).score,
-        "n": len(hyps),
-        "max_refs": width,
-    }
 
 
 def evaluate_rewriter(

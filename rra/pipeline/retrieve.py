@@ -57,7 +57,7 @@ class Retrieval:
     evidence: list[Evidence] = field(default_factory=list)
     status: Status = Status.OK  # OK, NO_PATH, EMPTY_GRAPH_REPLY, GRAPH_ERROR, UNKNOWN_ENTITY
     errors: list[str] = field(default_factory=list)
-    # Query plans (rra.plan_retrieval.ScoredPlan: .plan, .score, .ends), best first, for a question
+    # Query plans (rra.pipeline.plan_retrieval.ScoredPlan: .plan, .score, .ends), best first, for a question
     # beyond one chain; answers are then ranked by plan, and `paths` are the best plan's chains.
     plans: list = field(default_factory=list)
 

@@ -23,7 +23,7 @@ from typing import Sequence
 from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.records import Status
-from rra.retrieve import QuestionContext, Retrieval
+from rra.pipeline.retrieve import QuestionContext, Retrieval
 from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The RRA method: link topic entity (rra.entity_linking.TopicLinker) -> Retrieve -> Rewrite ->
+"""The RRA method: link topic entity (rra.linking.TopicLinker) -> Retrieve -> Rewrite ->
 Answer, as a `QAMethod`.
 
 Per question it records what the evaluation and a reader need: the kept paths with scores, the
@@ -19,16 +19,16 @@ import logging
 import time
 from typing import Sequence
 
-from rra.answer import Answer, Answerer, fallback
-from rra.entity_linking import LinkResult, TopicLinker, marked
+from rra.pipeline.answer import Answer, Answerer, fallback
+from rra.linking import LinkResult, TopicLinker, link_anchors, marked
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
 from rra.methods import QAMethod, failure_status
 from rra.plan import focus_text
-from rra.plan_retrieval import PlanSpec, condition_options, plan_anchors, plan_sentence, plan_text, retrieve_plan
+from rra.pipeline.plan_retrieval import PlanSpec, condition_options, plan_sentence, plan_text, retrieve_plan
 from rra.records import Prediction, QAExample, Status, Triple
-from rra.retrieve import PathRetrieval, QuestionContext
-from rra.rewrite import Rewriter
+from rra.pipeline.retrieve import PathRetrieval, QuestionContext
+from rra.pipeline.rewrite import Rewriter
 from rra.text import relation_names
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ class RRAPipeline(QAMethod):
             return {}
         specs, focus = {}, []  # focus: (question index, anchor index, text, anchor)
         for i, text, reading in zip(todo, texts, readings):
-            anchors, mentions = plan_anchors(links[i])
+            anchors, mentions = link_anchors(links[i])
             if reading.n_anchors > 1 and len(anchors) > 1:
                 specs[i] = PlanSpec(anchors, [[] for _ in anchors], reading=reading.to_dict())
                 focus += [(i, k, focus_text(text, mentions, k), a) for k, a in enumerate(anchors)]
@@ -245,7 +245,7 @@ class RRAPipeline(QAMethod):
     def _rewrite_all(self, contexts: list[QuestionContext]) -> None:
         """Each context's knowledge text, by one `rewrite_many` call for the batch. A failed
         rewrite falls back to the triple form and records the error."""
-        from rra.rewrite import TripleRewriter
+        from rra.pipeline.rewrite import TripleRewriter
 
         name = self.rewriter.name
 

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from typing import Mapping, Sequence
 
 from rra.records import Triple
-from rra.retrieve import QuestionContext
+from rra.pipeline.retrieve import QuestionContext
 from rra.text import DEFAULT_TEMPLATES, forward, linearise, relation_words, template_sentence, template_text
 
 
@@ -134,7 +134,7 @@ class NoKnowledge(Rewriter):
 
 
 class TrainedRewriter(Rewriter):
-    """The pipeline's `Rewriter` (rra.rewrite): triples -> text with a fine-tuned checkpoint.
+    """The pipeline's `Rewriter` (rra.pipeline.rewrite): triples -> text with a fine-tuned checkpoint.
 
     The question is not used: the rewriter was trained question-agnostic (WebNLG has no questions).
     Triples are grouped by head entity and cut into chunks of `chunk_size` (the model was trained on

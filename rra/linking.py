@@ -39,6 +39,7 @@ from rapidfuzz import fuzz, process
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
 from rra.graph.rdf import is_literal
+from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
 from rra.text import BRACKETED
 
@@ -494,6 +495,15 @@ class LookAhead:
 
     def __getattr__(self, name):
         return getattr(self.kg, name)
+
+
+def link_anchors(link, limit: int = 3) -> tuple[list[str], list[str]]:
+    """(anchor ids, their mentions): the linked entities, best first, without those whose mention
+    is a literal ("1990" names a year entity, but in a plan it is the comparison's value)."""
+    pairs = list(dict.fromkeys(zip(link.entities, link.mentions or link.entities)))
+    kept = [(e, m) for e, m in pairs if literal_value(m) is None] or pairs[:1]
+    kept = kept[:limit]
+    return [e for e, _ in kept], [m for _, m in kept]
 
 
 def marked(question: str, link: LinkResult, mention: str | None = None) -> str:

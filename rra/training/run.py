@@ -158,7 +158,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
             summary.update(callback.summary() if hasattr(callback, "summary") else {})
         (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
         if published and best:  # online W&B: the published model as an artifact (lineage for infer runs)
-            from rra.eval.training_dashboard import log_model_artifact
+            from rra.training.dashboard import log_model_artifact
 
             log_model_artifact(loggers, published, cfg.name, summary)
     return metrics

@@ -82,7 +82,7 @@ class TrainingDashboard(L.Callback):
 
 def log_model_artifact(loggers: list, ckpt: str | Path | None, name: str, train_summary: dict | None = None) -> str | None:
     """The published checkpoint as a W&B model artifact of every online W&B logger, its model
-    card (rra.models.export) as the description; a `<ckpt>.wandb.json` beside the checkpoint names
+    card (rra.training.export) as the description; a `<ckpt>.wandb.json` beside the checkpoint names
     the artifact, so an infer run that loads it records it as its input (lineage). Returns the
     artifact's name, or None (no online W&B logger, no checkpoint)."""
     if not ckpt or not Path(ckpt).is_file():
@@ -95,7 +95,7 @@ def log_model_artifact(loggers: list, ckpt: str | Path | None, name: str, train_
             continue
         import wandb
 
-        from rra.models.export import model_card
+        from rra.training.export import model_card
 
         card = ""
         try:
