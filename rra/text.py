@@ -73,6 +73,37 @@ def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str
     return re.sub(r"[_\-\s]+", " ", r).strip().lower() or name
 
 
+class RelationText:
+    """How an encoder reads a relation, for one KG: the dataset's name for it (`data.relation_labels`),
+    else the KG's own (a property's rdfs:label, `KnowledgeGraph.relation_labels`), else its id as
+    words (`relation_phrase`); `^r` reads "... (reverse)". The KG's names are asked in batches
+    (`prepare`) and kept, so a SPARQL store sees one query per batch of new relations. Per-question
+    graphs (no names outside a question) read ids as words."""
+
+    def __init__(self, names: Mapping[str, str] | None = None, kg=None):
+        self.names = dict(names or {})
+        self.kg = kg
+        self._text: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def prepare(self, relations: Iterable[str]) -> None:
+        todo = sorted({base_relation(r) for r in relations} - self._asked - set(self.names))
+        if todo and self.kg is not None:
+            try:
+                found = self.kg.relation_labels(todo)
+            except Exception:  # noqa: BLE001 - names are a nicety: a store that cannot say reads ids as words
+                found = {}
+            self.names.update({r: n for r, n in found.items() if n and n.strip()})
+        self._asked.update(todo)
+
+    def __call__(self, relation: str) -> str:
+        text = self._text.get(relation)
+        if text is None:
+            self.prepare([relation])
+            text = self._text[relation] = relation_phrase(relation, self.names)
+        return text
+
+
 # --- questions ---------------------------------------------------------------------------------
 def strip_brackets(question: str) -> str:
     """`what movies did [Ridley Scott] direct` -> `what movies did Ridley Scott direct`."""

@@ -55,7 +55,35 @@ def collate(items: list[dict]) -> dict[str, list]:
     batch = {"question": [x["question"] for x in items], "path": [x["path"] for x in items]}
     if any(x.get("plan") is not None for x in items):  # only data with query plans has plan labels
         batch["plan"] = [x.get("plan") for x in items]
+    if any("candidates" in x for x in items):  # the relation scorer's: each step's frontier relations
+        for key in ("candidates", "anchor", "graph_key"):
+            batch[key] = [x.get(key) for x in items]
+        batch["texts"] = {r: t for x in items for r, t in (x.get("texts") or {}).items()}
     return batch
+
+
+def _walk_candidates(kg: KnowledgeGraph, anchor: str, path: list[str], max_hops: int, max_candidates: int,
+                     rng: random.Random, frontier_cap: int) -> list[list[str]] | None:
+    """`RetrieverDataModule._step_candidates` on one graph (None when the anchor is not in it).
+    A frontier above `frontier_cap` entities is read from a seeded sample of them (negatives only:
+    the gold relation is added whatever the sample holds)."""
+    if not kg.has_entity(anchor):
+        return None
+    frontier, out = [anchor], []
+    for t in range(len(path)):
+        seen = frontier if len(frontier) <= frontier_cap else rng.sample(frontier, frontier_cap)
+        cands = sorted({r for rels in kg.relations_batch(seen).values() for r in rels})
+        gold = path[t]
+        if len(cands) > max_candidates:
+            cands = sorted(rng.sample([r for r in cands if r != gold], max_candidates - 1) + [gold])
+        elif gold not in cands:
+            cands.append(gold)
+        out.append(cands)
+        found = kg.neighbors_batch(seen, gold)
+        frontier = sorted({n for ns in found.values() for n in ns})
+        if not frontier:
+            break
+    return out
 
 
 class RetrieverDataModule(L.LightningDataModule):
@@ -83,6 +111,8 @@ class RetrieverDataModule(L.LightningDataModule):
         eval_batch_size: int = 64,
         num_workers: int = 0,
         seed: int = 0,
+        path_head: str = "scorer",  # the model's (model.path_head): the scorer's items carry each step's candidates
+        max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg
@@ -100,6 +130,10 @@ class RetrieverDataModule(L.LightningDataModule):
         self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
+        if path_head not in ("scorer", "classifier"):
+            raise ValueError(f"path_head must be 'scorer' or 'classifier', not {path_head!r}")
+        self.path_head, self.max_candidates = path_head, max_candidates
+        self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
@@ -221,6 +255,8 @@ class RetrieverDataModule(L.LightningDataModule):
         return out
 
     def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+        if self.path_head == "scorer":
+            return self._scorer_items(examples, dedupe)
         items, owners = [], []
         for e in examples:
             plan = e.extra.get("plan") if self.plan_heads else None
@@ -271,14 +307,88 @@ class RetrieverDataModule(L.LightningDataModule):
                  "attribute": plan["constraint"]["relation"] if plan.get("constraint") else None}
         masked = mask_topic(e.question, e.topic_entities, self.mask_token)
         if len(plan["paths"]) == 1:
-            return [{"question": masked, "path": list(plan["paths"][0]), "plan": label}]
+            return [{"question": masked, "path": list(plan["paths"][0]), "plan": label, "anchor": plan["anchors"][0]}]
         mentions = [self.kg.label(a) if self.kg is not None else a for a in plan["anchors"]]
         order = [e.topic_entities.index(a) if a in e.topic_entities else k for k, a in enumerate(plan["anchors"])]
         out = [{"question": masked, "path": None, "plan": label}]
-        for k, path in zip(order, plan["paths"]):
+        for k, anchor, path in zip(order, plan["anchors"], plan["paths"]):
             out.append({"question": focus_text(e.question, mentions, k, self.mask_token or "[E]"),
-                        "path": list(path), "plan": None, "focus": True})
+                        "path": list(path), "plan": None, "focus": True, "anchor": anchor})
         return out
+
+    # -- the relation scorer's items -------------------------------------------------------------
+    def _scorer_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+        """Items for the relation scorer: as for the classifier, plus where each item starts (its
+        anchor, and its subgraph on per-question graphs) and, per step, the relations at the
+        frontier in the graph (the candidates the scorer must choose from, gold included).
+
+        De-duplication keeps what the graph says about the anchor: questions of one masked
+        wording vote for the path that explains them best (as for the classifier), but each
+        question takes the best-voted path *it can walk* from its own anchor, and items are
+        distinct (wording, path) pairs. So "the youngest member of [E]" stays two items when some
+        anchors are clubs and others countries, and a noisy label (a film's director who is also
+        its writer) is still outvoted where the voted path is walkable."""
+        items, owners = [], []
+        for e in examples:
+            plan = e.extra.get("plan") if self.plan_heads else None
+            made = self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
+                {"question": mask_topic(e.question, e.topic_entities, self.mask_token), "path": list(e.relation_path),
+                 "plan": CHAIN_PLAN if self.plan_heads else None,
+                 "anchor": e.topic_entities[0] if e.topic_entities else None}]
+            for item in made:
+                item["graph_key"] = e.extra.get("subgraph")
+                items.append(item)
+                owners.append(e)
+        if dedupe:
+            items = self._vote(items, owners)
+        rng = random.Random(self.seed)
+        for x in items:
+            x.pop("focus", None)
+            if x.get("plan") is None:
+                x.pop("plan", None)
+            if x["path"] is not None and x.get("anchor"):
+                x["candidates"] = self._step_candidates(x["anchor"], x["path"], x.get("graph_key"), rng)
+                rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
+                x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
+        return items
+
+    def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
+        votes: dict[str, Counter] = {}
+        for e, x in zip(owners, items):
+            v = votes.setdefault(x["question"], Counter())
+            path = tuple(x["path"]) if x["path"] is not None else None
+            if e.extra.get("label_source") == "given" or x.get("focus") or path is None:
+                v[path] += 1.0
+                continue
+            v[path] += 1e-6
+            for cand in e.extra.get("path_candidates") or ():
+                if len(cand["path"]) <= self.max_hops:
+                    v[tuple(cand["path"])] += float(cand.get("f1", 0.0))
+        kept: dict[tuple, dict] = {}
+        for e, x in zip(owners, items):
+            path = tuple(x["path"]) if x["path"] is not None else None
+            walkable = {path}
+            if path is not None and not x.get("focus") and e.extra.get("label_source") != "given":
+                walkable |= {tuple(c["path"]) for c in e.extra.get("path_candidates") or ()
+                             if c.get("f1", 0.0) > 0 and len(c["path"]) <= self.max_hops}
+            v = votes[x["question"]]
+            best = max(walkable, key=lambda p: (v[p], p is not None, p or ()))
+            key = (x["question"], best, json.dumps(x.get("plan"), sort_keys=True))
+            if key not in kept:
+                kept[key] = {**x, "path": list(best) if best is not None else None}
+        return list(kept.values())
+
+    def _step_candidates(self, anchor: str, path: list[str], graph_key, rng: random.Random,
+                         frontier_cap: int = 500) -> list[list[str]] | None:
+        """Per step t of `path`, the relations around the entities path[:t] reaches from `anchor`;
+        at most `max_candidates` per step (a seeded sample, the gold relation kept)."""
+        kg = self.kg
+        if getattr(kg, "per_question", False):
+            if not graph_key:
+                return None
+            with kg.scope(graph_key):
+                return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
+        return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
 
     @staticmethod
     def _cap(items: list, cap: int | None, rng: random.Random) -> list:
@@ -302,6 +412,10 @@ class RetrieverDataModule(L.LightningDataModule):
         rng = random.Random(self.seed)
         self.kg = self._graph()
         self.relations = relation_vocabulary(self.kg)
+        if self.path_head == "scorer":
+            from rra.text import RelationText, relation_names
+
+            self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg)
         train = self._load("train")
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")

@@ -177,6 +177,17 @@ class KnowledgeGraph(ABC):
         """`find_entities` for many texts, keyed by text (SPARQL backends: one query per batch)."""
         return {t: self.find_entities(t, mode, limit) for t in dict.fromkeys(texts)}
 
+    def relations_batch(self, entities: Sequence[str], direction: Direction = "both") -> dict[str, list[str]]:
+        """`relations` of many entities at once (SPARQL backends: one query per chunk): what a
+        relation scorer chooses from at a path's frontier. An entity the KG does not hold maps to []."""
+        return {e: self.relations(e, direction) if self.has_entity(e) else [] for e in dict.fromkeys(entities)}
+
+    def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
+        """Names the KG gives its relations (e.g. an `rdfs:label` on a property IRI), keyed by
+        forward relation id; relations without one are left out. What an encoder reads of a relation
+        whose id is opaque (`P50`, an IRI). Default: none."""
+        return {}
+
 
 def sample(items: list, limit: int | None, seed: int | None) -> list:
     """Deterministic cap: keep all when under `limit`, else a seeded sample kept in input order."""

@@ -80,6 +80,9 @@ class NetworkXGraph(KnowledgeGraph):
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
         return match_labels(self._index(), self._labels, text, mode, limit)
 
+    def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
+        return {r: self._labels[r] for r in relations if r in self._labels}
+
     # -- structure ----------------------------------------------------------------------
     def relations(self, entity: str, direction: Direction = "both") -> list[str]:
         self._require(entity)

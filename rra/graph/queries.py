@@ -61,6 +61,18 @@ def relations(m: RdfMapping, entity: str) -> str:
     return _both_ways(m, entity, "DISTINCT ?out ?in", "out", "in")
 
 
+def relations_batch(m: RdfMapping, entities: Sequence[str]) -> str:
+    """?e with ?out (a relation leaving e) or ?in (one arriving), one bound per row."""
+    return (f"SELECT DISTINCT ?e ?out ?in WHERE {{ {values('e', m, entities)} "
+            f"{{ ?e ?out ?o {_not_label('out', m)} }} UNION {{ ?s ?in ?e {_not_label('in', m)} }} }}")
+
+
+def relation_labels(m: RdfMapping, relations: Sequence[str]) -> str:
+    """?r ?l ?lang: the label-predicate values of relation IRIs (a property's rdfs:label)."""
+    iris = " ".join(iri_ref(m.relation_iri(r)) for r in relations)
+    return f"SELECT ?r ?l (LANG(?l) AS ?lang) WHERE {{ VALUES ?r {{ {iris} }} ?r {iri_ref(m.label_predicate)} ?l }}"
+
+
 def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bool) -> str:
     """?e ?n: n reached from e over relation (walked backwards when `inverse`)."""
     r = iri_ref(m.relation_iri(relation))

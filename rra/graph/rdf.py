@@ -311,6 +311,8 @@ def ntriples_lines(
     yield "".join([
         f"{iri} {label_pred} {literal(labels.get(x, x))} .\n"
         for x, iri in ent.items() if (label_all or x in labels) and not is_literal(x)
+    ] + [  # a property's own name (rdfs:label on its IRI): what an encoder reads of an opaque relation
+        f"{iri} {label_pred} {literal(labels[r])} .\n" for r, iri in rel.items() if r in labels and r not in ent
     ])
 
 

@@ -151,6 +151,32 @@ class SparqlBackedGraph(KnowledgeGraph):
     def neighbors(self, entity: str, relation: str) -> list[str]:
         return self.neighbors_batch([entity], relation)[entity]
 
+    def relations_batch(self, entities: Sequence[str], direction: Direction = "both") -> dict[str, list[str]]:
+        result: dict[str, set[str]] = {x: set() for x in entities}
+        for chunk in chunks(list(result), self.batch_size):
+            by_key = {self.mapping.node_key(x): x for x in chunk}
+            for e, out, inc in self._select(q.relations_batch(self.mapping, chunk), ("e", "out", "in")):
+                x = by_key.get(self._key(e))
+                if x is None:
+                    continue
+                if out is not None and direction in ("out", "both"):
+                    result[x].add(self._relation(out))
+                if inc is not None and direction in ("in", "both"):
+                    result[x].add(INVERSE_PREFIX + self._relation(inc))
+        return {x: sorted(r) for x, r in result.items()}
+
+    def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
+        wanted = [r for r in dict.fromkeys(base_relation(r) for r in relations)]
+        found: dict[str, tuple[int, str]] = {}
+        for chunk in chunks(wanted, self.batch_size):
+            for r, l, lang in self._select(q.relation_labels(self.mapping, chunk), ("r", "l", "lang")):
+                if l is None:
+                    continue
+                rel = self._relation(r)
+                found[rel] = min(found.get(rel, (99, "")), (label_rank(lang[1] if lang else None,
+                                                                      self.mapping.label_language), l[1]))
+        return {r: v[1] for r, v in found.items()}
+
     def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {x: [] for x in entities}
         wanted = list(result)

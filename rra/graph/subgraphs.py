@@ -168,6 +168,12 @@ class QuestionGraphs(KnowledgeGraph):
     def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
         return self.current().neighbors_batch(entities, relation)
 
+    def relations_batch(self, entities: Sequence[str], direction: Direction = "both") -> dict[str, list[str]]:
+        return self.current().relations_batch(entities, direction)
+
+    def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
+        return self.current().relation_labels(relations) if _ACTIVE.get() is not None else {}
+
     def follow_path(self, entity: str, path: Sequence[str], limit: int | None = None) -> list[PathInstance]:
         return self.current().follow_path(entity, path, limit)
 

@@ -1,4 +1,5 @@
-"""Sequential relation-path prediction.
+"""Sequential relation-path prediction, the paper's head (`model.path_head=classifier`; the default
+reads relations instead: rra.models.relation_scorer).
 
 Step t reads the text `question [SEP] r_1 [SEP] ... r_{t-1}` (relations verbalised, the topic
 entity masked) and a Linear(d -> |R|) head scores the next relation. A path's score is the product
@@ -17,9 +18,11 @@ from torch.nn import functional as F
 
 from rra.text import relation_phrase
 
-def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]") -> str:
-    """The encoder input for choosing the relation after `prefix` (already walked relations)."""
-    return f" {sep} ".join([question, *(relation_phrase(r) for r in prefix)])
+def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]",
+              text_of: Callable[[str], str] | None = None) -> str:
+    """The encoder input for choosing the relation after `prefix` (already walked relations), each
+    read by `text_of` (rra.text.RelationText: the KG's or dataset's name), else as its id in words."""
+    return f" {sep} ".join([question, *((text_of or relation_phrase)(r) for r in prefix)])
 
 
 class RelationPathPredictor(nn.Module):

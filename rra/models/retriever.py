@@ -1,20 +1,24 @@
 """The RRA retriever: hop classifier + sequential relation-path predictor on ONE shared encoder.
 
+Two path heads (`model.path_head`):
+- `scorer` (default, rra.models.relation_scorer): each step reads the question + walked prefix and
+  scores the relations that exist at the path's frontier in the graph by their names (bi-encoder,
+  relation vectors cached), and whether the path ends after each; lengths compete in one beam
+  and the hop classifier is only a prior (`hop_weight`). No relation vocabulary is learnt: a
+  checkpoint answers on a KG whose relations it never saw.
+- `classifier` (the paper's): a `Linear(d -> |R|)` over the training KG's relations, paths of the
+  hop classifier's length. Kept to reproduce the paper's design and its figures.
+
 Why one LightningModule with a shared encoder and two heads, not two models:
 - The hop classifier and the first path step read the same text (the masked question), so one
-  encoder pass gives both the hop distribution and the first-relation scores: inference costs
-  `1 + (hops-1) * beams` encoder passes per question instead of `2 + ...`.
-- One checkpoint holds everything inference needs (relation vocabulary, encoder config, tokenizer,
-  max hops, masking), so `Retriever.load(path)` is the whole loading story.
-- Multi-task training is a mild regulariser (the hop signal shapes the same question encoding that
-  the first step uses); on MetaQA both tasks reach >= 99.5% together, so there is no accuracy cost.
-- The heads stay separate modules (`HopClassifier`, `RelationPathPredictor`) with their own loss,
-  so either can be reused or weighted (`hop_loss_weight`).
+  encoder pass gives both the hop distribution and the first step's query vector.
+- One checkpoint holds everything inference needs (encoder config, tokenizer, max hops, masking,
+  the head), so `Retriever.load(path)` is the whole loading story.
+- Multi-task training is a mild regulariser; the heads stay separate modules with their own loss.
 
 Inference for the pipeline:
     model = Retriever.load("checkpoints/retriever/best.ckpt", map_location="cpu")
-    model.check_relations(kg.relation_types())        # clear error on a KG with other relations
-    preds = model.predict(["who directed [Alien]"], topk=3)   # list[list[PathPrediction]]
+    preds = model.predict(["who directed [Alien]"], topk=3, kg=kg, topics=["Alien"])
 """
 from __future__ import annotations
 
@@ -33,19 +37,20 @@ from torchmetrics import MaxMetric, MeanMetric
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
 from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
+from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
 from rra.models.plan_head import PlanHead, PlanPrediction, plan_targets, read_predictions
+from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
-from rra.text import mask_topic
 from rra.resources import DEFAULT_ENCODER
+from rra.text import mask_topic, relation_phrase
 
 CHECKPOINT_FORMAT = "rra-retriever"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: the path head is named (`path_head`); version 1 checkpoints are classifiers
+PATH_HEADS = ("scorer", "classifier")
 # predict()'s text -> encoding cache: masked question templates repeat (MetaQA: ~500 in 39k questions)
 ENCODING_CACHE_SIZE = 50_000
-# graph pruning skips a question whose path prefix reaches more entities than this (too costly to check)
-MAX_FRONTIER = 5000
 
 
 class RelationMismatchError(ValueError):
@@ -66,7 +71,7 @@ class PathPrediction:
 class Retriever(L.LightningModule):
     def __init__(
         self,
-        relations: Sequence[str],
+        relations: Sequence[str] | None = None,  # the training KG's (classifier head, plan heads, no-graph fallback)
         max_hops: int = 3,
         encoder: str = DEFAULT_ENCODER,
         encoder_config: dict | None = None,
@@ -85,15 +90,24 @@ class Retriever(L.LightningModule):
         tokenizer_state: dict | None = None,
         plan_heads: bool = False,  # set by the data when it has questions beyond one chain
         plan_loss_weight: float = 1.0,
+        path_head: str = "scorer",  # "scorer": relations read by name over the graph's frontier; "classifier": the paper's
+        scale: float = 20.0,  # the scorer's initial softmax scale over cosines (learnt)
+        end_bias: float = 0.0,  # the scorer's initial logit of a path ending after a relation (0: P = 0.5)
+        hop_weight: float = 0.0,  # scorer: weight of the hop classifier's log-probability in a path's score (a prior)
+        max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
         self.save_hyperparameters(ignore=["tokenizer_state"])
-        if not relations:
-            raise ValueError("Retriever needs a non-empty relation vocabulary")
+        if path_head not in PATH_HEADS:
+            raise ValueError(f"path_head must be one of {', '.join(PATH_HEADS)}, not {path_head!r}")
+        relations = list(relations or [])
+        if not relations and (path_head == "classifier" or plan_heads):
+            raise ValueError("Retriever needs a non-empty relation vocabulary (the classifier head and the plan "
+                             "heads have a class per relation)")
         if len(set(relations)) != len(relations):
             raise ValueError("relation vocabulary has duplicates")
-        self.relations = list(relations)
+        self.relations = relations
         self.rel_index = {r: i for i, r in enumerate(self.relations)}
         tokenizer = tokenizer_from_state(tokenizer_state) if tokenizer_state else None
         self.encoder = load_encoder(encoder, encoder_config, pretrained, max_length, tokenizer)
@@ -101,7 +115,9 @@ class Retriever(L.LightningModule):
         if freeze_encoder:
             self.encoder.requires_grad_(False)
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
-        self.path_head = RelationPathPredictor(self.encoder.dim, len(self.relations), dropout)
+        self.scorer = path_head == "scorer"
+        self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias) if self.scorer
+                          else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
         # query-plan heads (rra.models.plan_head) only for data with several anchors or conditions:
         # a retriever trained on chains has none, so it is the model it always was
         self.plan_head = PlanHead(self.encoder.dim, len(self.relations), dropout) if plan_heads else None
@@ -123,6 +139,8 @@ class Retriever(L.LightningModule):
         self.encoded_texts = 0  # sequences encoded by predict(): for "encoder passes per question"
         self.cache_size = ENCODING_CACHE_SIZE
         self._predict_cache: dict[str, torch.Tensor] = {}
+        self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
+        self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
         self.decoded: list[dict] = []  # this validation epoch's decodes, for dashboards (rra.training.dashboard)
@@ -166,6 +184,8 @@ class Retriever(L.LightningModule):
         encoder input per path step; row 0 of each also feeds the hop head (and the plan heads).
         A question with a plan label but no path (a conjunction's question with every anchor
         masked) adds one row for the plan heads. Shared by train/val/test."""
+        if self.scorer:
+            return self._scorer_step(batch)
         questions = [self.mask(q) for q in batch["question"]]
         plans = batch.get("plan") or [None] * len(questions)
         texts, targets, first_rows, hops, paths, plan_rows, plan_labels = [], [], [], [], [], [], []
@@ -216,6 +236,74 @@ class Retriever(L.LightningModule):
         out["loss"] = loss
         return out
 
+    def _scorer_step(self, batch: dict) -> dict:
+        """model_step for the relation scorer. Each question with a path gives one row per step
+        (the question + walked prefix) whose candidates are the relations at that step's frontier
+        (batch["candidates"][i][t], from the graph; the gold one always among them), with the target
+        relation and whether the path ends after it (unknown at max_hops, where it must).
+        Relation texts (batch["texts"]) are encoded by the same encoder, every distinct one once
+        per batch, so both sides of the bi-encoder learn."""
+        questions = [self.mask(q) for q in batch["question"]]
+        n = len(questions)
+        plans = batch.get("plan") or [None] * n
+        cands_all = batch.get("candidates") or [None] * n
+        names = batch.get("texts") or {}
+        text_of = lambda r: names.get(r) or relation_phrase(r)  # noqa: E731
+        texts, first_rows, hops, paths, plan_rows, plan_labels = [], [], [], [], [], []
+        row_cands, row_target, row_end, kept_q = [], [], [], []
+        max_hops = self.hparams.max_hops
+        for q, path, plan, cands in zip(questions, batch["path"], plans, cands_all):
+            if path is None:
+                if plan is not None and self.plan_head is not None:
+                    plan_rows.append(len(texts))
+                    plan_labels.append(plan)
+                    texts.append(q)
+                continue
+            if not 1 <= len(path) <= max_hops:
+                raise ValueError(f"path {path} of {q!r}: length must be 1..{max_hops}")
+            first_rows.append(len(texts))
+            hops.append(len(path))
+            paths.append(path)
+            kept_q.append(q)
+            if plan is not None and self.plan_head is not None:
+                plan_rows.append(len(texts))
+                plan_labels.append(plan)
+            for t, rel in enumerate(path):
+                step = list(cands[t]) if cands is not None and len(cands) > t else [rel]
+                if rel not in step:
+                    step.append(rel)  # the gold relation is always a candidate
+                texts.append(step_text(q, path[:t], self.sep, text_of))
+                row_cands.append(step)
+                row_target.append(rel)
+                row_end.append(None if t + 1 == max_hops else t + 1 == len(path))
+        pooled = self.encode(texts) if texts else None
+        out = {"questions": kept_q, "hops": hops, "paths": paths}
+        for key in ("anchor", "graph_key"):
+            values = batch.get(key) or [None] * n
+            out[key + "s"] = [v for v, p in zip(values, batch["path"]) if p is not None]
+        loss = torch.zeros((), device=self.device)
+        if first_rows:
+            rels = sorted({r for c in row_cands for r in c})
+            index = {r: i for i, r in enumerate(rels)}
+            plan_only = set(plan_rows) - set(first_rows)  # a conjunction's every-anchor-masked row
+            step_rows = [i for i in range(len(texts)) if i not in plan_only]
+            queries = pooled[torch.tensor(step_rows, device=pooled.device)] if plan_only else pooled
+            relation_vectors = self.encode([text_of(r) for r in rels])
+            step_loss, correct = self.path_head.loss(queries, relation_vectors, [[index[r] for r in c] for c in row_cands],
+                                                     [index[t] for t in row_target], row_end)
+            hops_t = torch.tensor(hops, device=pooled.device)
+            hop_logits = self.hop_head(pooled[torch.tensor(first_rows, device=pooled.device)])
+            loss = self.hparams.hop_loss_weight * self.hop_head.loss(hop_logits, hops_t) + step_loss
+            out.update(hop_correct=(hop_logits.argmax(-1) + 1 == hops_t).float(), step_correct=correct,
+                       first_hop_logits=hop_logits)
+        if plan_rows:
+            logits = self.plan_head(pooled[torch.tensor(plan_rows, device=pooled.device)])
+            plan_t = plan_targets(plan_labels, self.rel_index, pooled.device)
+            loss = loss + self.hparams.plan_loss_weight * self.plan_head.loss(logits, plan_t)
+            out["plan_correct"] = PlanHead.correct(logits, plan_t)
+        out["loss"] = loss
+        return out
+
     def _log(self, split: str, name: str, values: torch.Tensor, n: int, prog_bar: bool = False):
         metric = getattr(self, f"{split}_metrics")[name]
         metric.update(values)
@@ -236,25 +324,57 @@ class Retriever(L.LightningModule):
         return out["loss"]
 
     def _log_decoding(self, out: dict, split: str) -> None:
-        """Full decoding as at inference: predicted hop count, beam search, compare to gold path."""
+        """Full decoding as at inference, compared to the gold path: the classifier's predicted hop
+        count and beam search; the scorer's graph-constrained search (lengths from the search)."""
         beam = self.hparams.beam
-        hop_pred = out["first_hop_logits"].argmax(-1) + 1
-        beams = self._search(out["questions"], out["first_rel_logits"], hop_pred.tolist(), beam)
-        gold = [tuple(self.path_ids(p)) for p in out["paths"]]
-        top1 = torch.tensor([float(bool(b) and b[0][0] == g) for b, g in zip(beams, gold)], device=self.device)
-        topk = torch.tensor([float(any(p == g for p, _ in b)) for b, g in zip(beams, gold)], device=self.device)
+        if self.scorer:
+            found = self._decode_with_graph(out)
+            hop_pred = [len(b[0]) if b else 0 for b in found]
+        else:
+            hop_pred = (out["first_hop_logits"].argmax(-1) + 1).tolist()
+            beams = self._search(out["questions"], out["first_rel_logits"], hop_pred, beam)
+            found = [[tuple(self.relations[r] for r in ids) for ids, _ in b] for b in beams]
+        gold = [tuple(p) for p in out["paths"]]
+        top1 = torch.tensor([float(bool(b) and b[0] == g) for b, g in zip(found, gold)], device=self.device)
+        topk = torch.tensor([float(g in b) for b, g in zip(found, gold)], device=self.device)
         n = len(gold)
         self._log(split, "path_acc", top1, n, prog_bar=True)
         self._log(split, f"path_acc_top{beam}", topk, n)
         if split == "val":
-            for q, b, path, g, hop in zip(out["questions"], beams, out["paths"], gold, hop_pred.tolist()):
-                best = list(b[0][0]) if b else []
-                self.decoded.append({"question": q, "gold_path": list(path), "pred_path": [self.relations[i] for i in best],
-                                     "gold_hop": len(path), "pred_hop": hop, "correct": bool(b) and b[0][0] == g})
+            for q, b, g, hop in zip(out["questions"], found, gold, hop_pred):
+                self.decoded.append({"question": q, "gold_path": list(g), "pred_path": list(b[0]) if b else [],
+                                     "gold_hop": len(g), "pred_hop": hop, "correct": bool(b) and b[0] == g})
         hops = torch.tensor(out["hops"], device=self.device)
         for h in range(1, self.hparams.max_hops + 1):
             if (hops == h).any():
                 self._log(split, f"path_acc_{h}hop", top1[hops == h], int((hops == h).sum()))
+
+    def attach_graph(self, kg, relation_text=None) -> None:
+        """The graph (and how its relations read) that validation decodes on: the scorer's search
+        needs each step's frontier. train.py attaches the datamodule's KG."""
+        self.graph = (kg, relation_text)
+
+    def _decode_with_graph(self, out: dict) -> list[list[tuple[str, ...]]]:
+        """The scorer's top paths per question, searched on the attached graph from each item's
+        anchor (per-question graphs: inside its own subgraph). Without a graph, over the batch's
+        own candidate relations at every step (a weaker check, said in the log once)."""
+        kg, text_of = self.graph if self.graph is not None else (None, None)
+        anchors = out.get("anchors") or [None] * len(out["questions"])
+        keys = out.get("graph_keys") or [None] * len(out["questions"])
+        beam = self.hparams.beam
+        if kg is None or not any(anchors):
+            preds = self.predict(out["questions"], topk=beam, use_cache=False)
+            return [[tuple(p.path) for p in ps] for ps in preds]
+        if getattr(kg, "per_question", False):
+            found = []
+            for q, a, key in zip(out["questions"], anchors, keys):
+                with kg.scope(key):
+                    ps = self.predict([q], topk=beam, kg=kg, topics=[a], relation_text=text_of, use_cache=False)[0]
+                found.append([tuple(p.path) for p in ps])
+            return found
+        preds = self.predict(out["questions"], topk=beam, kg=kg, topics=anchors, relation_text=text_of,
+                             use_cache=False)
+        return [[tuple(p.path) for p in ps] for ps in preds]
 
     def training_step(self, batch, batch_idx):
         return self._shared_step(batch, "train")
@@ -270,6 +390,7 @@ class Retriever(L.LightningModule):
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
         self._predict_cache.clear()  # weights are about to change
+        self._relation_cache.clear()
         self._batch_start = time.perf_counter()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
@@ -315,44 +436,75 @@ class Retriever(L.LightningModule):
         first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
         return beam_search(first_logp, lengths, beam, score, allow)
 
-    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int = MAX_FRONTIER):
-        """`allowed` for beam search: the relation ids with an instance from the entities a prefix
-        reaches from question i's topic entity `topics[i]` in `kg` (None: no pruning for that
-        question, e.g. no topic or a frontier above `max_frontier` entities)."""
-        frontiers: dict[tuple[str, tuple[int, ...]], set[str] | None] = {}
-        nexts: dict[tuple[str, tuple[int, ...]], set[int] | None] = {}
+    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int | None = None):
+        """The classifier's `allowed` for beam search: relation ids with an instance from where a
+        prefix leads from question i's topic (rra.models.frontier; None: no pruning there)."""
+        return Frontier(kg, topics, max_frontier or self.hparams.max_frontier).allowed_ids(self.rel_index)
 
-        def frontier(topic: str, prefix: tuple[int, ...]) -> set[str] | None:
-            key = (topic, prefix)
-            if key not in frontiers:
-                if not prefix:
-                    frontiers[key] = {topic} if kg.has_entity(topic) else set()
-                else:
-                    before = frontier(topic, prefix[:-1])
-                    if before is None:
-                        frontiers[key] = None
-                    else:
-                        found = kg.neighbors_batch(sorted(before), self.relations[prefix[-1]]) if before else {}
-                        reached = {e for ends in found.values() for e in ends}
-                        frontiers[key] = reached if len(reached) <= max_frontier else None
-            return frontiers[key]
+    def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256) -> torch.Tensor:
+        """Unit vectors of the relations' texts, each text encoded once while the weights stay
+        (cleared at every training step)."""
+        texts = [text_of(r) for r in relations]
+        todo = [t for t in dict.fromkeys(texts) if t not in self._relation_cache]
+        if todo:
+            self._relation_cache.update(zip(todo, F.normalize(self.encode_unique(todo, batch_size).float(), dim=-1)))
+        return torch.stack([self._relation_cache[t] for t in texts]) if texts else torch.zeros(0, self.encoder.dim)
 
-        def allowed(items):
+    def _scorer_predict(self, masked: list[str], pooled: torch.Tensor, hop_prob: torch.Tensor, topk: int,
+                        hops: int | None, batch_size: int, cache: dict | None, kg, topics, relation_text,
+                        hop_weight: float | None) -> list[list[PathPrediction]]:
+        """Graph-constrained search with the relation scorer (see rra.models.relation_scorer).
+        Candidates at each step: the relations at the prefix's frontier from the question's topic;
+        where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
+        (both directions), else the training vocabulary."""
+        text_of = relation_text or relation_phrase
+        frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
+        fallback: list[str] | None = None
+
+        def everything() -> list[str]:
+            nonlocal fallback
+            if fallback is None:
+                fallback = both_directions(kg.relation_types()) if kg is not None else list(self.relations)
+                if not fallback:
+                    raise ValueError("the relation scorer needs a graph to choose relations from (kg=..., topics=...)")
+            return fallback
+
+        first_queries = F.normalize(pooled.float(), dim=-1)
+        scale = float(self.path_head.scale)
+
+        def step(items):
+            prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
+            vectors: dict[int, torch.Tensor] = {j: first_queries[i] for j, (i, p) in enumerate(items) if not p}
+            if prefixed:
+                texts = [step_text(masked[i], p, self.sep, text_of) for _, (i, p) in prefixed]
+                enc = F.normalize(self.encode_unique(texts, batch_size, cache).float(), dim=-1)
+                vectors.update({j: enc[k] for k, (j, _) in enumerate(prefixed)})
             out = []
-            for i, prefix in items:
-                topic = topics[i] if i < len(topics) else None
-                if not topic:
-                    out.append(None)
+            for j, (i, p) in enumerate(items):
+                cands = frontier.relations(i, p) if frontier is not None else None
+                cands = everything() if cands is None else cands
+                if not cands:
+                    out.append({})
                     continue
-                key = (topic, tuple(prefix))
-                if key not in nexts:
-                    ends = frontier(topic, key[1])
-                    nexts[key] = None if ends is None else {
-                        self.rel_index[r] for e in ends for r in kg.relations(e) if r in self.rel_index}
-                out.append(nexts[key])
+                rel = self._relation_vectors(cands, text_of, batch_size)
+                logp = F.log_softmax(scale * (rel @ vectors[j]), -1).tolist()
+                end = self.path_head.end_logits(vectors[j], rel)
+                lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
+                out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
             return out
 
-        return allowed
+        found = search_paths(len(masked), topk, self.hparams.max_hops, step,
+                             [hops] * len(masked) if hops is not None else None)
+        weight = self.hparams.hop_weight if hop_weight is None else hop_weight
+        results = []
+        for i, paths in enumerate(found):
+            scored = []
+            for path, logscore in paths:
+                p_hop = float(hop_prob[i, len(path) - 1])
+                scored.append(PathPrediction(list(path), math.exp(logscore + weight * math.log(max(p_hop, 1e-12))),
+                                             len(path), p_hop))
+            results.append(sorted(scored, key=lambda x: -x.score))
+        return results
 
     @torch.no_grad()
     def predict(
@@ -367,8 +519,15 @@ class Retriever(L.LightningModule):
         kg=None,
         topics: Sequence[str | None] | None = None,
         graph_pruning: bool = True,
+        relation_text=None,
+        hop_weight: float | None = None,
     ) -> list[list[PathPrediction]]:
         """Top-`topk` relation paths per question, best first.
+
+        The scorer head searches the graph: kg + topics (each question's topic id) give every step
+        its candidates, `relation_text` how a relation reads (rra.text.RelationText; default its id
+        as words); `hop_weight` weighs the hop classifier's prior (default: the model's setting).
+        `hops` forces a length; `try_second_hop` and `graph_pruning` are the classifier's.
 
         hops: None -> the hop classifier's choice; an int forces that length.
         try_second_hop: also search the classifier's second-best length; those paths follow the
@@ -388,6 +547,12 @@ class Retriever(L.LightningModule):
             masked = [self.mask(q, t) for q, t in zip(questions, mask_with)]
             cache = self._predict_cache if use_cache else None
             pooled = self.encode_unique(masked, batch_size, cache)
+            if topics is not None and len(topics) != len(masked):
+                raise ValueError(f"predict: {len(topics)} topics for {len(masked)} questions")
+            if self.scorer:
+                hop_prob = self.hop_head(pooled).float().softmax(-1)
+                return self._scorer_predict(masked, pooled, hop_prob, topk, hops, batch_size, cache, kg, topics,
+                                            relation_text, hop_weight)
             hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
             first_logits = self.path_head(pooled)
             queries = []  # (question index, hop, hop probability)
@@ -397,8 +562,6 @@ class Retriever(L.LightningModule):
                     continue
                 for rank in range(2 if try_second_hop and self.hparams.max_hops > 1 else 1):
                     queries.append((i, int(hop_rank[i, rank]), float(hop_prob[i, rank])))
-            if topics is not None and len(topics) != len(masked):
-                raise ValueError(f"predict: {len(topics)} topics for {len(masked)} questions")
             allowed = self.graph_pruner(kg, topics) if graph_pruning and kg is not None and topics else None
             beams = self._search(masked, first_logits, [h for _, h, _ in queries], topk,
                                  [i for i, _, _ in queries], batch_size, cache, allowed)
@@ -436,6 +599,7 @@ class Retriever(L.LightningModule):
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
             "relations": self.relations,
+            "path_head": self.hparams.path_head,
             "max_hops": self.hparams.max_hops,
             "mask_token": self.hparams.mask_token,
             "encoder": self.hparams.encoder,
@@ -451,6 +615,7 @@ class Retriever(L.LightningModule):
                                map_location)
         info = ckpt["rra"]
         hp = dict(ckpt.get("hyper_parameters", {}))
+        hp["path_head"] = info.get("path_head", "classifier")  # version 1 checkpoints are classifiers
         hp.update(relations=info["relations"], encoder_config=info["encoder_config"], pretrained=False,
                   tokenizer_state=info["tokenizer"])
         return load_weights(cls(**hp), ckpt, path, map_location)
@@ -472,22 +637,33 @@ class Retriever(L.LightningModule):
         """Compare the checkpoint's relations with the KG's (forward-only lists, as
         `KnowledgeGraph.relation_types()` gives, are expanded with their inverses).
 
-        A relation the model predicts but the KG lacks is an error (its paths could never be
-        followed). KG relations the model never saw are normal for a store holding more than the
-        training KG: returned as a warning (count and the first few), an error only if `strict`."""
+        The classifier can only predict its training relations: one the KG lacks is an error (its
+        paths could never be followed), KG relations it never saw are a warning (an error if
+        `strict`). The relation scorer reads whatever relations the KG has: relations it trained on
+        that the KG lacks are only a warning (a KG other than the training one), never an error."""
         kg = set(kg_relations)
         if not any(r.startswith(INVERSE_PREFIX) for r in kg):
             kg |= {inverse(r) for r in kg}
         mine = set(self.relations)
         where = self.checkpoint_path or "this retriever"
         missing = sorted(r for r in mine - kg if not r.startswith(INVERSE_PREFIX))
+        unseen = sorted(r for r in kg - mine if not r.startswith(INVERSE_PREFIX))
+        if self.scorer:
+            if self.plan_head is not None and missing and strict:
+                raise RelationMismatchError(f"{where}'s plan heads know {len(missing)} relation(s) this knowledge "
+                                            f"graph does not have: {few(missing)} (strict_relations=true)")
+            if missing:
+                return (f"{where} was trained on a KG with {len(missing)} relation(s) this one does not have "
+                        f"({few(missing)}); it reads this KG's own relations by name"
+                        + ("" if self.plan_head is None else ", but its plan heads' attributes are the training KG's"))
+            return None
         if missing:
             raise RelationMismatchError(
                 f"{where} knows {len(missing)} relation(s) this knowledge graph does not have: "
                 f"{few(missing)}. Is it the KG the retriever was trained on (graph_iri / data.kb_path)? "
-                "Else train a retriever on this KG (python train.py data=...)."
+                "Else train a retriever on this KG (python train.py data=...), or use the default relation "
+                "scorer (model.path_head=scorer), which reads any KG's relations by name."
             )
-        unseen = sorted(r for r in kg - mine if not r.startswith(INVERSE_PREFIX))
         if not unseen:
             return None
         message = (f"the knowledge graph has {len(unseen)} relation(s) {where} never saw (its paths "

@@ -29,7 +29,7 @@ from rra.pipeline.plan_retrieval import PlanSpec, condition_options, plan_senten
 from rra.records import Prediction, QAExample, Status, Triple
 from rra.pipeline.retrieve import PathRetrieval, QuestionContext
 from rra.pipeline.rewrite import Rewriter
-from rra.text import relation_names
+from rra.text import RelationText, relation_names
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,8 @@ class RRAPipeline(QAMethod):
         self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates, fuzzy_linking)
         self.retriever_ckpt = retriever_ckpt
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
+        if getattr(retrieval, "relation_text", "absent") is None:  # how the scorer reads this KG's relations
+            retrieval.relation_text = RelationText(self.relation_names, kg)
 
     def describe(self) -> dict:
         return {"retriever": self.retriever_ckpt, "rewriter": self.rewriter.name, "answer": self.answerer.name}

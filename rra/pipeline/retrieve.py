@@ -225,16 +225,18 @@ class PathRetrieval:
     try_second_hop: bool = False
     max_instances: int = 10_000
     semantics: AnswerSemantics = field(default_factory=AnswerSemantics)  # the dataset's answer rule
-    # Predict only relations with an instance from the topic's path so far (needs kg + topics): fewer
-    # encoder passes, but the paths can differ from the pure model's, so it is opt-in (and on a
-    # SPARQL store every check is a query).
-    graph_pruning: bool = False
+    # The classifier head predicts only relations with an instance from the topic's path so far
+    # (needs kg + topics). The relation scorer always searches the graph's frontier (its candidates).
+    graph_pruning: bool = True
+    hop_weight: float | None = None  # scorer: weight of the hop classifier's prior (None: the checkpoint's)
+    relation_text: object = None  # how relations read (rra.text.RelationText of the KG), set by build_rra
 
     @classmethod
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,
                         seed: int = 0, try_second_hop: bool = False,
                         max_instances: int = 10_000, semantics=None,
-                        graph_pruning: bool = False, quantize: str | None = None) -> "PathRetrieval":
+                        graph_pruning: bool = True, quantize: str | None = None,
+                        hop_weight: float | None = None) -> "PathRetrieval":
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -246,7 +248,7 @@ class PathRetrieval:
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
         return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
-                   max_instances, AnswerSemantics.of(semantics), graph_pruning)
+                   max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight)
 
     def predict(self, questions: Sequence[str], kg: KnowledgeGraph | None = None,
                 topics: Sequence[str | None] | None = None, try_second_hop: bool | None = None) -> list[list]:
@@ -254,8 +256,11 @@ class PathRetrieval:
         entity id, None if unknown) only relations with an instance from the path so far."""
         n = max(self.candidates, self.topk)
         graph = {}
-        if self.graph_pruning and kg is not None and topics and _accepts(self.model.predict, "kg", "topics"):
+        reads_graph = getattr(self.model, "scorer", False)  # the relation scorer's candidates come from the graph
+        if (self.graph_pruning or reads_graph) and kg is not None and topics and _accepts(self.model.predict, "kg", "topics"):
             graph = dict(kg=kg, topics=list(topics))
+        if reads_graph:
+            graph.update(relation_text=self.relation_text, hop_weight=self.hop_weight)
         second = self.try_second_hop if try_second_hop is None else try_second_hop
         return self.model.predict(list(questions), topk=n, try_second_hop=second, **graph)
 

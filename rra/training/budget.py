@@ -103,42 +103,73 @@ class TrainingBudget(Callback):
 
 
 class ConvergenceReport(Callback):
-    """Was the monitored metric still improving when training ended? (module doc)
+    """Was any metric the checkpoint is selected on still improving when training ended? (module doc)
 
-    Still improving = the best value of the last `window` fraction of validations (at least the
-    last one) beats every earlier validation by more than `min_delta`, and early stopping did not
-    end the run."""
+    It watches `monitor` and every metric of `also` that the model logs (the plan heads' accuracy
+    beside the path accuracy: a checkpoint serves both). Still improving = the best value of the
+    last `window` fraction of validations (at least the last one) beats every earlier validation by
+    more than `min_delta`, early stopping did not end the run, and the metric is not at its ceiling
+    (an accuracy of 1.0 cannot rise further: 0.92, 0.98, 1.000 has converged)."""
 
     def __init__(self, monitor: str = "val/path_acc", mode: str = "max", min_delta: float = 0.005,
-                 window: float = 0.25):
+                 window: float = 0.25, also: list[str] | tuple[str, ...] = (), ceiling: float | None = 1.0):
         if mode not in ("max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', not {mode!r}")
         self.monitor, self.mode, self.min_delta, self.window = monitor, mode, min_delta, window
-        self.history: list[tuple[int, float]] = []  # (global step, value) per validation
+        self.also, self.ceiling = [m for m in also if m != monitor], ceiling
+        self.histories: dict[str, list[tuple[int, float]]] = {}  # metric -> (global step, value) per validation
         self.report: dict = {}
 
+    @property
+    def history(self) -> list[tuple[int, float]]:
+        return self.histories.get(self.monitor, [])
+
+    @history.setter
+    def history(self, values: list[tuple[int, float]]) -> None:
+        self.histories[self.monitor] = list(values)
+
     def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
-        value = trainer.callback_metrics.get(self.monitor)
-        if trainer.sanity_checking or value is None:
+        if trainer.sanity_checking:
             return
         step = trainer.global_step
-        if self.history and self.history[-1][0] == step:  # validated twice at one step: keep the last
-            self.history.pop()
-        self.history.append((step, float(value)))
+        for name in [self.monitor, *self.also]:
+            value = trainer.callback_metrics.get(name)
+            if value is None:
+                continue
+            h = self.histories.setdefault(name, [])
+            if h and h[-1][0] == step:  # validated twice at one step: keep the last
+                h.pop()
+            h.append((step, float(value)))
 
-    def verdict(self, stopped_early: bool) -> dict:
-        values = [v for _, v in self.history]
+    def _one(self, name: str, stopped_early: bool) -> dict:
+        history = self.histories.get(name, [])
+        values = [v for _, v in history]
         sign = 1.0 if self.mode == "max" else -1.0
-        out = {"monitor": self.monitor, "validations": len(values), "stopped_early": stopped_early,
-               "history": [{"step": s, "value": round(v, 5)} for s, v in self.history]}
+        out = {"monitor": name, "validations": len(values), "stopped_early": stopped_early,
+               "history": [{"step": s, "value": round(v, 5)} for s, v in history]}
         if len(values) < 2:
             return {**out, "still_improving": None, "note": "fewer than two validations: cannot tell"}
         recent = max(1, math.ceil(self.window * len(values)))
         best_recent = max(sign * v for v in values[-recent:])
         best_before = max(sign * v for v in values[:-recent])
         gain = best_recent - best_before
-        out.update(still_improving=bool(gain > self.min_delta and not stopped_early),
+        at_ceiling = self.ceiling is not None and self.mode == "max" and values[-1] >= self.ceiling - 1e-9
+        out.update(still_improving=bool(gain > self.min_delta and not stopped_early and not at_ceiling),
                    recent_gain=round(sign * gain, 5), recent_validations=recent)
+        if at_ceiling:
+            out["note"] = f"at its ceiling ({self.ceiling})"
+        return out
+
+    def verdict(self, stopped_early: bool) -> dict:
+        """The monitor's verdict, with the other watched metrics under `heads`; `still_improving`
+        is true when any of them still was."""
+        out = self._one(self.monitor, stopped_early)
+        others = [self._one(name, stopped_early) for name in self.also if self.histories.get(name)]
+        if others:
+            out["heads"] = others
+            improving = [v["monitor"] for v in [out, *others] if v.get("still_improving")]
+            if improving:
+                out["still_improving"], out["improving"] = True, improving
         return out
 
     def on_fit_end(self, trainer: L.Trainer, pl_module) -> None:
@@ -146,15 +177,18 @@ class ConvergenceReport(Callback):
         self.report = self.verdict(stopped_early)
         if self.report.get("still_improving"):
             steps = trainer.global_step
-            first, last = self.history[0][1], self.history[-1][1]
+            name = (self.report.get("improving") or [self.monitor])[0]
+            h = self.histories[name]
+            first, last = h[0][1], h[-1][1]
+            one = self._one(name, stopped_early)
             self.report["advice"] = (f"train longer, e.g. trainer.min_steps={2 * steps} "
                                      f"(or trainer.max_epochs={2 * max(trainer.current_epoch, 1)})")
             bar = "!" * 72
             log.warning("\n%s\nNOT CONVERGED: %s was still improving when training ended (%.4f at the first "
                         "validation, %.4f at the last, +%.4f over the last %d of %d validations, %d steps).\n"
-                        "The checkpoint is usable but under-trained: %s.\n%s", bar, self.monitor, first, last,
-                        abs(self.report["recent_gain"]), self.report["recent_validations"],
-                        self.report["validations"], steps, self.report["advice"], bar)
+                        "The checkpoint is usable but under-trained: %s.\n%s", bar, name, first, last,
+                        abs(one["recent_gain"]), one["recent_validations"],
+                        one["validations"], steps, self.report["advice"], bar)
         elif self.report.get("still_improving") is False:
             log.info("converged: %s settled at %.4f (best %.4f) over %d validations", self.monitor,
                      self.history[-1][1], max(v for _, v in self.history) if self.mode == "max"

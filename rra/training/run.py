@@ -122,6 +122,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}
     log.info("model <%s>", cfg.model._target_)
     model = instantiate(cfg.model, **data_kwargs)
+    if hasattr(model, "attach_graph") and getattr(datamodule, "kg", None) is not None:
+        model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))  # validation decodes on it
     loggers = instantiate_all(cfg.get("logger"))
     callbacks = build_callbacks(cfg, loggers)
     smoke = bool(cfg.trainer.get("fast_dev_run"))

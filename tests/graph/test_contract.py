@@ -93,6 +93,14 @@ def test_relations(kg):
         kg.relations("Nobody")
 
 
+def test_relations_batch(kg):
+    """A path's frontier in one call: what the relation scorer chooses from."""
+    got = kg.relations_batch(["Ridley Scott", "Alien", "Nobody"])
+    assert got == {"Ridley Scott": kg.relations("Ridley Scott"), "Alien": kg.relations("Alien"), "Nobody": []}
+    assert kg.relations_batch(["Alien"], direction="out") == {"Alien": kg.relations("Alien", direction="out")}
+    assert kg.relations_batch([]) == {}
+
+
 def test_neighbors(kg):
     assert kg.neighbors("Ridley Scott", "^directed_by") == ["Alien", "Blade Runner", INJECTION]
     assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]

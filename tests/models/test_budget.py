@@ -40,6 +40,24 @@ def report(values: list[float], stopped_early: bool = False) -> dict:
     return r.verdict(stopped_early)
 
 
+def test_a_metric_at_its_ceiling_has_converged():
+    """0.92, 0.98, 1.000: the last rise is large, but an accuracy at 1.0 cannot rise any more."""
+    assert report([0.92, 0.98, 1.0])["still_improving"] is False
+    assert report([0.92, 0.98, 0.995])["still_improving"] is True
+
+
+def test_every_watched_head_counts():
+    """Path accuracy settled but the plan heads still learning: not converged, and it says which."""
+    r = ConvergenceReport(also=["val/plan_acc"])
+    r.history = [(10, 0.9), (20, 0.95), (30, 0.95), (40, 0.95)]
+    r.histories["val/plan_acc"] = [(10, 0.5), (20, 0.6), (30, 0.7), (40, 0.8)]
+    out = r.verdict(False)
+    assert out["still_improving"] is True and out["improving"] == ["val/plan_acc"]
+    assert [h["monitor"] for h in out["heads"]] == ["val/plan_acc"]
+    r.histories["val/plan_acc"] = [(10, 0.5), (20, 0.9), (30, 1.0), (40, 1.0)]
+    assert r.verdict(False)["still_improving"] is False
+
+
 def test_convergence_verdict_reads_the_last_validations():
     assert report([0.2, 0.5, 0.7, 0.82])["still_improving"] is True
     assert report([0.2, 0.9, 0.95, 0.95, 0.951])["still_improving"] is False  # within min_delta

@@ -1,0 +1,81 @@
+"""What the graph offers a path's next step: the relations around the entities a relation prefix
+reaches from a question's topic entity. Both path heads search through it: the relation scorer
+chooses among these relations only (graph-constrained search), the classifier masks its vocabulary
+to them (`retriever.graph_pruning`).
+
+Everything goes through the `KnowledgeGraph` protocol (`neighbors_batch`, `relations_batch`), so it
+runs alike on every backend; results are kept per (topic, prefix) for one search. A frontier above
+`max_frontier` entities (a hub: a country, a year) is not expanded: its step may then choose among
+every relation of the KG (`fallback`), and the path is checked when it is walked.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from rra.graph.base import INVERSE_PREFIX, inverse
+
+MAX_FRONTIER = 5000
+
+
+def both_directions(relations: Sequence[str]) -> list[str]:
+    """Forward relations and their inverses (a KG's `relation_types()` lists forward ones only)."""
+    forward = sorted({r for r in relations if not r.startswith(INVERSE_PREFIX)})
+    return forward + [inverse(r) for r in forward]
+
+
+class Frontier:
+    """Per query i (topic `topics[i]`, None when unknown): `relations(i, prefix)` -> the relations
+    with an instance from where `prefix` leads, sorted; None when that cannot be said (no topic, a
+    frontier too large): the caller then uses its fallback."""
+
+    def __init__(self, kg, topics: Sequence[str | None], max_frontier: int = MAX_FRONTIER):
+        self.kg, self.topics, self.max_frontier = kg, list(topics), max_frontier
+        self._ends: dict[tuple[str, tuple[str, ...]], set[str] | None] = {}
+        self._rels: dict[tuple[str, tuple[str, ...]], list[str] | None] = {}
+        self.capped = 0  # frontiers left unexpanded because they were too large
+
+    def ends(self, topic: str, prefix: tuple[str, ...]) -> set[str] | None:
+        key = (topic, prefix)
+        if key not in self._ends:
+            if not prefix:
+                self._ends[key] = {topic} if self.kg.has_entity(topic) else set()
+            else:
+                before = self.ends(topic, prefix[:-1])
+                if before is None:
+                    self._ends[key] = None
+                else:
+                    found = self.kg.neighbors_batch(sorted(before), prefix[-1]) if before else {}
+                    reached = {e for ends in found.values() for e in ends}
+                    if len(reached) > self.max_frontier:
+                        self.capped += 1
+                        reached = None
+                    self._ends[key] = reached
+        return self._ends[key]
+
+    def relations(self, i: int, prefix: Sequence[str]) -> list[str] | None:
+        topic = self.topics[i] if i < len(self.topics) else None
+        if not topic:
+            return None
+        key = (topic, tuple(prefix))
+        if key not in self._rels:
+            ends = self.ends(topic, key[1])
+            if ends is None:
+                self._rels[key] = None
+            else:
+                found = self.kg.relations_batch(sorted(ends)) if ends else {}
+                self._rels[key] = sorted({r for rels in found.values() for r in rels})
+        return self._rels[key]
+
+    def allowed_ids(self, index: dict[str, int]) -> Callable:
+        """The classifier's `allowed(items)` for beam search: relation ids (of `index`) per
+        (query, id prefix); the prefix ids are mapped back through `names`."""
+        names = {i: r for r, i in index.items()}
+
+        def allowed(items):
+            out = []
+            for i, prefix in items:
+                rels = self.relations(i, tuple(names[r] for r in prefix))
+                out.append(None if rels is None else {index[r] for r in rels if r in index})
+            return out
+
+        return allowed
