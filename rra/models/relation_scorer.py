@@ -38,7 +38,7 @@ class RelationScorer(nn.Module):
         super().__init__()
         # a learnt temperature: cosines in [-1, 1] need a scale for a sharp softmax
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
-        # end logit from [query * relation, query] (unit vectors); starts at P(end) = sigmoid(end_bias)
+        # end logit from [query * relation, query] (the relation a unit vector); starts at P(end) = sigmoid(end_bias)
         # for every path, which the untrained (zero-shot) encoder keeps: shorter paths first
         self.end = nn.Linear(2 * dim, 1)
         nn.init.zeros_(self.end.weight)
@@ -55,7 +55,7 @@ class RelationScorer(nn.Module):
     def end_logits(self, queries: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
         """(n, d) queries, (n, d) the relation chosen at each -> (n,) logit of ending the path there.
         Also (d,) query with (m, d) relations -> (m,)."""
-        u = F.normalize(queries.float(), dim=-1)
+        u = queries.float()  # as the hop head reads it: normalising would flatten what tells lengths apart
         v = F.normalize(relations.float(), dim=-1)
         u = u.expand_as(v) if u.dim() < v.dim() else u
         return self.end(torch.cat([u * v, u], dim=-1)).squeeze(-1)

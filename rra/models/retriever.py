@@ -469,15 +469,14 @@ class Retriever(L.LightningModule):
                     raise ValueError("the relation scorer needs a graph to choose relations from (kg=..., topics=...)")
             return fallback
 
-        first_queries = F.normalize(pooled.float(), dim=-1)
         scale = float(self.path_head.scale)
 
         def step(items):
             prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
-            vectors: dict[int, torch.Tensor] = {j: first_queries[i] for j, (i, p) in enumerate(items) if not p}
+            vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items) if not p}
             if prefixed:
                 texts = [step_text(masked[i], p, self.sep, text_of) for _, (i, p) in prefixed]
-                enc = F.normalize(self.encode_unique(texts, batch_size, cache).float(), dim=-1)
+                enc = self.encode_unique(texts, batch_size, cache).float()
                 vectors.update({j: enc[k] for k, (j, _) in enumerate(prefixed)})
             out = []
             for j, (i, p) in enumerate(items):
@@ -487,7 +486,7 @@ class Retriever(L.LightningModule):
                     out.append({})
                     continue
                 rel = self._relation_vectors(cands, text_of, batch_size)
-                logp = F.log_softmax(scale * (rel @ vectors[j]), -1).tolist()
+                logp = F.log_softmax(scale * (rel @ F.normalize(vectors[j], dim=-1)), -1).tolist()
                 end = self.path_head.end_logits(vectors[j], rel)
                 lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
                 out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
