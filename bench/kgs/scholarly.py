@@ -3,7 +3,7 @@
 
     python -m bench.kgs.scholarly --out DIR [--scale 1.0] [--seed 0] [--no-plans]
 
-writes DIR/kg.nt (~44,000 N-Triples lines at scale 1: papers, people, venues, journals, institutions,
+writes DIR/kg.nt (43,244 N-Triples lines at scale 1, 39,399 of them facts: papers, people, venues, journals, institutions,
 departments, cities, countries, continents, languages, topics, awards, societies, publishers,
 projects, funders, datasets, software, licences, programming languages; 62 forward relations),
 DIR/{train,val,test}.jsonl (chain questions, bench/kgs/scholarly_questions.py),
@@ -259,7 +259,7 @@ def build(scale: float = 1.0, seed: int = 0) -> World:
     # people: seniors advise juniors; a junior studied where the advisor works (almaMater) and
     # mostly works somewhere else now (affiliation)
     people, seniors = [], []
-    n_people = n(950, 40)
+    n_people = n(700, 40)
     for k in range(n_people):
         def person_name():
             first, last = rng.choice(N.FIRST), rng.choice(N.LAST)
@@ -308,15 +308,18 @@ def build(scale: float = 1.0, seed: int = 0) -> World:
     for j in journals:
         b.fact(j, "editorInChief", rng.choice(seniors))
 
-    # a person's circle (advisor, students, colleagues) and preferred venues, journals, topics
-    circle = {p: [] for p in people}
+    # a person's group (advisor, students, a few colleagues: the people they keep writing with)
+    # and preferred venues, journals, topics
+    group = {p: [] for p in people}
     for p in people:
         for adv in w.store.neighbors(p, rel("doctoralAdvisor")):
-            circle[p].append(adv)
-            circle[adv].append(p)
+            group[p].append(adv)
+            group[adv].append(p)
+    for p in people:
         inst = w.store.one(p, rel("affiliation"))
-        circle[p] += [q for q in w.store.neighbors(inst, rel("^affiliation")) if q != p][:6]
-    prefers = {p: (rng.sample(venues, min(3, len(venues))), rng.sample(journals, min(2, len(journals))),
+        colleagues = [q for q in w.store.neighbors(inst, rel("^affiliation")) if q != p]
+        group[p] = list(dict.fromkeys(group[p][:4] + rng.sample(colleagues, min(2, len(colleagues)))))
+    prefers = {p: (rng.sample(venues, min(2, len(venues))), rng.sample(journals, min(2, len(journals))),
                    w.store.neighbors(p, rel("researchInterest"))) for p in people}
 
     # projects and funders
@@ -361,7 +364,7 @@ def build(scale: float = 1.0, seed: int = 0) -> World:
     # papers: a lead author writes with their circle, at their preferred venues, on their topics
     english = languages["English"]
     papers, years = [], []
-    n_papers = n(1400, 60)
+    n_papers = n(1800, 60)
     special_title = "On Learning: A Survey (Revisited)"
     for k in range(n_papers):
         lead = people[k] if k < len(people) else rng.choice(people[: max(1, len(people) // 2)] + people)
@@ -372,12 +375,13 @@ def build(scale: float = 1.0, seed: int = 0) -> World:
                 .replace("{A}", rng.choice(N.ADJECTIVES)).replace("{T}", rng.choice(N.TASKS))
         p = b.entity("Paper", special_title if k == 0 else b.unique(title))
         papers.append(p)
-        authors = [lead] + rng.sample(circle[lead], min(len(circle[lead]), rng.choice([0, 1, 1, 2, 2, 3, 4])))
+        mates = group[lead] if rng.random() < 0.85 else people
+        authors = [lead] + rng.sample(mates, min(len(mates), rng.choice([0, 1, 1, 2, 2, 3])))
         for a in dict.fromkeys(authors):
             b.fact(p, "author", a)
         v_pref, j_pref, t_pref = prefers[lead]
         if rng.random() < 0.7:
-            b.fact(p, "presentedAt", rng.choice(v_pref) if rng.random() < 0.75 else rng.choice(venues))
+            b.fact(p, "presentedAt", rng.choice(v_pref) if rng.random() < 0.8 else rng.choice(venues))
         else:
             b.fact(p, "publishedInJournal", rng.choice(j_pref) if rng.random() < 0.75 else rng.choice(journals))
         born = int(w.store.one(lead, rel("birthDate"))[1:5])
@@ -385,7 +389,7 @@ def build(scale: float = 1.0, seed: int = 0) -> World:
         years.append(year)
         b.value(p, "publicationYear", year, "gYear")
         b.value(p, "publicationDate", _date(rng, year), "date")
-        b.value(p, "citationCount", int(rng.paretovariate(1.3) * (2024 - year)) - (2024 - year) + rng.randrange(3),
+        b.value(p, "citationCount", int((rng.paretovariate(1.2) - 1) * 3 * (2024 - year)) + rng.randrange(3),
                 "integer")
         b.value(p, "pageCount", rng.randrange(4, 42), "integer")
         b.value(p, "doi", f"10.{5000 + rng.randrange(400)}/schol.{year}.{k + 1:05d}", "string")
@@ -445,7 +449,7 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, plans: bool = T
     """Write the KG, its question files and stats.json under `out`; returns {name: path}.
     `questions` overrides the question counts ({"train": 3000, "val": 300, "test": 1000,
     "plans_train": 3000, "plans_val": 300, "plans_test_per_shape": 100}); by default they follow `scale`."""
-    from bench.kgs import scholarly_questions
+    from bench.kgs import scholarly_plans, scholarly_questions
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -458,11 +462,15 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, plans: bool = T
         counts = {k: max(10, round(v * scale)) for k, v in counts.items()}
     counts.update(questions or {})
     summary = {"scale": scale, "seed": seed, "kg": stats(world)}
-    paths.update(scholarly_questions.write_chains(world, out, counts, seed, summary))
+    # every test set is drawn before any training set, so no training question asks a test question
+    # (the plan test set is drawn even without `plans`, so train.jsonl is the same either way)
+    chains = scholarly_questions.ChainMaker(world, seed)
+    chain_test = scholarly_questions.draw_test(chains, counts)
+    planner = scholarly_plans.PlanMaker(world, seed)
+    plan_test = scholarly_plans.draw_test(planner, chains, counts, seed)
+    paths.update(scholarly_questions.write_chains(chains, out, counts, seed, summary, chain_test))
     if plans:
-        from bench.kgs import scholarly_plans
-
-        paths.update(scholarly_plans.write_plans(world, out, counts, seed, summary))
+        paths.update(scholarly_plans.write_plans(planner, chains, out, counts, seed, summary, plan_test))
     paths["stats"] = out / "stats.json"
     paths["stats"].write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return paths

@@ -7,7 +7,8 @@ in words training never used. Training questions follow Zipf-like counts over th
 with hundreds of questions, many with 3-20); the paths that use a relation of `UNSEEN` have no
 training question at all (about 10% of the test paths). Train and val carry answers only; test
 carries the gold `relation_path`, `hops`, `shape: "chain"` and `extra` = {seen_relation,
-seen_phrasing, relation_train_count, path_train_count, template}.
+seen_phrasing, relation_train_count, path_train_count, template}. The gold paths of train and val
+are written apart, to gold/{train,val}.jsonl, which no loader reads.
 """
 from __future__ import annotations
 
@@ -314,19 +315,26 @@ def _public(row: dict) -> dict:
     return {k: v for k, v in row.items() if not k.startswith("_")}
 
 
-def write_chains(world, out: Path, counts: dict, seed: int, summary: dict) -> dict[str, Path]:
-    """train/val/test.jsonl of chain questions; adds the chain figures to `summary`."""
-    from bench.kgs.scholarly import rel
-
-    maker = ChainMaker(world, seed)
+def draw_test(maker: ChainMaker, counts: dict) -> list[dict]:
+    """The chain test set, drawn first: equal shares per path; its (path, topic) pairs are then
+    kept out of every training and validation set."""
     usable = [i for i in range(len(maker.paths)) if len(maker.pool(i)) >= 2]
-    # test first (its (path, topic) pairs are then kept out of train and val): equal shares per path
     test = []
     per_path = max(1, counts["test"] // len(usable))
     extra = counts["test"] - per_path * len(usable)
     for k, i in enumerate(usable):
         n = per_path + (1 if k < extra else 0)
         test += maker.draw(i, min(n, len(maker.pool(i))), HELD_OUT_SHARE, "test", len(test), reserve=True)
+    return test
+
+
+def write_chains(maker: ChainMaker, out: Path, counts: dict, seed: int, summary: dict,
+                 test: list[dict]) -> dict[str, Path]:
+    """train/val/test.jsonl of chain questions (`test` from `draw_test`); adds the chain figures
+    to `summary`."""
+    from bench.kgs.scholarly import rel
+
+    usable = [i for i in range(len(maker.paths)) if len(maker.pool(i)) >= 2]
     # the most asked paths are the everyday ones (COMMON, in a seeded order), then the rest
     rng = random.Random(seed)
     trained = [i for i in usable if not is_unseen(maker.paths[i][0])]
@@ -360,6 +368,13 @@ def write_chains(world, out: Path, counts: dict, seed: int, summary: dict) -> di
     files = {"train": write_jsonl(out / "train.jsonl", [_public(r) for r in train]),
              "val": write_jsonl(out / "val.jsonl", [_public(r) for r in val]),
              "test": write_jsonl(out / "test.jsonl", [_public(r) for r in test])}
+    # the gold paths of the answers-only sets, kept apart (no loader reads gold/): for checking
+    # the generator and for measuring how well KG-derived supervision recovers them
+    (out / "gold").mkdir(exist_ok=True)
+    for split, rows in (("train", train), ("val", val)):
+        files[f"gold_{split}"] = write_jsonl(out / "gold" / f"{split}.jsonl", [
+            {"qid": r["qid"], "relation_path": [rel(x) for x in maker.paths[r["_path"]][0]],
+             "template": r["_template"]} for r in rows])
     test_paths = sorted({r["_path"] for r in test})
     name = lambda i: ".".join(maker.paths[i][0]) + f" ({maker.paths[i][1]})"  # noqa: E731
     summary["chains"] = {

@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from bench.kgs import scholarly
+from bench.kgs import scholarly, scholarly_plans
+from bench.kgs.common import run_gold
 from rra.data.qa_files import load_questions
 from rra.graph.loaders import load_graph, read_labels
 from rra.graph.rdf import display
@@ -23,7 +24,7 @@ def ends(kg, topic: str, path: list[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def schol(tmp_path_factory):
     out = tmp_path_factory.mktemp("schol")
-    paths = scholarly.generate(out, scale=0.12, seed=3, plans=False)
+    paths = scholarly.generate(out, scale=0.12, seed=3)
     return paths, load_graph(paths["kg"])
 
 
@@ -62,21 +63,59 @@ def test_scholarly_chain_test_answers_are_the_gold_paths_answers(schol):
     assert any(not r["extra"]["seen_phrasing"] and r["extra"]["path_train_count"] for r in raw)
 
 
-def test_scholarly_train_answers_follow_some_path_of_the_topic(schol):
-    """Train and val give answers only: each must be what one of the generator's paths gives
-    from the topic, executed on the loaded KG."""
-    from bench.kgs.scholarly_questions import PATHS
+def read_jsonl(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
+
+def test_scholarly_train_and_val_answers_are_their_hidden_gold_paths(schol):
+    """Train and val give answers only; their gold paths, written apart (gold/), give exactly
+    those answers on the loaded KG."""
     paths, kg = schol
     for split in ("train", "val"):
         rows = load_questions(paths[split])
-        assert all(q.relation_path is None for q in rows)
-        for q in rows[:60]:
-            topic = q.topic_entities[0]
-            kind = kg.neighbors(topic, TYPE)[0].rsplit("/", 1)[-1]
-            found = [p for p, k, _ in PATHS if k == kind and
-                     ends(kg, topic, [scholarly.rel(r) for r in p]) == sorted(q.answers)]
-            assert found, q.question
+        assert rows and all(q.relation_path is None and "plan" not in q.extra for q in rows)
+        gold = {g["qid"]: g for g in read_jsonl(paths[f"gold_{split}"])}
+        assert set(gold) == {q.qid for q in rows}
+        for q in rows:
+            assert ends(kg, q.topic_entities[0], gold[q.qid]["relation_path"]) == sorted(q.answers), q.question
+
+
+def test_scholarly_plan_test_answers_are_what_the_gold_plans_give(schol):
+    """Every plans_test answer is its gold plan's (bench/kgs/common.run_gold on the loaded KG);
+    where a row gives the plan in rra's contract, rra.plan.execute gives the same answers."""
+    from rra.plan import QueryPlan, execute
+
+    paths, kg = schol
+    questions = {q.qid: q for q in load_questions(paths["plans_test"])}
+    rows = read_jsonl(paths["plans_test"])
+    shapes = Counter(r["shape"] for r in rows)
+    assert set(shapes) == set(scholarly_plans.SHAPES) and len(set(shapes.values())) == 1
+    yes_no = Counter(r["answers"][0] for r in rows if r["shape"] == "yes_no")
+    assert abs(yes_no["yes"] - yes_no["no"]) <= 1
+    in_contract = 0
+    for r in rows:
+        q = questions[r["qid"]]
+        assert run_gold(kg, r["extra"]["gold"]) == sorted(q.answers), r["question"]
+        labels = kg.labels(q.topic_entities)
+        assert all(labels[t] in q.question for t in q.topic_entities), r["question"]
+        if r["shape"] == "count":
+            assert q.answers[0].isdigit()
+        if "plan" in q.extra:
+            in_contract += 1
+            got = execute(kg, QueryPlan.from_dict(q.extra["plan"])).answers
+            assert sorted(display(a) for a in got) == sorted(q.answers), r["question"]
+    assert in_contract >= 5 * shapes["chain"]  # chains, two and three anchors, comparison, anchors + condition, order
+
+
+def test_scholarly_plan_train_answers_are_their_hidden_gold_plans(schol):
+    paths, kg = schol
+    for split in ("plans_train", "plans_val"):
+        rows = load_questions(paths[split])
+        assert all("plan" not in q.extra and q.relation_path is None for q in rows)
+        gold = {g["qid"]: g for g in read_jsonl(paths[f"gold_{split}"])}
+        assert len({g["shape"] for g in gold.values()}) == len(scholarly_plans.SHAPES)
+        for q in rows:
+            assert run_gold(kg, gold[q.qid]["gold"]) == sorted(q.answers), q.question
 
 
 def test_scholarly_counts_zipf_and_unseen_relations(schol):
@@ -91,10 +130,13 @@ def test_scholarly_counts_zipf_and_unseen_relations(schol):
 
 
 def test_scholarly_is_deterministic_and_sized(tmp_path):
-    a = scholarly.generate(tmp_path / "a", scale=0.05, seed=1, plans=False)
-    b = scholarly.generate(tmp_path / "b", scale=0.05, seed=1, plans=False)
-    for name in ("kg", "train", "val", "test"):
-        assert a[name].read_bytes() == b[name].read_bytes()
+    a = scholarly.generate(tmp_path / "a", scale=0.05, seed=1)
+    b = scholarly.generate(tmp_path / "b", scale=0.05, seed=1)
+    for name in a:
+        assert a[name].read_bytes() == b[name].read_bytes(), name
+    # without the plan files, the chain files are the same
+    c = scholarly.generate(tmp_path / "c", scale=0.05, seed=1, plans=False)
+    assert all(c[name].read_bytes() == a[name].read_bytes() for name in ("kg", "train", "val", "test"))
     world = scholarly.build(1.0, seed=0)
     s = scholarly.stats(world)
     assert 36_000 <= s["lines"] <= 48_000 and s["relations"] - 1 >= 55
