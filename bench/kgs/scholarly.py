@@ -3,9 +3,10 @@
 
     python -m bench.kgs.scholarly --out DIR [--scale 1.0] [--seed 0] [--no-plans]
 
-writes DIR/kg.nt (43,244 N-Triples lines at scale 1, 39,399 of them facts: papers, people, venues, journals, institutions,
-departments, cities, countries, continents, languages, topics, awards, societies, publishers,
-projects, funders, datasets, software, licences, programming languages; 62 forward relations),
+writes DIR/kg.nt (43,244 N-Triples lines at scale 1, 39,399 of them facts: papers, people, venues,
+journals, institutions, departments, cities, countries, continents, languages, topics, awards,
+societies, publishers, projects, funders, datasets, software, licences, programming languages;
+62 forward relations and rdf:type),
 DIR/{train,val,test}.jsonl (chain questions, bench/kgs/scholarly_questions.py),
 DIR/plans_{train,val,test}.jsonl (several anchors, conditions, orders, count, yes/no:
 bench/kgs/scholarly_plans.py) and DIR/stats.json.

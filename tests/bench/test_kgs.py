@@ -140,3 +140,56 @@ def test_scholarly_is_deterministic_and_sized(tmp_path):
     world = scholarly.build(1.0, seed=0)
     s = scholarly.stats(world)
     assert 36_000 <= s["lines"] <= 48_000 and s["relations"] - 1 >= 55
+
+
+# -- Freebase-style per-question subgraphs ------------------------------------------------------
+@pytest.fixture(scope="module")
+def freebase(tmp_path_factory):
+    from bench.kgs import freebase_subgraphs
+
+    out = tmp_path_factory.mktemp("fb")
+    return freebase_subgraphs.generate(out, scale=0.1, seed=2,
+                                       questions={"train": 40, "dev": 8, "test": 30, "unseen": 2}, nsm=True)
+
+
+def test_freebase_rows_read_as_rog_with_compound_values_folded(freebase):
+    """Every split reads with rra's RoG reader; each reachable question's answers lie within its
+    path's number of hops of the topic in the folded graph (a compound-value pair is one hop);
+    an unreachable one has none of its answers in its graph."""
+    from rra.data.subgraph_formats import load_subgraph_questions
+    from rra.graph.subgraphs import QuestionGraphs
+
+    kg = QuestionGraphs()
+    for split, n in (("train", 40), ("dev", 8), ("test", 30)):
+        questions = load_subgraph_questions(str(freebase[split]), kg=kg)
+        gold = {g["id"]: g for g in read_jsonl(freebase[f"gold_{split}"])}
+        assert len(questions) == n
+        for q in questions:
+            g = gold[q.qid]
+            assert "[" in q.question  # the topic's name is in the text, marked by the reader
+            with kg.scope(q):
+                assert kg.has_entity(q.topic_entities[0])
+                if not g["reachable"]:
+                    assert not any(kg.has_entity(a) for a in q.answers)
+                    continue
+                front = {q.topic_entities[0]}
+                for _ in range(g["hops"]):
+                    front = {m for e in front for r in kg.relations(e) for m in kg.neighbors(e, r)}
+                assert set(q.answers) <= front, q.question
+                if g["cvt"]:
+                    assert kg.cvt_count(QuestionGraphs.key_of(q)) > 0
+
+
+def test_freebase_subgraph_sizes_relations_and_names(freebase):
+    rows = read_jsonl(freebase["test"])
+    stats = json.loads(freebase["stats"].read_text(encoding="utf-8"))
+    for r in rows:
+        assert 1000 <= len(r["graph"]) <= 3000
+        relations = {t[1] for t in r["graph"]}
+        assert len(relations) >= 60 and "type.object.type" in relations
+        assert any(t[0].startswith("m.0") for t in r["graph"])  # compound values by machine id
+    names = {x for r in rows for t in r["graph"] for x in (t[0], t[2])}
+    assert any("," in x for x in names) and any("(" in x for x in names)
+    assert stats["relations_in_subgraphs"] >= 300
+    nsm = read_jsonl(freebase["nsm_test"])
+    assert len(nsm) == len(rows)
