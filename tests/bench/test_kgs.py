@@ -193,3 +193,25 @@ def test_freebase_subgraph_sizes_relations_and_names(freebase):
     assert stats["relations_in_subgraphs"] >= 300
     nsm = read_jsonl(freebase["nsm_test"])
     assert len(nsm) == len(rows)
+
+
+# -- the second books KG (zero-shot transfer from the built-in one) -------------------------------
+def test_library_kg_answers_and_its_differences_from_the_builtin_kg(tmp_path):
+    from bench.kgs import library
+    from rra.data.builtin import builtin_kb_path
+
+    paths = library.generate(tmp_path, scale=0.3, seed=4, questions={"train": 60, "test": 80})
+    kg = load_graph(paths["kg"])
+    relations = [r for r in kg.relation_types() if r != TYPE]
+    assert 15 <= len(relations) <= 20 and all(r.startswith(library.VOCAB) for r in relations)
+    builtin = load_graph(builtin_kb_path())
+    assert not {r.rsplit("/", 1)[-1] for r in relations} & set(builtin.relation_types())
+    test = load_questions(paths["test"])
+    assert len(test) == 80 and {q.hops for q in test} == {1, 2}
+    for q in test:
+        assert ends(kg, q.topic_entities[0], q.relation_path) == sorted(q.answers), q.question
+    gold = {g["qid"]: g for g in read_jsonl(paths["gold_train"])}
+    train = load_questions(paths["train"])
+    assert len(train) == 60 and all(q.relation_path is None for q in train)
+    for q in train:
+        assert ends(kg, q.topic_entities[0], gold[q.qid]["relation_path"]) == sorted(q.answers), q.question
