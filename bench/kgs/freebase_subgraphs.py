@@ -671,7 +671,7 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, questions: dict
             "triples_per_subgraph": {"min": sizes[0], "median": sizes[len(sizes) // 2], "max": sizes[-1]},
             "relations_per_subgraph": {"min": rel_counts[0], "median": rel_counts[len(rel_counts) // 2],
                                        "max": rel_counts[-1]},
-            "question_relations": len({g["id"] and "+".join(g["path"]) for g in gold})}
+            "question_relations": len({"+".join(g["path"]) for g in gold})}
     summary["relations_in_subgraphs"] = len(relations_seen)
     summary["test_relations_without_training"] = sorted({"+".join(QUESTIONS[q["q"]][0]) for q in splits["test"]
                                                          if not train_counts[q["q"]]})
