@@ -443,7 +443,7 @@ def _long_tail(w: World, rng: random.Random) -> None:
     for family, entities in families.items():
         relations = LONG_TAIL[family]
         for e in entities:
-            for r in rng.sample(relations, rng.randrange(2, 7)):
+            for r in rng.sample(relations, rng.randrange(3, 10)):
                 if r.endswith("#"):
                     w.store.add(e, r[:-1], w.lit(f"{r[:-1].rsplit('.', 1)[-1]} {rng.randrange(1, 10_000)}"))
                 else:
