@@ -1,0 +1,1 @@
+"""Generators of realistic benchmark KGs and their question sets (bench/kgs/*.py)."""
