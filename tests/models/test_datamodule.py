@@ -28,7 +28,7 @@ def test_validation_hold_out_is_fixed_by_seed():
 def test_dedupe_keeps_the_majority_path_per_masked_question():
     qs = [QAExample(f"who wrote [{m}]", [m], [], ["directed_by" if m == "Movie 0" else "release_year"])
           for m in ("Movie 0", "Movie 1", "Movie 2")]
-    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given")
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given", path_head="classifier")
     dm.setup()
     assert dm.splits["train"] == [{"question": "who wrote [E]", "path": ["release_year"]}]
 
@@ -43,7 +43,7 @@ def test_dedupe_prefers_the_path_with_the_highest_summed_f1():
                                       {"path": ["release_year"], "f1": 1.0}]
         q.extra["label_source"] = "kg"  # KG-derived labels: the candidates' F1 decides
         qs.append(q)
-    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given")
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, train_paths="given", path_head="classifier")
     assert dm._items(qs, dedupe=True) == [{"question": "who wrote [E]", "path": ["release_year"]}]
     # labels the dataset gave are votes of their own: the majority of given labels wins
     for q in qs:

@@ -11,10 +11,12 @@ from rra.models.retriever import CheckpointError, RelationMismatchError, Retriev
 from toy_data import toy_kg, toy_questions
 
 
-def make_model(tiny_kwargs, **kw) -> tuple[Retriever, RetrieverDataModule]:
+def make_model(tiny_kwargs, path_head: str = "classifier", **kw) -> tuple[Retriever, RetrieverDataModule]:
+    """A tiny retriever and its datamodule on the toy KG; this file tests the paper's classifier
+    head (model.path_head=classifier), tests/models/test_relation_scorer.py the default scorer."""
     dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1)), toy_kg,
-                             val_fraction=0.0, batch_size=8, dedupe=True, train_paths="given")
-    return Retriever(**dm.model_kwargs(), **tiny_kwargs, **kw), dm
+                             val_fraction=0.0, batch_size=8, dedupe=True, train_paths="given", path_head=path_head)
+    return Retriever(**dm.model_kwargs(), **tiny_kwargs, path_head=path_head, **kw), dm
 
 
 def overfit(model: Retriever, batch: dict, steps: int = 80) -> None:
@@ -181,7 +183,7 @@ def test_text_helpers():
 def test_packaged_minilm_checkpoint_reloads_without_the_pretrained_weights(tmp_path, monkeypatch):
     from rra.models import encoder as encoder_module
 
-    model = Retriever(["directed_by", "^directed_by"], max_hops=2)  # packaged all-MiniLM-L6-v2
+    model = Retriever(["directed_by", "^directed_by"], max_hops=2, path_head="classifier")  # packaged all-MiniLM-L6-v2
     assert model.encoder.dim == 384
     ckpt = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams)}
     model.on_save_checkpoint(ckpt)

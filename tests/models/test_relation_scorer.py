@@ -1,0 +1,177 @@
+"""The default path head: relations read by name over the graph's frontier (rra/models/relation_scorer.py),
+the variable-length search, and the training items it needs (rra/data/datamodule.py)."""
+import math
+
+import lightning as L
+import pytest
+import torch
+
+from rra.data.datamodule import RetrieverDataModule, collate
+from rra.data.dataset import Dataset
+from rra.graph.base import Triple
+from rra.graph.networkx_graph import NetworkXGraph
+from rra.models.relation_scorer import search_paths
+from rra.models.retriever import Retriever
+from rra.records import QAExample
+from toy_data import toy_kg, toy_questions
+
+
+def make(tiny_kwargs, **kw):
+    dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1)), toy_kg,
+                             val_fraction=0.0, batch_size=8, dedupe=True, train_paths="given")
+    return Retriever(**dm.model_kwargs(), **tiny_kwargs, **kw), dm
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A tiny scorer overfitted on one question per toy template (1-3 hops), as train.py's batches are."""
+    from rra.models.encoder import TINY_CONFIG
+
+    L.seed_everything(0)
+    model, dm = make(dict(encoder_config=dict(TINY_CONFIG), pretrained=False, dropout=0.0))
+    dm.setup()
+    batch = collate(dm.splits["train"])
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(120):
+        loss = model.model_step(batch)["loss"]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model, batch
+
+
+def test_items_carry_each_steps_frontier_relations(trained):
+    _, batch = trained
+    kg = toy_kg()
+    assert set(batch) >= {"candidates", "anchor", "texts"}
+    for path, anchor, cands in zip(batch["path"], batch["anchor"], batch["candidates"]):
+        assert len(cands) == len(path)
+        frontier = {anchor}
+        for rel, step in zip(path, cands):
+            assert rel in step
+            assert set(step) == {r for e in frontier for r in kg.relations(e)}  # the graph's, nothing else
+            frontier = {n for e in frontier for n in kg.neighbors(e, rel)}
+    assert batch["texts"]["^directed_by"] == "directed by (reverse)"
+
+
+def test_overfits_paths_of_every_length_found_by_the_search(trained):
+    model, batch = trained
+    kg = toy_kg()
+    preds = model.predict(batch["question"], topk=3, kg=kg, topics=batch["anchor"])
+    assert [p[0].path for p in preds] == batch["path"]  # lengths 1, 2 and 3, no hop count given
+    assert {len(p) for p in batch["path"]} == {1, 2, 3}
+    for topic, paths in zip(batch["anchor"], preds):
+        assert all(kg.follow_path(topic, p.path, limit=1) for p in paths)  # never a path the graph lacks
+        assert [p.score for p in paths] == sorted((p.score for p in paths), reverse=True)
+        assert all(p.hop == len(p.path) for p in paths)
+
+
+def test_forced_length_and_topic_count_checked(trained):
+    model, batch = trained
+    kg = toy_kg()
+    forced = model.predict(batch["question"][:3], topk=2, kg=kg, topics=batch["anchor"][:3], hops=2)
+    assert all(len(p.path) == 2 for ps in forced for p in ps)
+    with pytest.raises(ValueError, match="2 topics for 3 questions"):
+        model.predict(batch["question"][:3], kg=kg, topics=batch["anchor"][:2])
+
+
+def test_a_kg_with_relations_it_never_saw_is_answered_not_refused(trained):
+    """Renamed relations: no RelationMismatchError, a warning that names what is missing, and the
+    paths it returns are this KG's."""
+    model, batch = trained
+    renamed = NetworkXGraph([Triple(t.head, {"directed_by": "film_director"}.get(t.relation, t.relation), t.tail)
+                             for t in toy_kg().all_triples()])
+    warning = model.check_relations(renamed.relation_types())
+    assert "directed_by" in warning and "reads this KG's own relations" in warning
+    preds = model.predict(["who directed [Movie 3]"], topk=3, kg=renamed, topics=["Movie 3"])
+    assert preds[0] and all(renamed.follow_path("Movie 3", p.path, limit=1) for p in preds[0])
+    assert any("film_director" in p.path for p in preds[0])
+
+
+def test_checkpoint_round_trip_and_version_one_is_a_classifier(trained, tmp_path):
+    model, batch = trained
+    kg = toy_kg()
+    trainer = L.Trainer(max_steps=0, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        accelerator="cpu")
+    trainer.strategy.connect(model)
+    path = tmp_path / "scorer.ckpt"
+    trainer.save_checkpoint(path)
+    loaded = Retriever.load(path)
+    assert loaded.scorer and loaded.hparams.path_head == "scorer"
+    a = loaded.predict(batch["question"], topk=3, kg=kg, topics=batch["anchor"])
+    b = model.predict(batch["question"], topk=3, kg=kg, topics=batch["anchor"])
+    assert [[p.path for p in q] for q in a] == [[p.path for p in q] for q in b]
+    # a checkpoint written before the scorer existed (version 1) names no head: it is a classifier
+    old = torch.load(path, weights_only=False)
+    del old["rra"]["path_head"], old["hyper_parameters"]["path_head"]
+    assert Retriever(**{**old["hyper_parameters"], "path_head": "classifier",
+                        "relations": old["rra"]["relations"]}).hparams.path_head == "classifier"
+
+
+def _steps(table):
+    """A step function from {prefix: {relation: (P(r), P(end after r))}}."""
+    def step(items):
+        out = []
+        for _, prefix in items:
+            out.append({r: (math.log(p), math.log(e), math.log(1 - e)) for r, (p, e) in table[prefix].items()})
+        return out
+    return step
+
+
+def test_search_lets_lengths_compete_by_probability():
+    table = {(): {"a": (0.6, 0.2), "b": (0.4, 0.9)},
+             ("a",): {"c": (0.9, 0.99), "d": (0.1, 0.99)},
+             ("b",): {"e": (1.0, 0.5)}}
+    found = search_paths(1, beam=3, max_hops=3, step=_steps(table), min_ratio=0)[0]
+    scores = {p: math.exp(s) for p, s in found}
+    assert list(scores) == [("a", "c"), ("b",), ("a",)]  # 0.6*0.8*0.9*0.99 = 0.428 > 0.4*0.9 = 0.36 > 0.12
+    assert scores[("a", "c")] == pytest.approx(0.6 * 0.8 * 0.9 * 0.99)
+    assert scores[("b",)] == pytest.approx(0.36)
+    fixed = search_paths(1, beam=2, max_hops=3, step=_steps(table), lengths=[2], min_ratio=0)[0]
+    assert [p for p, _ in fixed] == [("a", "c"), ("b", "e")]  # a given length ignores the end head
+    assert math.exp(fixed[0][1]) == pytest.approx(0.54)
+
+
+def test_search_stops_encoding_prefixes_that_cannot_matter():
+    table = {(): {"a": (0.999, 0.999), "b": (0.001, 0.5)}, ("a",): {"c": (1.0, 0.5)}, ("b",): {"e": (1.0, 0.5)}}
+    asked = []
+    step = _steps(table)
+    found = search_paths(1, beam=1, max_hops=3, step=lambda items: (asked.extend(p for _, p in items), step(items))[1])
+    assert found[0][0][0] == ("a",)
+    assert asked == [()]  # ("a",) scores 0.999*0.001 < the finished ("a",): never encoded
+
+
+def test_dedupe_keeps_the_path_each_anchor_can_walk():
+    """'the youngest member of [E]': clubs (players via ^plays_for) outnumber countries (via
+    ^nationality) in training; a country cannot walk ^plays_for, so its questions keep their own
+    path instead of being merged into the majority's."""
+    triples = [Triple(f"p{i}", "plays_for", f"club{i % 3}") for i in range(9)]
+    triples += [Triple(f"p{i}", "nationality", f"country{i % 2}") for i in range(9)]
+    kg = NetworkXGraph(triples)
+    qs = []
+    for anchor in ["club0", "club1", "club2", "club0", "country0", "country1"]:
+        rel = "^plays_for" if anchor.startswith("club") else "^nationality"
+        answers = sorted(kg.neighbors(anchor, rel))
+        q = QAExample(f"the members of [{anchor}]", [anchor], answers, [rel])
+        q.extra["label_source"] = "kg"
+        q.extra["path_candidates"] = [{"path": [rel], "f1": 1.0}]
+        qs.append(q)
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, train_paths="given")
+    dm.setup()
+    items = dm._items(qs, dedupe=True)
+    assert sorted((x["question"], tuple(x["path"])) for x in items) == [
+        ("the members of [E]", ("^nationality",)), ("the members of [E]", ("^plays_for",))]
+    by_path = {tuple(x["path"]): x for x in items}
+    assert by_path[("^nationality",)]["anchor"].startswith("country")
+    assert "^plays_for" not in by_path[("^nationality",)]["candidates"][0]
+
+
+def test_candidates_are_capped_with_the_gold_kept():
+    triples = [Triple("hub", f"rel_{i:02d}", f"x{i}") for i in range(40)]
+    kg = NetworkXGraph(triples)
+    q = QAExample("what is the rel 07 of [hub]", ["hub"], ["x7"], ["rel_07"])
+    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given", max_candidates=8)
+    dm.setup()
+    (item,) = dm.splits["train"]
+    assert len(item["candidates"][0]) == 8 and "rel_07" in item["candidates"][0]
