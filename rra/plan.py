@@ -1,21 +1,27 @@
-"""Query plans: questions beyond one relation chain, and how a plan runs on any graph backend.
+"""Query plans: what a question asks of the graph, and how a plan runs on any graph backend.
 
-A plan is one relation path per anchor entity plus, optionally, a condition on the answers:
+A plan is one relation path per anchor entity (their end sets intersected), optionally an
+intermediate node the question names, conditions on the answers, and an aggregation:
 
-    chain        [Ilse Varga] -^written_by->                               "what did [Ilse Varga] write"
-    conjunction  [fantasy] -^has_genre->  AND  [Lamplight Press] -^published_by->
-                                                                  "which [fantasy] books did [Lamplight Press] publish"
-    comparison   [Ilse Varga] -^written_by->, published_in > 1990   "... books by [Ilse Varga] after 1990"
-    order        [Ilse Varga] -^written_by->, argmin published_in   "the first book by [Ilse Varga]"
+    chain             [Ilse Varga] -^written_by->                           "what did Ilse Varga write"
+    conjunction       [fantasy] -^has_genre-> AND [Lamplight Press] -^published_by->
+                                                      "which fantasy books did Lamplight Press publish"
+    comparison        [Ilse Varga] -^written_by->, published_in > 1990     "... books by Ilse Varga after 1990"
+    two_conditions    ... published_in >= 1990, published_in <= 2000     "... between 1990 and 2000"
+    order             [Ilse Varga] -^written_by->, argmin published_in     "the first book by Ilse Varga"
+    intermediate      [A] -^author-> (that has mainTopic [T]) -presentedAt->
+                                                      "at which conference did A present the paper on T"
+    count             count of [Ilse Varga] -^written_by->                "how many books did Ilse Varga write"
+    yes_no            is [The Iron Atlas] among [Ilse Varga] -^written_by->  "did Ilse Varga write The Iron Atlas"
 
-A single-chain question is the plan with one anchor and no condition, so it runs as it always did.
-`execute` runs a plan through the `KnowledgeGraph` protocol only (`follow_path`, `neighbors_batch`,
-`labels`), so every backend answers it alike: the chains' end sets are intersected, then the
-condition reads the attribute relation of the remaining entities and compares its values as
-numbers (years and ISO dates included), never as strings.
+A single-chain question is the plan with one anchor and nothing else. `execute` runs a plan
+through the `KnowledgeGraph` protocol only (`follow_path`, `neighbors_batch`, `labels`), so every
+backend answers it alike: the chains' end sets are intersected, each condition reads its attribute
+relation of the remaining entities and compares values as numbers (years and ISO dates included),
+never as strings; a count answers the number of entities as text ("7"), a yes/no "yes" or "no".
 
 Records here are plain dataclasses; a question file gives the same structure as JSON
-(`relation_paths`, `constraint`, see README "Your own KG"), read by `plan_from_record`.
+(docs/query_plans.md), read by `plan_from_record`.
 """
 from __future__ import annotations
 
@@ -28,17 +34,17 @@ from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityEr
 from rra.graph.literals import order_key, parse_literal
 from rra.records import DataFormatError
 
-SHAPES = ("chain", "conjunction", "comparison", "order")
+# The kinds of plan, by what a plan holds (QueryPlan.shape), simplest first.
+SHAPES = ("chain", "conjunction", "three_anchors", "comparison", "two_conditions", "anchors_condition", "order",
+          "intermediate", "count", "yes_no")
 COMPARISONS = (">", ">=", "<", "<=", "=")
 ORDERS = ("argmax", "argmin")
 OPERATORS = COMPARISONS + ORDERS
-# The plan heads' condition classes: "none" (no condition) first, then every operator.
-CONDITIONS = ("none",) + OPERATORS
-# Question words that ask for an order; a KG-derived order condition needs one of them in the text.
+AGGREGATES = ("count", "ask")
+# Question words that ask for an order: KG-derived supervision only explains a question's answers
+# by an order when it has one (a lone answer among several is otherwise often explained by chance).
 ORDER_WORDS = frozenset("""first last earliest latest oldest newest youngest most least largest smallest
-highest lowest biggest longest shortest recent earlier later top""".split())
-OP_WORDS = {">": "after / above", ">=": "at least", "<": "before / below", "<=": "at most", "=": "equal to",
-            "argmax": "the largest", "argmin": "the smallest"}
+highest lowest biggest longest shortest recent earlier later top fewest greatest maximum minimum""".split())
 
 
 @dataclass
@@ -55,8 +61,8 @@ class Constraint:
                              "year or ISO date")
 
     @property
-    def shape(self) -> str:
-        return "order" if self.op in ORDERS else "comparison"
+    def is_order(self) -> bool:
+        return self.op in ORDERS
 
     def to_dict(self) -> dict:
         d = {"relation": self.relation, "op": self.op}
@@ -64,44 +70,149 @@ class Constraint:
             d["value"] = self.value
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Constraint":
+        return cls(str(d["relation"]), str(d["op"]), d.get("value"))
+
     def describe(self) -> str:
         if self.op in ORDERS:
             return f"{'max' if self.op == 'argmax' else 'min'} {self.relation}"
         return f"{self.relation} {self.op} {self.value}"
 
 
+@dataclass(frozen=True)
+class Via:
+    """An intermediate node the question names: after `step` relations of the plan's first path,
+    keep only the nodes n with the triple (n, relation, entity) (`relation` may be `^r`)."""
+
+    step: int
+    relation: str
+    entity: str
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "relation": self.relation, "entity": self.entity}
+
+
 @dataclass
 class QueryPlan:
     anchors: list[str]  # entity ids, one per path
     paths: list[list[str]]
-    constraint: Constraint | None = None
+    constraints: list[Constraint] = field(default_factory=list)  # comparisons, then at most one order
+    via: Via | None = None  # on the first path
+    aggregate: str | None = None  # None (the entities), "count" or "ask" (yes/no)
+    ask: str | None = None  # the entity a yes/no question asks about
 
     def __post_init__(self):
+        if isinstance(self.constraints, Constraint):  # QueryPlan(anchors, paths, Constraint(...))
+            self.constraints = [self.constraints]
+        self.constraints = [c for c in (self.constraints or []) if c is not None]
         if not self.paths or len(self.anchors) != len(self.paths):
             raise ValueError(f"a plan needs one relation path per anchor ({len(self.anchors)} anchors, "
                              f"{len(self.paths)} paths)")
+        if any(not p for p in self.paths):
+            raise ValueError("a plan's relation paths may not be empty")
+        orders = [c for c in self.constraints if c.is_order]
+        if len(orders) > 1:
+            raise ValueError("a plan has at most one order (argmax / argmin)")
+        self.constraints = [c for c in self.constraints if not c.is_order] + orders
+        if self.via is not None and not 1 <= self.via.step < len(self.paths[0]):
+            raise ValueError(f"via.step must be 1..{len(self.paths[0]) - 1} (a node inside the first path "
+                             f"{self.paths[0]}), not {self.via.step}")
+        if self.aggregate not in (None,) + AGGREGATES:
+            raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)} (or none), not {self.aggregate!r}")
+        if (self.aggregate == "ask") != bool(self.ask):
+            raise ValueError("a yes/no plan (aggregate 'ask') names the entity it asks about (ask), and only it does")
+
+    @property
+    def constraint(self) -> Constraint | None:
+        """The first condition (plans of one condition, and readers written before several)."""
+        return self.constraints[0] if self.constraints else None
+
+    @property
+    def comparisons(self) -> list[Constraint]:
+        return [c for c in self.constraints if not c.is_order]
+
+    @property
+    def order(self) -> Constraint | None:
+        return next((c for c in self.constraints if c.is_order), None)
 
     @property
     def shape(self) -> str:
-        """chain / conjunction / comparison / order (a conjunction with a condition is a conjunction)."""
+        """What the plan holds (SHAPES): aggregations first, then a named intermediate, then anchors
+        and conditions together, then several anchors, then conditions."""
+        if self.aggregate == "count":
+            return "count"
+        if self.aggregate == "ask":
+            return "yes_no"
+        if self.via is not None:
+            return "intermediate"
         if len(self.paths) > 1:
-            return "conjunction"
-        return self.constraint.shape if self.constraint else "chain"
+            if self.constraints:
+                return "anchors_condition"
+            return "three_anchors" if len(self.paths) > 2 else "conjunction"
+        if len(self.comparisons) > 1:
+            return "two_conditions"
+        if self.order is not None:
+            return "order"
+        return "comparison" if self.constraints else "chain"
+
+    @property
+    def complexity(self) -> int:
+        """How many parts the plan joins (anchors, conditions, a named intermediate); an aggregation
+        changes what is answered, not how much the plan assumes, so it adds none."""
+        return len(self.paths) + len(self.constraints) + (self.via is not None)
+
+    @property
+    def is_chain(self) -> bool:
+        return self.shape == "chain"
+
+    def key(self) -> tuple:
+        """Identity of a plan (its branches in any order are one plan)."""
+        branches = tuple(sorted((a, tuple(p)) for a, p in zip(self.anchors[1:], self.paths[1:])))
+        return ((self.anchors[0], tuple(self.paths[0])), branches,
+                tuple((c.relation, c.op, str(c.value)) for c in self.constraints),
+                (self.via.step, self.via.relation, self.via.entity) if self.via else None, self.aggregate, self.ask)
 
     def to_dict(self) -> dict:
-        return {"anchors": list(self.anchors), "paths": [list(p) for p in self.paths],
-                "constraint": self.constraint.to_dict() if self.constraint else None, "shape": self.shape}
+        d = {"anchors": list(self.anchors), "paths": [list(p) for p in self.paths],
+             "constraint": self.constraint.to_dict() if self.constraint else None, "shape": self.shape}
+        if len(self.constraints) > 1:
+            d["constraints"] = [c.to_dict() for c in self.constraints]
+        if self.via is not None:
+            d["via"] = self.via.to_dict()
+        if self.aggregate:
+            d["aggregate"] = self.aggregate
+        if self.ask:
+            d["ask"] = self.ask
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "QueryPlan":
-        c = d.get("constraint")
-        return cls(list(d["anchors"]), [list(p) for p in d["paths"]],
-                   Constraint(c["relation"], c["op"], c.get("value")) if c else None)
+        """From `to_dict`, or from the benchmark generators' gold plans (`conditions`, `order`)."""
+        raw = d.get("constraints")
+        if raw is None:
+            raw = d.get("constraint")
+        raw = [raw] if isinstance(raw, dict) else list(raw or [])
+        raw += list(d.get("conditions") or []) + ([d["order"]] if d.get("order") else [])
+        via = d.get("via")
+        return cls(list(d["anchors"]), [list(p) for p in d["paths"]], [Constraint.from_dict(c) for c in raw],
+                   Via(int(via["step"]), str(via["relation"]), str(via["entity"])) if via else None,
+                   d.get("aggregate"), d.get("ask"))
 
     def describe(self, labels: dict[str, str] | None = None) -> str:
         labels = labels or {}
-        chains = " AND ".join(f"{labels.get(a, a)} -> {' -> '.join(p)}" for a, p in zip(self.anchors, self.paths))
-        return chains + (f" | {self.constraint.describe()}" if self.constraint else "")
+        chains = []
+        for k, (a, p) in enumerate(zip(self.anchors, self.paths)):
+            steps = list(p)
+            if k == 0 and self.via is not None:
+                steps.insert(self.via.step, f"[{self.via.relation} {labels.get(self.via.entity, self.via.entity)}]")
+            chains.append(f"{labels.get(a, a)} -> {' -> '.join(steps)}")
+        text = " AND ".join(chains) + "".join(f" | {c.describe()}" for c in self.constraints)
+        if self.aggregate == "count":
+            return f"count({text})"
+        if self.aggregate == "ask":
+            return f"{labels.get(self.ask, self.ask)} in ({text})?"
+        return text
 
 
 # --- literals ------------------------------------------------------------------------------------
@@ -135,6 +246,13 @@ def question_literals(question: str, mentions: Sequence[str] = ()) -> list[str]:
     return _QUESTION_LITERAL.findall(text)
 
 
+def as_written(literal: str):
+    """A question's literal as a condition keeps it: an integer as an int ("13" -> 13), anything
+    else (a decimal, a date) as written."""
+    t = literal.strip()
+    return int(t) if t.lstrip("+-").isdigit() and len(t) <= 18 else t
+
+
 def has_order_word(question: str) -> bool:
     return any(w in ORDER_WORDS for w in re.findall(r"[a-z]+", question.casefold()))
 
@@ -159,110 +277,188 @@ def apply_condition(values: dict[str, list[float]], op: str, literal: float | No
     return {e for e, v in have.items() if any(compare(x, op, literal) for x in v)}
 
 
+def aggregate_answers(plan: QueryPlan, nodes) -> list[str]:
+    """A plan's answers from its result nodes: the nodes themselves (sorted), their number as text
+    for a count, "yes" / "no" for a yes/no plan."""
+    if plan.aggregate == "count":
+        return [str(len(nodes))]
+    if plan.aggregate == "ask":
+        return ["yes" if plan.ask in nodes else "no"]
+    return sorted(nodes)
+
+
 # --- execution on a graph ------------------------------------------------------------------------
 @dataclass
 class Execution:
-    """What a plan gave on a graph: the answers, the chain walks that reach them (per anchor), and
-    the attribute triples the condition read for them."""
+    """What a plan gave on a graph: the answers (entity ids, or a count / "yes" / "no"), the result
+    entities before aggregating, the chain walks that reach them (per anchor), and the triples the
+    named intermediate and the conditions read."""
 
     answers: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)  # the result entities (what a count counts)
     chain_ends: list[set[str]] = field(default_factory=list)  # per anchor, before intersecting
-    walks: list[list[PathInstance]] = field(default_factory=list)  # per anchor, walks that end at an answer
-    condition_triples: list[Triple] = field(default_factory=list)  # (answer, attribute, value) read by the condition
-    values: dict[str, list[float]] = field(default_factory=dict)  # attribute values of the joined entities
+    walks: list[list[PathInstance]] = field(default_factory=list)  # per anchor, walks that end at a result
+    condition_triples: list[Triple] = field(default_factory=list)  # (entity, attribute, value) read by conditions
+    via_triples: list[Triple] = field(default_factory=list)  # (intermediate, relation, named entity)
+    values: dict[str, list[float]] = field(default_factory=dict)  # attribute values of the last condition
 
 
 def attribute_values(kg: KnowledgeGraph, entities: Sequence[str], relation: str) -> tuple[dict[str, list[float]], dict[str, list[str]]]:
     """Per entity, the values of `relation` as numbers (unparseable ones skipped), and the raw
-    neighbour ids they came from: one `neighbors_batch` call and one `labels` call."""
+    neighbour ids they came from: one `neighbors_batch` call, and one `labels` call for targets
+    whose id is not itself a value."""
     found = kg.neighbors_batch(sorted(entities), relation) if entities else {}
     raw = {e: list(v) for e, v in found.items() if v}
-    labels = kg.labels(sorted({x for v in raw.values() for x in v})) if raw else {}
+    direct = {t: literal_value(t) for v in raw.values() for t in v}
+    unread = sorted(t for t, v in direct.items() if v is None)
+    labels = kg.labels(unread) if unread else {}
     values = {}
     for e, targets in raw.items():
-        nums = [n for n in (_value_of(t, labels) for t in targets) if n is not None]
+        nums = [n for n in (direct[t] if direct[t] is not None else literal_value(labels.get(t)) for t in targets)
+                if n is not None]
         if nums:
             values[e] = nums
     return values, raw
 
 
-def _value_of(target: str, labels: dict[str, str]) -> float | None:
-    v = literal_value(labels.get(target))
-    return v if v is not None else literal_value(target)
+def via_filter(kg: KnowledgeGraph, nodes: Sequence[str], via: Via) -> tuple[set[str], list[Triple]]:
+    """The nodes n with the triple (n, via.relation, via.entity), and those triples."""
+    found = kg.neighbors_batch(sorted(set(nodes)), via.relation) if nodes else {}
+    kept = {n for n, targets in found.items() if via.entity in targets}
+    return kept, [step_triple(n, via.relation, via.entity) for n in sorted(kept)]
 
 
 def execute(kg: KnowledgeGraph, plan: QueryPlan, semantics=None, max_instances: int = 10_000,
             walks: Sequence[list[PathInstance]] | None = None) -> Execution:
     """Run `plan` on `kg`: walk each anchor's path (or take `walks`, already fetched), keep the
-    walks `semantics` accepts (the dataset's answer rule), intersect the end sets, then filter or
-    order them by the condition. Raises the graph's errors (the caller records them)."""
+    walks `semantics` accepts (the dataset's answer rule) and, on the first path, those passing the
+    named intermediate; intersect the end sets, filter or order them by each condition, then
+    aggregate. Raises the graph's errors (the caller records them)."""
     out = Execution()
     per_anchor = []
     for k, (anchor, path) in enumerate(zip(plan.anchors, plan.paths)):
         found = walks[k] if walks is not None else kg.follow_path(anchor, list(path), limit=max_instances)
         kept = [w for w in found if semantics is None or semantics.keeps(w.entities, anchor)]
+        if k == 0 and plan.via is not None:
+            passing, out.via_triples = via_filter(kg, [w.entities[plan.via.step] for w in kept], plan.via)
+            kept = [w for w in kept if w.entities[plan.via.step] in passing]
         per_anchor.append(kept)
         out.chain_ends.append({w.end for w in kept})
     joined = set.intersection(*out.chain_ends) if out.chain_ends else set()
-    c = plan.constraint
-    if c is not None and joined:
+    for c in plan.constraints:
+        if not joined:
+            break
         out.values, raw = attribute_values(kg, sorted(joined), c.relation)
         joined = apply_condition(out.values, c.op, literal_value(c.value))
-        out.condition_triples = [step_triple(e, c.relation, t) for e in sorted(joined) for t in raw.get(e, [])]
-    elif c is not None:
-        joined = set()
-    out.answers = sorted(joined)
+        out.condition_triples += [step_triple(e, c.relation, t) for e in sorted(joined) for t in raw.get(e, [])]
+    out.nodes = sorted(joined)
+    out.answers = aggregate_answers(plan, joined)
     out.walks = [[w for w in kept if w.end in joined] for kept in per_anchor]
+    if out.via_triples:  # only the intermediates that lead to a result
+        used = {w.entities[plan.via.step] for w in out.walks[0]}
+        backwards = plan.via.relation.startswith("^")  # step_triple wrote it the KG's way round
+        out.via_triples = [t for t in out.via_triples if (t.tail if backwards else t.head) in used]
     return out
 
 
-def plan_answers(kg: KnowledgeGraph, plan: QueryPlan, semantics=None) -> set[str]:
-    """The answer set of a plan (for the question generator and supervision)."""
+def plan_answers(kg: KnowledgeGraph, plan: QueryPlan, semantics=None) -> list[str]:
+    """The answers of a plan (for the question generator and supervision)."""
     try:
-        return set(execute(kg, plan, semantics).answers)
+        return execute(kg, plan, semantics).answers
     except UnknownEntityError:
-        return set()
+        return []
 
 
 # --- the data contract ---------------------------------------------------------------------------
-def plan_from_record(record: dict, topics: Sequence[str], relation_path, source: str):
-    """The gold plan a question record gives (optional): `relation_paths` (one path per topic
-    entity, in the order of `topic_entities`) and/or `constraint` ({"relation", "op", "value"} or an
-    order {"relation", "op": "argmax"|"argmin"}). Returns (plan dict or None); errors name `source`."""
-    paths = record.get("relation_paths")
-    constraint = record.get("constraint")
-    if paths is None and constraint is None:
-        return None
-    if paths is not None:
-        if isinstance(paths, str):  # "r1|^r2;r3" in a TSV/CSV cell: ';' between anchors
-            paths = [p.split("|") for p in paths.split(";") if p.strip()]
-        if not isinstance(paths, list) or not all(isinstance(p, list) and p and all(isinstance(r, str) for r in p)
-                                                  for p in paths):
-            raise DataFormatError(source, "relation_paths must be a list of relation paths (one list of "
-                                  "relations per topic entity)", paths)
-        if len(paths) > len(topics):
-            raise DataFormatError(source, f"relation_paths has {len(paths)} paths but the question has "
-                                  f"{len(topics)} topic entities (one path per anchor)", paths)
-    if isinstance(constraint, str):
+def _paths_field(paths, topics, source) -> list[list[str]]:
+    if isinstance(paths, str):  # "r1|^r2;r3" in a TSV/CSV cell: ';' between anchors
+        paths = [p.split("|") for p in paths.split(";") if p.strip()]
+    if not isinstance(paths, list) or not paths or not all(
+            isinstance(p, list) and p and all(isinstance(r, str) and r for r in p) for p in paths):
+        raise DataFormatError(source, "relation_paths must be a list of relation paths (one list of "
+                              "relations per topic entity)", paths)
+    if len(paths) > len(topics):
+        raise DataFormatError(source, f"relation_paths has {len(paths)} paths but the question has "
+                              f"{len(topics)} topic entities (one path per anchor)", paths)
+    return paths
+
+
+def _json_field(value, name: str, source: str):
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
         try:
-            constraint = json.loads(constraint)
+            return json.loads(value)
         except ValueError:
-            raise DataFormatError(source, "constraint must be a JSON object", constraint) from None
-    parsed = None
-    if constraint is not None:
-        if not isinstance(constraint, dict) or "relation" not in constraint or "op" not in constraint:
+            raise DataFormatError(source, f"{name} must be JSON", value) from None
+    return value
+
+
+def plan_from_record(record: dict, topics: Sequence[str], relation_path, source: str):
+    """The gold plan a question record gives (optional; docs/query_plans.md): `relation_paths` (one
+    path per topic entity, in the order of `topic_entities`), `constraint` (one
+    {"relation", "op", "value"} or an order {"relation", "op": "argmax"|"argmin"}, or a list of
+    them: every condition must hold), `via` ({"step", "relation", "entity"}: an intermediate node of
+    the first path the question names), `aggregate` ("count" | "ask") and `ask` (the entity a
+    yes/no question asks about; default: the first topic entity that is not an anchor); or the
+    whole plan as one object `plan` ({"anchors", "paths", ...}, QueryPlan.to_dict's keys).
+    Returns the plan as a dict, or None; errors name `source`."""
+    if record.get("plan") is not None:
+        return _whole_plan(_json_field(record["plan"], "plan", source), source)
+    keys = ("relation_paths", "constraint", "constraints", "via", "aggregate")
+    if all(record.get(k) in (None, "") for k in keys):
+        return None
+    paths = record.get("relation_paths")
+    if paths not in (None, ""):
+        paths = _paths_field(paths, topics, source)
+    else:
+        paths = None
+    raw = _json_field(record.get("constraints") or record.get("constraint"), "constraint", source)
+    raw = [raw] if isinstance(raw, dict) else raw
+    parsed = []
+    for c in raw or []:
+        if not isinstance(c, dict) or "relation" not in c or "op" not in c:
             raise DataFormatError(source, 'constraint must be {"relation": R, "op": OP, "value": V} '
-                                  f"(OP one of {', '.join(OPERATORS)}; no value for argmax/argmin)", constraint)
+                                  f"(OP one of {', '.join(OPERATORS)}; no value for argmax/argmin), or a list "
+                                  "of them", c)
         try:
-            parsed = Constraint(str(constraint["relation"]), str(constraint["op"]), constraint.get("value"))
+            parsed.append(Constraint.from_dict(c))
         except ValueError as err:
-            raise DataFormatError(source, str(err), constraint) from None
+            raise DataFormatError(source, str(err), c) from None
+    aggregate = record.get("aggregate") or None
+    if aggregate not in (None,) + AGGREGATES:
+        raise DataFormatError(source, f"aggregate must be one of {', '.join(AGGREGATES)}", aggregate)
+    via = _json_field(record.get("via"), "via", source)
     if paths is None:
-        if not relation_path:  # a constraint alone: the chain is derived from the KG
-            return {"constraint": parsed.to_dict(), "anchors": None, "paths": None}
+        if not relation_path:  # conditions alone: the chain is derived from the KG
+            if via or aggregate:
+                raise DataFormatError(source, "via and aggregate need the plan's paths (relation_paths or "
+                                      "relation_path)", record.get("via") or aggregate)
+            return {"constraint": parsed[0].to_dict(), "constraints": [c.to_dict() for c in parsed],
+                    "anchors": None, "paths": None}
         paths = [list(relation_path)]
-    plan = QueryPlan(list(topics[: len(paths)]), [list(p) for p in paths], parsed)
-    return plan.to_dict()
+    anchors = list(topics[: len(paths)])
+    ask = record.get("ask")
+    if aggregate == "ask" and not ask:
+        rest = [t for t in topics if t not in anchors]
+        if not rest:
+            raise DataFormatError(source, "a yes/no plan (aggregate 'ask') needs the entity it asks about: "
+                                  "give `ask` or one more topic entity than paths", topics)
+        ask = rest[0]
+    plan = {"anchors": anchors, "paths": paths, "constraints": [c.to_dict() for c in parsed], "via": via,
+            "aggregate": aggregate, "ask": ask if aggregate == "ask" else None}
+    return _whole_plan(plan, source)
+
+
+def _whole_plan(d, source: str) -> dict:
+    if not isinstance(d, dict) or not isinstance(d.get("anchors"), list) or not isinstance(d.get("paths"), list):
+        raise DataFormatError(source, 'plan must be an object {"anchors": [...], "paths": [[...], ...], ...}', d)
+    _paths_field(d["paths"], d["anchors"], source)
+    via = d.get("via")
+    if via is not None and (not isinstance(via, dict) or not {"step", "relation", "entity"} <= set(via)):
+        raise DataFormatError(source, 'via must be {"step": K, "relation": R, "entity": E}', via)
+    try:
+        return QueryPlan.from_dict(d).to_dict()
+    except (ValueError, TypeError, KeyError) as err:
+        raise DataFormatError(source, f"plan: {err}", d) from None
 
 
 def question_shape(plan: dict | None, topics: Sequence[str] = ()) -> str:
@@ -270,24 +466,29 @@ def question_shape(plan: dict | None, topics: Sequence[str] = ()) -> str:
     if plan:
         if plan.get("shape"):
             return plan["shape"]
-        paths = plan.get("paths") or []
-        c = plan.get("constraint")
-        if len(paths) > 1:
-            return "conjunction"
-        if c:
-            return "order" if c.get("op") in ORDERS else "comparison"
-    return "chain"
+        if plan.get("paths"):
+            return QueryPlan.from_dict(plan).shape
+        raw = plan.get("constraints") or ([plan["constraint"]] if plan.get("constraint") else [])
+        if len(raw) > 1:
+            return "two_conditions"
+        if raw:
+            return "order" if raw[0].get("op") in ORDERS else "comparison"
+    return "conjunction" if len(set(topics)) > 1 else "chain"
 
 
 def focus_text(question: str, mentions: Sequence[str], focus: int, mask: str = "[E]", other: str = "<e>") -> str:
     """The question as the path predictor reads it for one anchor: anchor `focus` masked as the
-    topic (`[E]`), the other anchors as `other`. `mentions` are the anchors' surface strings (or
-    their `[...]` spans); a mention not in the text is skipped."""
-    marked = re.findall(r"\[([^\[\]]+)\]", question)
+    topic (`[E]`), the other anchors as `other`. `mentions` are the anchors' surface strings, in
+    the anchors' order (not necessarily the text's); in a question whose anchors are marked
+    `[...]`, the span spelling mention `focus` is the focus (else the span at that position); a
+    mention not in the text is skipped."""
+    spans = re.findall(r"\[([^\[\]]+)\]", question)
+    if spans and len(spans) >= len(mentions):
+        target = mentions[focus].strip().casefold() if focus < len(mentions) and mentions[focus] else None
+        at = next((i for i, s in enumerate(spans) if target and s.strip().casefold() == target), focus)
+        order = iter(range(len(spans)))
+        return re.sub(r"\[[^\[\]]+\]", lambda m: mask if next(order) == at else other, question)
     text = question
-    if marked and len(marked) >= len(mentions):
-        spans = iter(range(len(marked)))
-        return re.sub(r"\[[^\[\]]+\]", lambda m: mask if next(spans) == focus else other, text)
     for k, m in sorted(enumerate(mentions), key=lambda km: -len(km[1])):
         if not m:
             continue

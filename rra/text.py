@@ -126,6 +126,100 @@ def mask_topic(question: str, topic_entities: Sequence[str] = (), mask: str | No
     return question
 
 
+def mark_mentions(question: str, mentions: Sequence[str]) -> str:
+    """Each mention's first case-insensitive occurrence marked `[...]`, longest first, never
+    inside another mark; a question already marked `[...]` is left as it is."""
+    if BRACKETED.search(question):
+        return question
+    taken: list[tuple[int, int]] = []
+    for m in sorted({m for m in mentions if m and m.strip()}, key=len, reverse=True):
+        for hit in re.finditer(re.escape(m), question, flags=re.IGNORECASE):
+            if not any(hit.start() < e and s < hit.end() for s, e in taken):
+                taken.append((hit.start(), hit.end()))
+                break
+    for s, e in sorted(taken, reverse=True):
+        question = f"{question[:s]}[{question[s:e]}]{question[e:]}"
+    return question
+
+
+# --- query plans as text -------------------------------------------------------------------------
+# How a plan reads (rra.plan.QueryPlan): to the plan ranker's encoder (`plan_words`: anchors and
+# named entities masked, literals as the question's slots, relations by name, operators in words)
+# and to a person or an LLM (`plan_sentence`: names and values).
+OPERATOR_WORDS = {">": "more than, after", ">=": "at least, since", "<": "less than, before",
+                  "<=": "at most, until", "=": "equal to, in",
+                  "argmax": "the highest, latest, most", "argmin": "the lowest, earliest, least"}
+LITERAL_SLOT = "[N{}]"
+_SLOT_LITERAL = re.compile(r"(?<![\w/\[])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?)(?![\w/\]])")
+
+
+def slot_literals(question: str) -> tuple[str, dict[str, str]]:
+    """The question with each literal outside `[...]` marks written as its slot ([N1], [N2], ...,
+    in text order) and {literal as written: slot}: the ranker reads which literal a condition
+    takes, not its value, so a plan's text is the same for every question of its form."""
+    slots: dict[str, str] = {}
+    parts = re.split(r"(\[[^\[\]]*\])", question)
+
+    def slot(m: re.Match) -> str:
+        return slots.setdefault(m.group(1), LITERAL_SLOT.format(len(slots) + 1))
+
+    text = "".join(p if p.startswith("[") else _SLOT_LITERAL.sub(slot, p) for p in parts)
+    return text, slots
+
+
+def ranker_text(question: str, mentions: Sequence[str], mask: str | None = "[E]") -> tuple[str, dict[str, str]]:
+    """What the plan ranker reads of a question: every named entity marked and masked, literals as
+    their slots ([N1], ...); and the slots (literal -> slot) its plans are written with."""
+    return slot_literals(mask_topic(mark_mentions(question, mentions), (), mask))
+
+
+def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:
+    out = []
+    for k, (anchor, path) in enumerate(zip(plan.anchors, plan.paths)):
+        steps = [text_of(r) for r in path]
+        if k == 0 and plan.via is not None:
+            steps[plan.via.step - 1] += f" (the one with {text_of(plan.via.relation)} {anchor_text(plan.via.entity)})"
+        out.append(f"{anchor_text(anchor)}{via}{' then '.join(steps)}")
+    return out
+
+
+def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> str:
+    """A plan as the plan ranker reads it: "[E] author (reverse) and [E] presented at (reverse)
+    where publication year is more than, after [N1]", "the number of: ...", "yes or no, is [E]
+    one of: ...". Branches after the first are in a fixed order, so a plan reads one way whatever
+    the order of its anchors."""
+    branches = _branches(plan, lambda _: mask, text_of)
+    body = " and ".join(branches[:1] + sorted(branches[1:]))
+    value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
+    conditions = [f"{text_of(c.relation)} is {OPERATOR_WORDS[c.op]} {value(c.value)}" for c in plan.comparisons]
+    if conditions:
+        body += " where " + " and ".join(conditions)
+    if plan.order is not None:
+        body += f" with {OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}"
+    if plan.aggregate == "count":
+        return "the number of: " + body
+    if plan.aggregate == "ask":
+        return f"yes or no, is {mask} one of: " + body
+    return body
+
+
+def plan_sentence(plan, labels: Mapping[str, str], name=lambda r: r) -> str:
+    """The plan in words for a reader (the rewriter's knowledge text, the LLM's prompt, the page)."""
+    label = lambda e: labels.get(e, e)  # noqa: E731
+    chains = _branches(plan, label, lambda r: relation_phrase(name(r)), via=" via ")
+    text = "Query plan: the answers are reached from " + " and from ".join(chains)
+    for c in plan.comparisons:
+        text += f", keeping those whose {relation_phrase(name(c.relation))} is {c.op} {c.value}"
+    if plan.order is not None:
+        text += (f", keeping those with the {'largest' if plan.order.op == 'argmax' else 'smallest'} "
+                 f"{relation_phrase(name(plan.order.relation))}")
+    if plan.aggregate == "count":
+        text += "; the answer is how many there are"
+    elif plan.aggregate == "ask":
+        text += f"; the answer is yes if {label(plan.ask)} is one of them, else no"
+    return text + "."
+
+
 # --- normalisation and mentions ----------------------------------------------------------------
 def normalize(s: str) -> str:
     """Loose form for matching: lower case, punctuation/underscores/dots as spaces, collapsed

@@ -26,7 +26,6 @@ The validation set, when the dataset has none, is a seeded `val_fraction` of the
 """
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections import Counter
@@ -42,7 +41,7 @@ from rra.text import mask_topic
 
 log = logging.getLogger(__name__)
 
-CHAIN_PLAN = {"anchors": 1, "condition": "none", "attribute": None}  # the plan label of a one-chain question
+MAX_RANKING_NEGATIVES = 32  # candidate plans a ranking item keeps besides its positives (merged items)
 
 
 def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
@@ -53,8 +52,8 @@ def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
 
 def collate(items: list[dict]) -> dict[str, list]:
     batch = {"question": [x["question"] for x in items], "path": [x["path"] for x in items]}
-    if any(x.get("plan") is not None for x in items):  # only data with query plans has plan labels
-        batch["plan"] = [x.get("plan") for x in items]
+    if any(x.get("ranking") is not None for x in items):  # only data with query plans: the plan ranker's items
+        batch["ranking"] = [x.get("ranking") for x in items]
     if any("candidates" in x for x in items):  # the relation scorer's: each step's frontier relations
         for key in ("candidates", "anchor", "graph_key"):
             batch[key] = [x.get(key) for x in items]
@@ -95,7 +94,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self,
         dataset: Dataset | Mapping | None = None,
         kg: KnowledgeGraph | Callable[[], KnowledgeGraph] | None = None,
-        plans: bool = True,  # derive query plans (several anchors, conditions) and train the plan heads on them
+        plans: bool = True,  # derive query plans (several anchors, conditions, ...) and train the plan ranker on them
         train_paths: str | None = None,  # None: the dataset's
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
@@ -125,7 +124,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
         self.plans = plans
-        self.plan_heads = False  # set in setup: whether any training question is beyond one chain
+        self.plan_ranker = False  # set in setup: whether any training question is beyond one chain
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -144,8 +143,8 @@ class RetrieverDataModule(L.LightningDataModule):
     def model_kwargs(self) -> dict:
         self.setup("fit")
         kwargs = {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
-        if self.plan_heads:  # only then: a chain-only data set trains exactly the model it always did
-            kwargs["plan_heads"] = True
+        if self.plan_ranker:  # only then: a chain-only data set trains exactly the model it always did
+            kwargs["plan_ranker"] = True
         return kwargs
 
     # -- loading -------------------------------------------------------------------------------
@@ -218,12 +217,14 @@ class RetrieverDataModule(L.LightningDataModule):
         return kept
 
     def _label_plans(self, examples: list[QAExample], split: str) -> None:
-        """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG
-        where a conjunction or a condition explains the answers better than one chain."""
+        """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG;
+        each question beyond a chain (and, in a set that has such questions, every question) gets
+        the candidate plans the ranker learns from."""
         from rra.data.plan_supervision import label_plans
         from rra.data.supervision import SupervisionConfig
 
-        report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics))
+        report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
+                             seed=self.seed)
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
             log.info("query plans (%s): %s", split, report.shapes)
@@ -259,10 +260,10 @@ class RetrieverDataModule(L.LightningDataModule):
             return self._scorer_items(examples, dedupe)
         items, owners = [], []
         for e in examples:
-            plan = e.extra.get("plan") if self.plan_heads else None
-            for item in self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
+            plan = e.extra.get("plan") if self.plans else None
+            for item in self._plan_items(e, plan) if _beyond_chain(plan) else [
                     {"question": mask_topic(e.question, e.topic_entities, self.mask_token),
-                     "path": list(e.relation_path), "plan": CHAIN_PLAN if self.plan_heads else None}]:
+                     "path": list(e.relation_path)}]:
                 items.append(item)
                 owners.append(e)
         if dedupe:
@@ -273,10 +274,8 @@ class RetrieverDataModule(L.LightningDataModule):
             # two relations reach the same answers (a film's director is often its writer); summed
             # over a template, the relation the question is about wins.
             votes: dict[str, Counter] = {}
-            plan_votes: dict[str, Counter] = {}
             for e, x in zip(owners, items):
                 v = votes.setdefault(x["question"], Counter())
-                plan_votes.setdefault(x["question"], Counter())[json.dumps(x.get("plan"), sort_keys=True)] += 1
                 path = tuple(x["path"]) if x["path"] is not None else None
                 if e.extra.get("label_source") == "given" or x.get("focus") or path is None:
                     v[path] += 1.0  # the dataset's own path (or a plan's), one full vote
@@ -288,32 +287,63 @@ class RetrieverDataModule(L.LightningDataModule):
             items = []
             for q, v in votes.items():
                 path = v.most_common(1)[0][0]
-                items.append({"question": q, "path": list(path) if path is not None else None,
-                              "plan": json.loads(plan_votes[q].most_common(1)[0][0])})
+                items.append({"question": q, "path": list(path) if path is not None else None})
         for x in items:
             x.pop("focus", None)
-            if x.get("plan") is None:  # chain-only data: the items it always had
-                x.pop("plan", None)
-        return items
+            x.pop("anchor", None)
+        return items + self._ranking_items(examples, dedupe)
 
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
-        """Training items of a question beyond one chain: a conjunction gives one item per anchor
-        (the question with that anchor in focus, its path; rra.plan.focus_text) and one item with
-        every anchor masked for the plan heads; a condition gives one item (chain path + plan label)."""
+        """Path items of a question whose plan is more than a chain: one per anchor of the plan, the
+        question with that anchor in focus (`[E]`) and every other entity it names as `<e>`
+        (rra.plan.focus_text, as the pipeline asks the path predictor at inference), its path."""
         from rra.plan import focus_text
+        from rra.text import mark_mentions
 
-        label = {"anchors": len(plan["paths"]),
-                 "condition": plan["constraint"]["op"] if plan.get("constraint") else "none",
-                 "attribute": plan["constraint"]["relation"] if plan.get("constraint") else None}
-        masked = mask_topic(e.question, e.topic_entities, self.mask_token)
-        if len(plan["paths"]) == 1:
-            return [{"question": masked, "path": list(plan["paths"][0]), "plan": label, "anchor": plan["anchors"][0]}]
-        mentions = [self.kg.label(a) if self.kg is not None else a for a in plan["anchors"]]
-        order = [e.topic_entities.index(a) if a in e.topic_entities else k for k, a in enumerate(plan["anchors"])]
-        out = [{"question": masked, "path": None, "plan": label}]
-        for k, anchor, path in zip(order, plan["anchors"], plan["paths"]):
-            out.append({"question": focus_text(e.question, mentions, k, self.mask_token or "[E]"),
-                        "path": list(path), "plan": None, "focus": True, "anchor": anchor})
+        named = list(dict.fromkeys(list(plan["anchors"]) + list(e.topic_entities)))
+        labels = self.kg.labels(named) if self.kg is not None else {}
+        mentions = [labels.get(a) or a for a in named]
+        text = mark_mentions(e.question, mentions)
+        return [{"question": focus_text(text, mentions, k, self.mask_token or "[E]"), "path": list(path),
+                 "focus": True, "anchor": anchor}
+                for k, (anchor, path) in enumerate(zip(plan["anchors"], plan["paths"]))]
+
+    def _ranking_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+        """The plan ranker's items: per question with candidate plans (rra.data.plan_supervision),
+        what the ranker reads of it and the texts of its positive and negative plans
+        (rra.text.plan_words). With `dedupe`, questions that read alike and share their positives
+        are one item, their negatives merged (at most MAX_RANKING_NEGATIVES)."""
+        if not self.plan_ranker:
+            return []
+        from rra.data.plan_supervision import ranker_question
+        from rra.plan import QueryPlan
+        from rra.text import RelationText, plan_words, relation_names
+
+        text_of = self.relation_text or RelationText(relation_names(self.dataset.relation_labels), self.kg)
+        merged: dict[tuple, dict] = {}
+        out = []
+        for e in examples:
+            cands = e.extra.get("plan_candidates")
+            if not cands or not cands["positive"]:
+                continue
+            labels = self.kg.labels(e.topic_entities) if self.kg is not None else {}
+            question, slots = ranker_question(e, [labels.get(t) or t for t in e.topic_entities] + list(e.topic_entities),
+                                              self.mask_token or "[E]")
+            read = lambda ps: list(dict.fromkeys(plan_words(QueryPlan.from_dict(p), text_of, slots)  # noqa: E731
+                                                 for p in ps))
+            positive = read(cands["positive"])
+            negative = [t for t in read(cands["negative"]) if t not in positive]
+            if not negative:
+                continue  # nothing to tell apart
+            key = (question, tuple(sorted(positive)))
+            if dedupe and key in merged:
+                item = merged[key]["ranking"]
+                item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:MAX_RANKING_NEGATIVES]
+                continue
+            item = {"question": question, "path": None,
+                    "ranking": {"positive": positive, "negative": negative[:MAX_RANKING_NEGATIVES]}}
+            merged[key] = item
+            out.append(item)
         return out
 
     # -- the relation scorer's items -------------------------------------------------------------
@@ -330,10 +360,9 @@ class RetrieverDataModule(L.LightningDataModule):
         its writer) is still outvoted where the voted path is walkable."""
         items, owners = [], []
         for e in examples:
-            plan = e.extra.get("plan") if self.plan_heads else None
-            made = self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
+            plan = e.extra.get("plan") if self.plans else None
+            made = self._plan_items(e, plan) if _beyond_chain(plan) else [
                 {"question": mask_topic(e.question, e.topic_entities, self.mask_token), "path": list(e.relation_path),
-                 "plan": CHAIN_PLAN if self.plan_heads else None,
                  "anchor": e.topic_entities[0] if e.topic_entities else None}]
             for item in made:
                 item["graph_key"] = e.extra.get("subgraph")
@@ -344,13 +373,11 @@ class RetrieverDataModule(L.LightningDataModule):
         rng = random.Random(self.seed)
         for x in items:
             x.pop("focus", None)
-            if x.get("plan") is None:
-                x.pop("plan", None)
             if x["path"] is not None and x.get("anchor"):
                 x["candidates"] = self._step_candidates(x["anchor"], x["path"], x.get("graph_key"), rng)
                 rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
                 x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
-        return items
+        return items + self._ranking_items(examples, dedupe)
 
     def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
         votes: dict[str, Counter] = {}
@@ -373,7 +400,7 @@ class RetrieverDataModule(L.LightningDataModule):
                              if c.get("f1", 0.0) > 0 and len(c["path"]) <= self.max_hops}
             v = votes[x["question"]]
             best = max(walkable, key=lambda p: (v[p], p is not None, p or ()))
-            key = (x["question"], best, json.dumps(x.get("plan"), sort_keys=True))
+            key = (x["question"], best)
             if key not in kept:
                 kept[key] = {**x, "path": list(best) if best is not None else None}
         return list(kept.values())
@@ -412,15 +439,14 @@ class RetrieverDataModule(L.LightningDataModule):
         rng = random.Random(self.seed)
         self.kg = self._graph()
         self.relations = relation_vocabulary(self.kg)
-        if self.path_head == "scorer":
-            from rra.text import RelationText, relation_names
+        from rra.text import RelationText, relation_names
 
-            self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg)
+        self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg)
         train = self._load("train")
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
         train = self._supervise(train, "train", self.train_paths)
-        self.plan_heads = self.plans and any((e.extra.get("plan") or {}).get("shape", "chain") != "chain" for e in train)
+        self.plan_ranker = self.plans and any(_beyond_chain(e.extra.get("plan")) for e in train)
         val = self._load("val")
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))
@@ -471,3 +497,9 @@ class RetrieverDataModule(L.LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self._loader("test", shuffle=False)
+
+
+def _beyond_chain(plan: dict | None) -> bool:
+    """Whether a question's plan is more than one chain (and has its paths: a file's condition
+    without paths that supervision could not explain is not a plan to train on)."""
+    return bool(plan) and bool(plan.get("paths")) and plan.get("shape", "chain") != "chain"

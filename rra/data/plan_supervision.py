@@ -1,199 +1,285 @@
-"""Query-plan supervision from the KG: which plan explains a question's gold answers best.
+"""Query-plan supervision from the KG: which plans explain a question's gold answers, and which
+of the other candidate plans are wrong (what the plan ranker, rra.models.plan_ranker, learns from).
 
-The chain labels of rra.data.supervision come first (one path from the first topic entity). A
-question then gets a richer plan only where the KG shows that one explains its answers better:
+For a question with answers (ids or values, a count "7", "yes" / "no") the candidates are built as
+at inference (rra.plan_candidates.enumerate_plans), from the KG's own paths in place of the path
+predictor's: per anchor, the paths that reach a gold answer (or, for a count, paths with that many
+results; for a yes/no, paths that reach another entity the question names) and a seeded sample of
+its other short paths. Every candidate whose answers are exactly the gold ones explains the
+question; the **positives** are those of the fewest parts (`QueryPlan.complexity`: anchors,
+conditions, a named intermediate; an order only where the question has an order word, since one
+answer among several is often an extreme by chance), the **negatives** a seeded sample of the
+candidates whose answers differ. When nothing explains the answers exactly, the best chain is the
+positive. A plan the data gives (`extra["plan"]` from the question file) is the only positive.
 
-- **conjunction** (two or more topic entities): every pair of anchors, each with its candidate
-  paths (those whose end set holds every gold answer first); the pair whose *intersection* has the
-  best answer-F1 wins if it beats the best single chain from any of the anchors.
-- **comparison / order** (one anchor, a chain whose end set holds all gold answers and more): an
-  attribute relation of those end entities whose values are numbers, years or dates, and a
-  condition on it that keeps exactly the gold answers: a comparison with a literal written in the
-  question (`> 1990`), or an order (argmax / argmin) when the question has an order word ("first",
-  "oldest", ...). Only an exact explanation (F1 = 1) is taken: on real data a condition that merely
-  improves F1 is more often chance than meaning.
+Every question with candidates ends with `extra["plan_candidates"]` = {"positive": [plan dicts],
+"negative": [plan dicts]}, and every question with a plan with `extra["plan"]` (the positive that
+explains the most questions of the set, rra.text.plan_words read alike: a consistent label for the
+path predictor's per-anchor items) and `extra["plan_source"]` (given | kg).
 
-A plan the data gives (`extra["plan"]` from the question file's `relation_paths` / `constraint`)
-is kept; a given constraint without paths gets its chain from the KG. Every question ends with
-`extra["plan"]` (a `QueryPlan.to_dict()`, chain included) and `extra["plan_source"]`.
+Cost: chain questions whose chain label is exact cost next to nothing unless the set has other
+shapes (then the ranker must learn to leave chains alone).
 """
 from __future__ import annotations
 
-from collections import Counter
+import random
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths
-from rra.plan import (COMPARISONS, ORDERS, Constraint, QueryPlan, apply_condition, has_order_word,
-                      literal_value, question_literals)
+from rra.plan import QueryPlan, has_order_word, question_literals
+from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, answers_match, enumerate_plans
 from rra.records import QAExample
+from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
-PAIR_PATHS = 5  # candidate paths per anchor tried in pairs
+YES_NO = frozenset({"yes", "no"})
+TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
 @dataclass
 class PlanReport:
     n: int = 0
-    shapes: dict = field(default_factory=dict)  # shape -> questions
+    shapes: dict = field(default_factory=dict)  # shape of extra["plan"] -> questions
     sources: dict = field(default_factory=dict)  # given | kg -> questions
+    ranked: int = 0  # questions with candidates (positives and negatives) for the plan ranker
+    exact: int = 0  # ... of which some plan explains the answers exactly
 
     def to_dict(self) -> dict:
-        return {"n": self.n, "shapes": dict(self.shapes), "sources": dict(self.sources)}
+        return {"n": self.n, "shapes": dict(self.shapes), "sources": dict(self.sources), "ranked": self.ranked,
+                "exact": self.exact}
 
 
-def f1(ends: set[str], gold: set[str]) -> float:
-    hits = len(ends & gold)
-    return 2.0 * hits / (len(ends) + len(gold)) if hits else 0.0
+def answer_kind(answers: Sequence[str]) -> str:
+    """entities (ids or values) / count (one whole number) / yes_no."""
+    norm = {normalize_answer(a) for a in answers}
+    if norm and norm <= YES_NO:
+        return "yes_no"
+    if len(norm) == 1 and next(iter(norm)).isdigit():
+        return "count"
+    return "entities"
 
 
-class Attributes:
-    """Numeric attribute values over the whole KG, per relation, read once when first needed:
-    relation -> {entity: [values]} (only relations with at least one parseable value)."""
+class GraphIndex:
+    """The KG read once for supervision: its adjacency, its literal nodes by value text (a gold
+    answer "2017" is the node `"2017"^^xsd:gYear`), and a graph view over the adjacency that the
+    plan enumeration reads (`neighbors_batch`, `relations_batch`, `labels`) at dictionary speed."""
 
-    def __init__(self, kg, adj: Adjacency):
-        self.kg, self.adj, self._values = kg, adj, None
+    def __init__(self, kg, adj: Adjacency | None = None):
+        self.kg, self.adj = kg, adj or build_adjacency(kg)
+        self._values: dict[str, list[str]] | None = None
+        self._relations: dict[str, list[str]] | None = None
+        self.schema = AttributeSchema(self)
 
-    def values(self) -> dict[str, dict[str, list[float]]]:
-        if self._values is None:
-            targets = {t for m in self.adj.by_relation.values() for ts in m.values() for t in ts}
-            try:
-                labels = self.kg.labels(sorted(targets))
-            except Exception:  # noqa: BLE001 - labels are optional: ids may carry the values
-                labels = {}
-            parsed = {t: literal_value(labels.get(t)) if literal_value(labels.get(t)) is not None
-                      else literal_value(t) for t in targets}
-            self._values = {}
+    def neighbors_batch(self, entities, relation: str) -> dict[str, list[str]]:
+        m = self.adj.by_relation.get(relation, {})
+        return {e: sorted(m[e]) for e in dict.fromkeys(entities) if e in m}
+
+    def relations_batch(self, entities, direction: str = "both") -> dict[str, list[str]]:
+        if self._relations is None:
+            if self.adj.entities is None:  # a lazy adjacency: ask the graph
+                return self.kg.relations_batch(entities)
+            rels = defaultdict(list)
             for r, m in self.adj.by_relation.items():
-                per = {e: [parsed[t] for t in ts if parsed[t] is not None] for e, ts in m.items()}
-                per = {e: v for e, v in per.items() if v}
-                if per:
-                    self._values[r] = per
-        return self._values
+                for e in m:
+                    rels[e].append(r)
+            self._relations = dict(rels)
+        return {e: self._relations.get(e, []) for e in dict.fromkeys(entities)}
 
+    def labels(self, entities) -> dict[str, str]:
+        return self.kg.labels(entities)
 
-def derive_plan(ex: QAExample, adj: Adjacency, attrs: Attributes, config: SupervisionConfig) -> QueryPlan | None:
-    """The KG's best plan for one question (None when no path reaches any gold answer)."""
-    gold = set(ex.answers)
-    anchors = [t for t in dict.fromkeys(ex.topic_entities) if adj.has(t)][:3]
-    if not gold or not anchors:
-        return None
-    per_anchor = {a: enumerate_paths(adj, a, config, gold) for a in anchors}
-    # best single chain (first anchor wins ties, then shorter paths, then names)
-    chains = sorted(((-f1(ends, gold), k, len(p), p, a) for k, a in enumerate(anchors)
-                     for p, ends in per_anchor[a].items()))
-    if not chains:
-        return None
-    best_f1, _, _, best_path, best_anchor = chains[0]
-    best = (-best_f1, QueryPlan([best_anchor], [list(best_path)]))
-    if best[0] >= 1.0:
-        return best[1]
-    if len(anchors) > 1:
-        pair = _best_pair(anchors, per_anchor, gold)
-        if pair[1] is not None and pair[0] > best[0]:
-            best = pair
-    if best[1].shape == "chain" and (question_literals(ex.question) or has_order_word(ex.question)):
-        found = _best_condition(ex, per_anchor, anchors, gold, attrs)
-        if found is not None and found[0] > best[0]:
-            best = found
-    return best[1]
-
-
-def _best_pair(anchors, per_anchor, gold) -> tuple[float, QueryPlan]:
-    best = (0.0, None)
-    ranked = {a: sorted(per_anchor[a].items(), key=lambda pe: (-len(pe[1] & gold), len(pe[1]), len(pe[0]), pe[0]))
-              [:PAIR_PATHS] for a in anchors}
-    for i, a in enumerate(anchors):
-        for b in anchors[i + 1:]:
-            for pa, ea in ranked[a]:
-                for pb, eb in ranked[b]:
-                    score = f1(ea & eb, gold)
-                    if score > best[0] + 1e-12:
-                        best = (score, QueryPlan([a, b], [list(pa), list(pb)]))
-    return best
-
-
-def _best_condition(ex, per_anchor, anchors, gold, attrs: Attributes) -> tuple[float, QueryPlan] | None:
-    literals = [v for v in (literal_value(x) for x in question_literals(ex.question)) if v is not None]
-    ordered = has_order_word(ex.question)
-    values = attrs.values()
-    options = []
-    for a in anchors[:1]:  # a condition applies to the chain from the question's topic
-        for p, ends in per_anchor[a].items():
-            if gold <= ends and len(ends) > len(gold):
-                options.append((len(p), p, a, ends))
-    for _, p, a, ends in sorted(options)[:PAIR_PATHS]:
-        for r, per in sorted(values.items()):
-            have = {e: per[e] for e in ends if e in per}
-            if not gold <= set(have):
+    def nodes(self, answers: Sequence[str]) -> set[str]:
+        out = set()
+        for a in answers:
+            if self.adj.has(a):
+                out.add(a)
                 continue
-            tries = [(op, None) for op in ORDERS] if ordered else []
-            tries += [(op, v) for v in literals for op in COMPARISONS]
-            for op, v in tries:
-                if f1(apply_condition(have, op, v), gold) >= 1.0:
-                    value = _as_written(v, ex.question) if v is not None else None
-                    return 1.0, QueryPlan([a], [list(p)], Constraint(r, op, value))
-    return None
+            if self._values is None:
+                self._values = defaultdict(list)
+                for n in self.adj.entities or ():
+                    if n[:1] == '"':
+                        self._values[normalize_answer(n)].append(n)
+            out.update(self._values.get(normalize_answer(a), ()))
+        return out
 
 
-def _as_written(v: float, question: str):
-    """The literal as the question wrote it (1990, not 1990.0)."""
-    for x in question_literals(question):
-        if literal_value(x) == v:
-            return int(x) if x.lstrip("+-").isdigit() else x
-    return v
+def training_chains(index: GraphIndex, ex: QAExample, anchors: Sequence[str], config: SupervisionConfig,
+                    rng: random.Random, relevant: int = 6, others: int = 4) -> list[Chain]:
+    """Per anchor, the paths that may explain the answers (score 1, best first) and a seeded sample
+    of its other paths of 1-2 relations (score 0.5): what the path predictor's beam would offer."""
+    kind = answer_kind(ex.answers)
+    short = SupervisionConfig(max_hops=min(2, config.max_hops), max_frontier=config.max_frontier,
+                              semantics=config.semantics)
+    gold = index.nodes(ex.answers) if kind != "yes_no" else set()  # a number may be a value node too
+    out = []
+    for a in anchors:
+        everything = enumerate_paths(index.adj, a, short)
+        reach = enumerate_paths(index.adj, a, config, gold) if gold else {}
+        good = sorted(reach, key=lambda p: (not gold <= reach[p], len(p), -len(reach[p] & gold) / len(reach[p] | gold),
+                                            p))
+        if kind == "count":
+            n = int(normalize_answer(ex.answers[0]))
+            good = good[: relevant // 2] + sorted((p for p, ends in everything.items() if len(ends) == n),
+                                                  key=lambda p: (len(p), p))
+        elif kind == "yes_no":
+            named = set(ex.topic_entities) - {a}
+            good = sorted((p for p, ends in everything.items() if ends & named), key=lambda p: (len(p), p))
+        good = good[:relevant]
+        rest = sorted(set(everything) - set(good))
+        # graded like a beam: the likelier explanations first, so the best ones get conditions and orders
+        out += [Chain(a, p, 0.9 ** k) for k, p in enumerate(good)]
+        out += [Chain(a, p, 0.1) for p in rng.sample(rest, min(others, len(rest)))]
+    return out
+
+
+def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfig, rng: random.Random,
+                      given: QueryPlan | None = None, limits: PlanLimits = TRAIN_LIMITS,
+                      max_negatives: int = 24, conditions: list[dict] | None = None
+                      ) -> tuple[list[QueryPlan], list[QueryPlan], bool]:
+    """(positives, negatives, exact) of one question (see the module doc); `conditions`: the
+    question's own conditions (a file's `constraint` without paths), which the positives must hold."""
+    anchors = [t for t in dict.fromkeys(ex.topic_entities) if index.adj.has(t)][: limits.max_anchors]
+    if not anchors or not ex.answers:
+        return ([given] if given else []), [], False
+    mentions = _mentions(index.kg, ex)
+    chains = training_chains(index, ex, anchors, config, rng)
+    if given is not None:  # the given plan's own chains are candidates too
+        chains = [Chain(a, tuple(p), 1.0) for a, p in zip(given.anchors, given.paths)] + chains
+    found = enumerate_plans(index, chains, question_literals(ex.question, mentions), ex.topic_entities,
+                            limits, config.semantics, index.schema)
+    gold = {normalize_answer(a) for a in ex.answers}
+    matched = [answers_match(c.answers, gold) for c in found]
+    right = [c for c, ok in zip(found, matched) if ok]
+    wrong = [c.plan for c, ok in zip(found, matched) if not ok]
+    wrong = rng.sample(wrong, min(max_negatives, len(wrong)))
+    if given is not None:
+        return [given], wrong, True
+    ordered = has_order_word(ex.question)
+    right = [c for c in right if ordered or c.plan.order is None]
+    if conditions:
+        right = [c for c in right if [x.to_dict() for x in c.plan.constraints] == conditions]
+    if right:
+        return [c.plan for c in right], wrong, True
+    chain = _best_chain(found, ex.answers)
+    return ([chain] if chain else []), wrong, False
+
+
+def _best_chain(found: Sequence[Candidate], answers: Sequence[str]) -> QueryPlan | None:
+    gold = {normalize_answer(a) for a in answers}
+    best = None
+    for c in found:
+        if c.plan.is_chain:
+            got = {normalize_answer(a) for a in c.answers}
+            hits = len(got & gold)
+            score = 2 * hits / (len(got) + len(gold)) if hits else 0.0
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, c.plan)
+    return best[1] if best else None
+
+
+def _mentions(kg, ex: QAExample) -> list[str]:
+    try:
+        labels = kg.labels(ex.topic_entities)
+    except Exception:  # noqa: BLE001 - labels are a nicety here: ids still mask
+        labels = {}
+    return [labels.get(t) or t for t in ex.topic_entities] + list(ex.topic_entities)
+
+
+def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "[E]") -> tuple[str, dict]:
+    """rra.text.ranker_text of a question (the same text at inference)."""
+    return ranker_text(ex.question, mentions, mask)
 
 
 def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
-                adjacency: Adjacency | None = None) -> PlanReport:
-    """Set `extra["plan"]` and `extra["plan_source"]` on every example (see the module doc).
-    Questions whose chain label already explains their answers exactly (F1 = 1) stay chains without
-    any further search, so a KG of chain questions costs next to nothing here."""
+                adjacency: Adjacency | None = None, seed: int = 0, max_chains: int = 20_000,
+                max_negatives: int = 24) -> PlanReport:
+    """Set `extra["plan_candidates"]`, `extra["plan"]` and `extra["plan_source"]` (module doc).
+    Questions that name one entity and whose chain label explains their answers exactly (F1 = 1)
+    are chains, and get candidates (at most `max_chains` of them) only if another question of the
+    set is not one: a set of chains costs next to nothing here."""
     config = config or SupervisionConfig()
     report = PlanReport()
     if getattr(kg, "per_question", False) and adjacency is None:
-        # one subgraph per question (rra.graph.subgraphs): each question planned on its own graph
-        for ex in examples:
+        for ex in examples:  # one subgraph per question (rra.graph.subgraphs): each on its own graph
             with kg.scope(ex) as graph:
-                one = label_plans(graph, [ex], config)
-            report.n += one.n
-            for mine, theirs in ((report.shapes, one.shapes), (report.sources, one.sources)):
-                for k, v in theirs.items():
-                    mine[k] = mine.get(k, 0) + v
-        report.shapes = dict(Counter(report.shapes).most_common())
+                one = label_plans(graph, [ex], config, seed=seed, max_negatives=max_negatives)
+            _merge(report, one)
         return report
-    adj, attrs = adjacency, None
+    rng = random.Random(seed)
+    index = None
+    simple, rest = [], []
+    for ex in examples:
+        ex.extra.pop("plan_candidates", None)
+        given = ex.extra.get("plan")
+        if given and not given.get("paths"):
+            given = None  # conditions without paths: derived like any other plan
+        (rest if given or len(set(ex.topic_entities)) > 1 or not _chain_exact(ex) else simple).append(ex)
+    for ex in rest:
+        if index is None:
+            index = GraphIndex(kg, adjacency)
+        given = ex.extra.get("plan") or {}
+        plan = QueryPlan.from_dict(given) if given.get("paths") else None
+        conditions = None if plan else given.get("constraints") or ([given["constraint"]] if given.get("constraint") else None)
+        pos, neg, exact = derive_candidates(index, ex, config, rng, plan, max_negatives=max_negatives,
+                                            conditions=conditions)
+        _keep(ex, pos, neg, "given" if plan else "kg")
+        report.exact += exact
+    if any(p["shape"] != "chain" for ex in rest for p in (ex.extra.get("plan_candidates") or {}).get("positive", ())):
+        # other shapes in the set: the ranker must also learn to leave chains alone, and a chain
+        # that explains a question exactly may still be chance (the head of a department who also
+        # has the highest h-index): every question gets its candidates
+        for ex in simple[:max_chains]:
+            if index is None:
+                index = GraphIndex(kg, adjacency)
+            pos, neg, exact = derive_candidates(index, ex, config, rng, max_negatives=max_negatives)
+            _keep(ex, pos, neg, "kg")
+            report.exact += exact
+    _choose_labels(kg, examples)
     for ex in examples:
         report.n += 1
-        given = ex.extra.get("plan")
-        plan = None
-        if given and given.get("paths"):
-            plan, source = QueryPlan.from_dict(given), "given"
-        else:
-            needs = len(set(ex.topic_entities)) > 1 or given or not _chain_exact(ex)
-            if needs and ex.answers:
-                if adj is None:
-                    adj = build_adjacency(kg)
-                    attrs = Attributes(kg, adj)
-                if given and given.get("constraint"):  # a given condition: only the chain is derived
-                    c = given["constraint"]
-                    plan = _chain_for_condition(ex, adj, attrs, config,
-                                                Constraint(c["relation"], c["op"], c.get("value")))
-                else:
-                    plan = derive_plan(ex, adj, attrs, config)
-            source = "kg"
-            if plan is None and ex.relation_path and ex.topic_entities:
-                plan = QueryPlan([ex.topic_entities[0]], [list(ex.relation_path)])
-        if plan is None:
-            ex.extra.pop("plan", None)
-            continue
-        ex.extra["plan"] = plan.to_dict()
-        ex.extra["plan_source"] = source
-        if plan.shape != "chain" or source == "given":
-            ex.relation_path = list(plan.paths[0])
-        report.shapes[plan.shape] = report.shapes.get(plan.shape, 0) + 1
-        report.sources[source] = report.sources.get(source, 0) + 1
+        if "plan_candidates" in ex.extra:
+            report.ranked += 1
+        plan = ex.extra.get("plan")
+        if plan and plan.get("paths"):
+            report.shapes[plan["shape"]] = report.shapes.get(plan["shape"], 0) + 1
+            source = ex.extra.get("plan_source", "kg")
+            report.sources[source] = report.sources.get(source, 0) + 1
     report.shapes = dict(Counter(report.shapes).most_common())
     return report
+
+
+def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan], source: str) -> None:
+    if not positives:
+        return
+    ex.extra["plan_candidates"] = {"positive": [p.to_dict() for p in positives],
+                                   "negative": [p.to_dict() for p in negatives]}
+    ex.extra["plan_source"] = source
+
+
+def _choose_labels(kg, examples: Sequence[QAExample]) -> None:
+    """Each question's `extra["plan"]`: its positive read (plan_words) like the positives of the most
+    questions of the set, so that the path predictor's items follow one consistent plan per wording."""
+    support: Counter = Counter()
+    words = {}
+    for ex in examples:
+        cands = ex.extra.get("plan_candidates")
+        if not cands:
+            continue
+        _, slots = ranker_question(ex, _mentions(kg, ex))
+        words[id(ex)] = [plan_words(QueryPlan.from_dict(p), relation_phrase, slots) for p in cands["positive"]]
+        support.update(set(words[id(ex)]))
+    for ex in examples:
+        cands = ex.extra.get("plan_candidates")
+        if not cands:
+            continue
+        best = max(range(len(cands["positive"])),
+                   key=lambda k: (support[words[id(ex)][k]], -QueryPlan.from_dict(cands["positive"][k]).complexity,
+                                  -sum(map(len, cands["positive"][k]["paths"])), -k))
+        plan = cands["positive"][best]
+        ex.extra["plan"] = plan
+        if plan["shape"] != "chain" or ex.extra.get("plan_source") == "given" or not ex.relation_path:
+            ex.relation_path = list(plan["paths"][0])
 
 
 def _chain_exact(ex: QAExample) -> bool:
@@ -201,19 +287,10 @@ def _chain_exact(ex: QAExample) -> bool:
     return bool(cands) and cands[0].get("f1") == 1.0
 
 
-def _chain_for_condition(ex, adj, attrs: Attributes, config, constraint: Constraint) -> QueryPlan | None:
-    """A given condition: the shortest chain from the first topic whose ends, filtered by the
-    condition, explain the gold answers best."""
-    gold = set(ex.answers)
-    anchor = next((t for t in ex.topic_entities if adj.has(t)), None)
-    if anchor is None:
-        return None
-    per = attrs.values().get(constraint.relation, {})
-    best = None
-    for p, ends in enumerate_paths(adj, anchor, config, gold).items():
-        have = {e: per[e] for e in ends if e in per}
-        score = f1(apply_condition(have, constraint.op, literal_value(constraint.value)), gold)
-        key = (score, -len(p), tuple(p))
-        if best is None or key > best[0]:
-            best = (key, p)
-    return QueryPlan([anchor], [list(best[1])], constraint) if best and best[0][0] > 0 else None
+def _merge(report: PlanReport, one: PlanReport) -> None:
+    report.n += one.n
+    report.ranked += one.ranked
+    report.exact += one.exact
+    for mine, theirs in ((report.shapes, one.shapes), (report.sources, one.sources)):
+        for k, v in theirs.items():
+            mine[k] = mine.get(k, 0) + v

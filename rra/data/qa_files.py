@@ -8,9 +8,12 @@ JSONL (`.jsonl`), one object per line:
      "qid": "q17", "hops": 1, "extra": {...}}           optional
      "relation_paths": [["^written_by"], ["^set_in"]],  optional query plan: one path per topic entity
      "constraint": {"relation": "published_in", "op": ">", "value": 1990}   optional condition on the
-                                                        answers (op: > >= < <= = argmax argmin)
+                                                        answers (op: > >= < <= = argmax argmin), or a list
+     "via": {...}, "aggregate": "count" | "ask", "ask": id, "plan": {...}   optional (docs/query_plans.md)
+     "shape": "conjunction"}                            optional: the question's shape, for per-shape metrics
 The plan keys are read by rra.plan.plan_from_record into `extra["plan"]`; absent, supervision
-derives the plan from the KG (rra.data.plan_supervision).
+derives the plan from the KG (rra.data.plan_supervision). A count question's answer is its number
+("7"), a yes/no question's "yes" or "no".
 
 JSON (`.json`): one array of such objects. Keys `answer`, `topic_entity` and `id` are read as
 `answers`, `topic_entities` and `qid`.
@@ -112,6 +115,11 @@ def _example(
     plan = plan_from_record(record, topics, path, source)
     if plan is not None:
         extra = {**extra, "plan": plan}
+    shape = record.get("shape")  # the question's shape, as metrics break figures down by it
+    if shape not in (None, ""):
+        if not isinstance(shape, str):
+            raise DataFormatError(source, "shape must be a string (e.g. chain, conjunction, count)", shape)
+        extra = {**extra, "shape": shape.strip()}
     return QAExample(
         question=question.strip(),
         topic_entities=topics,

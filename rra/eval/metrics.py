@@ -28,9 +28,12 @@ ids or as names. All comparisons casefold and collapse whitespace.
 - **Hop accuracy / path accuracy**: predicted hop count (`pred_hop`) / top relation path
   (`pred_path`) equal the gold ones (`gold_hop`, `gold_path`); averaged
   only over questions where the gold is known (`n` given beside them).
-- **Per question shape** (`by_shape`): Hits@1 and F1 of the chain / conjunction / comparison /
-  order questions apart (`gold_shape`, from the question's gold or given plan, rra.plan); only
-  when a run has questions of more than one shape.
+- **Per question shape** (`by_shape`): Hits@1 and F1 of each question shape apart (`gold_shape`:
+  the data's own `shape`, else from the question's gold or given plan, rra.plan), with the kinds of
+  plan the method chose for them (`predicted`); only when a run has questions of more than one
+  shape. **Per plan kind** (`by_plan_kind`): the same by the plan the method chose (RRA with a
+  plan ranker). A count is answered as a number ("3") and a yes/no as "yes" / "no": they match a
+  gold "3" / "yes" like any other answer string.
 - **LLM calls / prompt+completion tokens per question**: means of the per-question counts.
 - **Latency p50/p95**: per-question wall seconds; **questions/s**: questions / run wall time
   (when the runner passes it) else questions / summed latency.
@@ -216,17 +219,43 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
     }
 
 
-SHAPE_ORDER = ("chain", "conjunction", "comparison", "order")
+def plan_kind(p: dict) -> str | None:
+    """The kind of plan the method answered with (rra.plan.QueryPlan.shape; "chain" for a chain),
+    where it ranked plans; None otherwise."""
+    return p.get("extra", {}).get("plan_kind") or (p.get("extra", {}).get("plan") or {}).get("shape")
+
+
+def _shape_order(shapes) -> list[str]:
+    from rra.plan import SHAPES
+
+    order = list(SHAPES)
+    return sorted(shapes, key=lambda s: (order.index(s) if s in order else len(order), s))
 
 
 def by_shape(labelled: list[dict]) -> dict:
-    """{"by_shape": {shape: {"n", "hits@1", "f1"}}} when the questions have several shapes, else {}."""
+    """{"by_shape": {gold shape: {"n", "hits@1", "f1", "predicted": {plan kind: n}}}} when the questions
+    have several shapes (the data's `shape`, else the gold plan's, rra.eval.run.gold_shape), and
+    {"by_plan_kind": {plan kind: {"n", "hits@1", "f1"}}} by the plan the method chose, where it
+    ranked plans; else {}."""
     groups: dict[str, list[dict]] = {}
+    kinds: dict[str, list[dict]] = {}
     for p in labelled:
         groups.setdefault(scored(p, "gold_shape") or "chain", []).append(p)
-    if len(groups) < 2:
-        return {}
-    order = sorted(groups, key=lambda s: (SHAPE_ORDER.index(s) if s in SHAPE_ORDER else len(SHAPE_ORDER), s))
-    return {"by_shape": {s: {"n": len(groups[s]),
-                             "hits@1": 100 * sum(map(hit_at_1, groups[s])) / len(groups[s]),
-                             "f1": 100 * sum(map(answer_f1, groups[s])) / len(groups[s])} for s in order}}
+        if plan_kind(p):
+            kinds.setdefault(plan_kind(p), []).append(p)
+    out = {}
+
+    def figures(ps: list[dict]) -> dict:
+        return {"n": len(ps), "hits@1": 100 * sum(map(hit_at_1, ps)) / len(ps),
+                "f1": 100 * sum(map(answer_f1, ps)) / len(ps)}
+
+    if len(groups) > 1:
+        out["by_shape"] = {}
+        for s in _shape_order(groups):
+            out["by_shape"][s] = figures(groups[s])
+            predicted = Counter(plan_kind(p) for p in groups[s] if plan_kind(p))
+            if predicted:
+                out["by_shape"][s]["predicted"] = dict(predicted.most_common())
+    if kinds and (len(kinds) > 1 or len(groups) > 1):
+        out["by_plan_kind"] = {k: figures(kinds[k]) for k in _shape_order(kinds)}
+    return out

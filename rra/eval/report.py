@@ -169,8 +169,9 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
             lines.append(f"| {name} | {fmt(metrics[key])} |")
     shapes = metrics.get("by_shape")
     if shapes:
-        lines += ["", "| question shape | n | Hits@1 (%) | F1 (%) |", "|---|---|---|---|"]
-        lines += [f"| {s} | {d['n']} | {fmt(d['hits@1'])} | {fmt(d['f1'])} |" for s, d in shapes.items()]
+        lines += ["", "| question shape | n | Hits@1 (%) | F1 (%) | plans chosen |", "|---|---|---|---|---|"]
+        lines += [f"| {s} | {d['n']} | {fmt(d['hits@1'])} | {fmt(d['f1'])} | "
+                  f"{', '.join(f'{k} {n}' for k, n in (d.get('predicted') or {}).items())} |" for s, d in shapes.items()]
     modes = metrics.get("hits_mode", {})
     if modes.get("reply"):
         lines += ["", f"Hits@1 of {modes['reply']} free-form LLM replies counts a gold answer appearing "

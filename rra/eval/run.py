@@ -138,14 +138,13 @@ def format_prediction(p: Prediction) -> str:
     plan = p.extra.get("plan")
     if plan:  # a question beyond one chain: the plan that answered it, and its rivals
         lines.append(f"plan:     {plan['shape']}  (anchors: {', '.join(plan['anchors'])})")
-        for d in p.extra.get("plans", [plan])[:3]:
-            chains = "  AND  ".join(f"{a}: {' -> '.join(path)}" for a, path in zip(d["anchors"], d["paths"]))
-            cond = d.get("constraint")
-            cond = "" if not cond else f"  | {cond['relation']} {cond['op']} {cond.get('value', '')}".rstrip()
-            lines.append(f"  {d['score']:.4f}  {chains}{cond}  ({d['n_ends']} answers)")
-    elif p.extra.get("plan_fallback"):
-        lines.append(f"plan:     read as {p.extra.get('plan_reading')}, answered as one chain: "
-                     f"{'; '.join(p.extra['plan_fallback'])}")
+    if p.extra.get("plans") and (plan or p.extra.get("plan_kind") not in (None, "chain")):
+        from rra.plan import QueryPlan
+
+        for d in p.extra["plans"][:3]:  # the chosen plan and its rivals
+            lines.append(f"  {d['score']:.4f}  {QueryPlan.from_dict(d).describe()}  ({d['n_ends']} answers)")
+    if p.extra.get("plan_fallback"):
+        lines.append(f"plan:     answered as one chain: {'; '.join(p.extra['plan_fallback'])}")
     if p.paths:
         lines.append("paths:")
         lines += [f"  {d['score']:.4f}  {' -> '.join(d['path'])}  ({d.get('instances', '?')} instances)"
@@ -389,7 +388,7 @@ GROUP_FIELDS = ("qtype", "question_type", "shape")
 
 
 def gold_shape(ex: QAExample) -> str:
-    """chain / conjunction / comparison / order: as the data says (`extra["shape"]`), else from its
+    """The question's shape as the data says (`shape`, read into `extra["shape"]`), else from its
     plan (rra.plan.question_shape), else by its number of topic entities."""
     from rra.plan import question_shape
 

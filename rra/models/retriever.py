@@ -22,6 +22,7 @@ Inference for the pipeline:
 """
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -40,11 +41,13 @@ from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_head import PlanHead, PlanPrediction, plan_targets, read_predictions
+from rra.models.plan_ranker import PlanRanker
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
 from rra.text import mask_topic, relation_phrase
+
+log = logging.getLogger(__name__)
 
 CHECKPOINT_FORMAT = "rra-retriever"
 CHECKPOINT_VERSION = 2  # 2: the path head is named (`path_head`); version 1 checkpoints are classifiers
@@ -88,13 +91,15 @@ class Retriever(L.LightningModule):
         dropout: float = 0.1,
         beam: int = 3,
         tokenizer_state: dict | None = None,
-        plan_heads: bool = False,  # set by the data when it has questions beyond one chain
+        plan_ranker: bool = False,  # set by the data when it has questions beyond one chain
         plan_loss_weight: float = 1.0,
+        plan_scale: float = 20.0,  # the plan ranker's initial softmax scale over cosines (learnt)
         path_head: str = "scorer",  # "scorer": relations read by name over the graph's frontier; "classifier": the paper's
         scale: float = 20.0,  # the scorer's initial softmax scale over cosines (learnt)
         end_bias: float = 0.0,  # the scorer's initial logit of a path ending after a relation (0: P = 0.5)
         hop_weight: float = 0.0,  # scorer: weight of the hop classifier's log-probability in a path's score (a prior)
         max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
+        plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -102,9 +107,9 @@ class Retriever(L.LightningModule):
         if path_head not in PATH_HEADS:
             raise ValueError(f"path_head must be one of {', '.join(PATH_HEADS)}, not {path_head!r}")
         relations = list(relations or [])
-        if not relations and (path_head == "classifier" or plan_heads):
-            raise ValueError("Retriever needs a non-empty relation vocabulary (the classifier head and the plan "
-                             "heads have a class per relation)")
+        if not relations and path_head == "classifier":
+            raise ValueError("Retriever needs a non-empty relation vocabulary (the classifier head has a class per "
+                             "relation)")
         if len(set(relations)) != len(relations):
             raise ValueError("relation vocabulary has duplicates")
         self.relations = relations
@@ -118,16 +123,16 @@ class Retriever(L.LightningModule):
         self.scorer = path_head == "scorer"
         self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias) if self.scorer
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
-        # query-plan heads (rra.models.plan_head) only for data with several anchors or conditions:
-        # a retriever trained on chains has none, so it is the model it always was
-        self.plan_head = PlanHead(self.encoder.dim, len(self.relations), dropout) if plan_heads else None
+        # the query-plan ranker (rra.models.plan_ranker) only for data beyond one chain: a retriever
+        # trained on chains has none, so it is the model it always was
+        self.ranker = PlanRanker(self.encoder.dim, plan_scale) if plan_ranker else None
         sep = self.encoder.tokenizer.sep_token
         self.sep = sep if sep else "|"
 
         # one set of metrics per split; per-hop path accuracy for evaluation splits
         def metrics(evaluation: bool) -> ModuleDict:
             names = ["loss", "hop_acc", "step_acc"]
-            if plan_heads:
+            if plan_ranker:
                 names.append("plan_acc")
             if evaluation:
                 names += ["path_acc", f"path_acc_top{beam}"] + [f"path_acc_{h}hop" for h in range(1, max_hops + 1)]
@@ -136,10 +141,12 @@ class Retriever(L.LightningModule):
         # (not one ModuleDict keyed by split: "train" is a reserved nn.Module attribute)
         self.train_metrics, self.val_metrics, self.test_metrics = metrics(False), metrics(True), metrics(True)
         self.val_path_acc_best = MaxMetric()
+        self.val_retrieval_acc_best = MaxMetric()
         self.encoded_texts = 0  # sequences encoded by predict(): for "encoder passes per question"
         self.cache_size = ENCODING_CACHE_SIZE
         self._predict_cache: dict[str, torch.Tensor] = {}
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
+        self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker)
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -180,40 +187,51 @@ class Retriever(L.LightningModule):
     # -- training ----------------------------------------------------------------------------
     def model_step(self, batch: dict) -> dict:
         """Teacher-forced loss for a batch {"question": [...], "path": [[rel, ...] | None, ...],
-        optional "plan": [plan label | None, ...]}: each question with a path expands into one
-        encoder input per path step; row 0 of each also feeds the hop head (and the plan heads).
-        A question with a plan label but no path (a conjunction's question with every anchor
-        masked) adds one row for the plan heads. Shared by train/val/test."""
-        if self.scorer:
-            return self._scorer_step(batch)
+        optional "ranking": [{"positive": [plan text, ...], "negative": [...]} | None, ...]}: each
+        question with a path expands into one encoder input per path step; row 0 of each also
+        feeds the hop head. An item with a ranking (path None) is a question for the plan ranker,
+        against its candidate plans (rra.models.plan_ranker). Shared by train/val/test."""
+        out = self._scorer_step(batch) if self.scorer else self._classifier_step(batch)
+        if self.ranker is not None and any(batch.get("ranking") or ()):
+            loss, correct = self._ranking_step(batch)
+            out["loss"] = out["loss"] + self.hparams.plan_loss_weight * loss
+            out["plan_correct"] = correct
+        return out
+
+    def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """The plan ranker's loss over the batch's ranking items: every distinct plan text of the
+        batch encoded once, so both sides of the bi-encoder learn."""
+        items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
+        plan_texts = sorted({t for _, r in items for t in r["positive"] + r["negative"]})
+        index = {t: i for i, t in enumerate(plan_texts)}
+        questions = self.encode([q for q, _ in items])
+        plans = self.encode(plan_texts)
+        cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
+        positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
+        return self.ranker.loss(questions, plans, cands, positive)
+
+    def _classifier_step(self, batch: dict) -> dict:
+        """model_step for the paper's classifier head."""
         questions = [self.mask(q) for q in batch["question"]]
-        plans = batch.get("plan") or [None] * len(questions)
-        texts, targets, first_rows, hops, paths, plan_rows, plan_labels = [], [], [], [], [], [], []
-        step_rows = []  # rows that are path steps (all of them unless plan-only rows were added)
-        for q, path, plan in zip(questions, batch["path"], plans):
-            if path is None:
-                if plan is not None and self.plan_head is not None:
-                    plan_rows.append(len(texts))
-                    plan_labels.append(plan)
-                    texts.append(q)
+        texts, targets, first_rows, hops, paths = [], [], [], [], []
+        step_rows = []
+        for q, path in zip(questions, batch["path"]):
+            if path is None:  # a ranking item (the plan ranker's)
                 continue
             if not 1 <= len(path) <= self.hparams.max_hops:
                 raise ValueError(f"path {path} of {q!r}: length must be 1..{self.hparams.max_hops}")
             first_rows.append(len(texts))
             hops.append(len(path))
             paths.append(path)
-            if plan is not None and self.plan_head is not None:
-                plan_rows.append(len(texts))
-                plan_labels.append(plan)
             ids = self.path_ids(path, q)
             for t in range(len(path)):
                 step_rows.append(len(texts))
                 texts.append(step_text(q, path[:t], self.sep))
                 targets.append(ids[t])
-        pooled = self.encode(texts)
+        pooled = self.encode(texts) if texts else None
         out = {"questions": [q for q, p in zip(questions, batch["path"]) if p is not None], "hops": hops,
                "paths": paths}
-        loss = pooled.new_zeros(())
+        loss = torch.zeros((), device=self.device)
         if first_rows:
             targets_t = torch.tensor(targets, device=pooled.device)
             hops_t = torch.tensor(hops, device=pooled.device)
@@ -228,11 +246,6 @@ class Retriever(L.LightningModule):
                        step_correct=(rel_logits.argmax(-1) == targets_t).float(),
                        first_hop_logits=hop_logits,
                        first_rel_logits=rel_logits[first_steps])
-        if plan_rows:
-            logits = self.plan_head(pooled[torch.tensor(plan_rows, device=pooled.device)])
-            plan_t = plan_targets(plan_labels, self.rel_index, pooled.device)
-            loss = loss + self.hparams.plan_loss_weight * self.plan_head.loss(logits, plan_t)
-            out["plan_correct"] = PlanHead.correct(logits, plan_t)
         out["loss"] = loss
         return out
 
@@ -245,19 +258,14 @@ class Retriever(L.LightningModule):
         per batch, so both sides of the bi-encoder learn."""
         questions = [self.mask(q) for q in batch["question"]]
         n = len(questions)
-        plans = batch.get("plan") or [None] * n
         cands_all = batch.get("candidates") or [None] * n
         names = batch.get("texts") or {}
         text_of = lambda r: names.get(r) or relation_phrase(r)  # noqa: E731
-        texts, first_rows, hops, paths, plan_rows, plan_labels = [], [], [], [], [], []
+        texts, first_rows, hops, paths = [], [], [], []
         row_cands, row_target, row_end, kept_q = [], [], [], []
         max_hops = self.hparams.max_hops
-        for q, path, plan, cands in zip(questions, batch["path"], plans, cands_all):
-            if path is None:
-                if plan is not None and self.plan_head is not None:
-                    plan_rows.append(len(texts))
-                    plan_labels.append(plan)
-                    texts.append(q)
+        for q, path, cands in zip(questions, batch["path"], cands_all):
+            if path is None:  # a ranking item (the plan ranker's)
                 continue
             if not 1 <= len(path) <= max_hops:
                 raise ValueError(f"path {path} of {q!r}: length must be 1..{max_hops}")
@@ -265,9 +273,6 @@ class Retriever(L.LightningModule):
             hops.append(len(path))
             paths.append(path)
             kept_q.append(q)
-            if plan is not None and self.plan_head is not None:
-                plan_rows.append(len(texts))
-                plan_labels.append(plan)
             for t, rel in enumerate(path):
                 step = list(cands[t]) if cands is not None and len(cands) > t else [rel]
                 if rel not in step:
@@ -285,9 +290,7 @@ class Retriever(L.LightningModule):
         if first_rows:
             rels = sorted({r for c in row_cands for r in c})
             index = {r: i for i, r in enumerate(rels)}
-            plan_only = set(plan_rows) - set(first_rows)  # a conjunction's every-anchor-masked row
-            step_rows = [i for i in range(len(texts)) if i not in plan_only]
-            queries = pooled[torch.tensor(step_rows, device=pooled.device)] if plan_only else pooled
+            queries = pooled
             relation_vectors = self.encode([text_of(r) for r in rels])
             step_loss, correct = self.path_head.loss(queries, relation_vectors, [[index[r] for r in c] for c in row_cands],
                                                      [index[t] for t in row_target], row_end)
@@ -296,11 +299,6 @@ class Retriever(L.LightningModule):
             loss = self.hparams.hop_loss_weight * self.hop_head.loss(hop_logits, hops_t) + step_loss
             out.update(hop_correct=(hop_logits.argmax(-1) + 1 == hops_t).float(), step_correct=correct,
                        first_hop_logits=hop_logits)
-        if plan_rows:
-            logits = self.plan_head(pooled[torch.tensor(plan_rows, device=pooled.device)])
-            plan_t = plan_targets(plan_labels, self.rel_index, pooled.device)
-            loss = loss + self.hparams.plan_loss_weight * self.plan_head.loss(logits, plan_t)
-            out["plan_correct"] = PlanHead.correct(logits, plan_t)
         out["loss"] = loss
         return out
 
@@ -387,10 +385,12 @@ class Retriever(L.LightningModule):
 
     def on_train_start(self) -> None:
         self.val_path_acc_best.reset()  # drop what the sanity check put there
+        self.val_retrieval_acc_best.reset()
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
         self._predict_cache.clear()  # weights are about to change
         self._relation_cache.clear()
+        self._plan_cache.clear()
         self._batch_start = time.perf_counter()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
@@ -402,15 +402,25 @@ class Retriever(L.LightningModule):
         self.decoded = []
 
     def on_validation_epoch_end(self) -> None:
+        """Also `val/retrieval_acc`, what checkpoints are chosen on (conf/task/retriever.yaml): the
+        path accuracy, averaged with the plan ranker's accuracy where the model has one, since
+        inference uses both."""
+        parts = [self.val_metrics[k].compute() for k in ("path_acc", "plan_acc")
+                 if k in self.val_metrics and self.val_metrics[k].update_count]
         if self.val_metrics["path_acc"].update_count:
             self.val_path_acc_best(self.val_metrics["path_acc"].compute())
             self.log("val/path_acc_best", self.val_path_acc_best.compute(), prog_bar=True)
+        if parts:
+            acc = torch.stack([torch.as_tensor(p, dtype=torch.float32) for p in parts]).mean()
+            self.val_retrieval_acc_best(acc)
+            self.log("val/retrieval_acc", acc)
+            self.log("val/retrieval_acc_best", self.val_retrieval_acc_best.compute())
 
     def configure_optimizers(self):
         hp = self.hparams
         heads = list(self.hop_head.parameters()) + list(self.path_head.parameters())
-        if self.plan_head is not None:
-            heads += list(self.plan_head.parameters())
+        if self.ranker is not None:
+            heads += list(self.ranker.parameters())
         groups = [{"params": heads, "lr": hp.head_lr}]
         encoder = [p for p in self.encoder.parameters() if p.requires_grad]
         if encoder:
@@ -574,21 +584,28 @@ class Retriever(L.LightningModule):
             self.train(was_training)
 
     @torch.no_grad()
-    def predict_plan(self, questions: Sequence[str], batch_size: int = 256,
-                     use_cache: bool = True) -> list[PlanPrediction] | None:
-        """The plan heads' reading of each question (every anchor marked `[...]`); None when this
-        retriever has no plan heads (trained on chains only). The encodings come from predict()'s
-        cache when it has just read the same texts, so a chain question costs no extra pass."""
-        if self.plan_head is None:
+    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], batch_size: int = 256,
+                   use_cache: bool = True) -> list[list[float]] | None:
+        """The plan ranker's logit of each candidate plan text (rra.text.plan_words) of each question
+        (rra.data.plan_supervision.ranker_question's text); None when this retriever has no ranker
+        (trained on chains only). Plan texts repeat across questions: each is encoded once while
+        the weights stay."""
+        if self.ranker is None:
             return None
         was_training = self.training
         if was_training:
             self._predict_cache.clear()
+            self._plan_cache.clear()
         self.eval()
         try:
-            masked = [self.mask(q) for q in questions]
-            pooled = self.encode_unique(masked, batch_size, self._predict_cache if use_cache else None)
-            return read_predictions(self.plan_head(pooled), self.relations)
+            q = self.encode_unique(list(questions), batch_size, self._predict_cache if use_cache else None)
+            texts = sorted({t for ps in plans for t in ps})
+            if not texts:
+                return [[] for _ in questions]
+            vectors = self.encode_unique(texts, batch_size, self._plan_cache if use_cache else {})
+            logits = self.ranker.logits(q, vectors).tolist()
+            index = {t: i for i, t in enumerate(texts)}
+            return [[logits[i][index[t]] for t in ps] for i, ps in enumerate(plans)]
         finally:
             self.train(was_training)
 
@@ -617,6 +634,10 @@ class Retriever(L.LightningModule):
         hp["path_head"] = info.get("path_head", "classifier")  # version 1 checkpoints are classifiers
         hp.update(relations=info["relations"], encoder_config=info["encoder_config"], pretrained=False,
                   tokenizer_state=info["tokenizer"])
+        if hp.pop("plan_heads", False):  # the earlier design's plan classes: not loaded, plans not ranked
+            ckpt["state_dict"] = {k: v for k, v in ckpt["state_dict"].items() if not k.startswith("plan_head.")}
+            log.warning("%s has plan heads of an earlier design (plan kinds as classes); it answers chains "
+                        "only: retrain it (python train.py) for query plans", path)
         return load_weights(cls(**hp), ckpt, path, map_location)
 
     def quantize(self, mode: str | None) -> "Retriever":
@@ -648,13 +669,9 @@ class Retriever(L.LightningModule):
         missing = sorted(r for r in mine - kg if not r.startswith(INVERSE_PREFIX))
         unseen = sorted(r for r in kg - mine if not r.startswith(INVERSE_PREFIX))
         if self.scorer:
-            if self.plan_head is not None and missing and strict:
-                raise RelationMismatchError(f"{where}'s plan heads know {len(missing)} relation(s) this knowledge "
-                                            f"graph does not have: {few(missing)} (strict_relations=true)")
             if missing:
                 return (f"{where} was trained on a KG with {len(missing)} relation(s) this one does not have "
-                        f"({few(missing)}); it reads this KG's own relations by name"
-                        + ("" if self.plan_head is None else ", but its plan heads' attributes are the training KG's"))
+                        f"({few(missing)}); it reads this KG's own relations by name (and so does its plan ranker)")
             return None
         if missing:
             raise RelationMismatchError(

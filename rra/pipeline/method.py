@@ -15,6 +15,7 @@ conf/method/rra.yaml.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import Sequence
@@ -24,12 +25,11 @@ from rra.linking import LinkResult, TopicLinker, link_anchors, marked
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
 from rra.methods import QAMethod, failure_status
-from rra.plan import focus_text
-from rra.pipeline.plan_retrieval import PlanSpec, condition_options, plan_sentence, plan_text, retrieve_plan
+from rra.pipeline.plans import PlanChoice, PlanSearch, PlanSettings, retrieve_plan
 from rra.records import Prediction, QAExample, Status, Triple
 from rra.pipeline.retrieve import PathRetrieval, QuestionContext
 from rra.pipeline.rewrite import Rewriter
-from rra.text import RelationText, relation_names
+from rra.text import RelationText, plan_sentence, relation_names
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, name: str = "rra", use_gold_topic: bool = True,
                  max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None,
-                 relation_labels=None, fuzzy_linking: bool = True):
+                 relation_labels=None, fuzzy_linking: bool = True, plans: PlanSettings | dict | None = None):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
             if not isinstance(step, protocol):  # its batch method is what the pipeline calls
                 raise TypeError(f"{type(step).__name__} is not a {protocol.__name__} (it needs `name`, and the "
@@ -50,6 +50,9 @@ class RRAPipeline(QAMethod):
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
         if getattr(retrieval, "relation_text", "absent") is None:  # how the scorer reads this KG's relations
             retrieval.relation_text = RelationText(self.relation_names, kg)
+        # query plans, where the retriever has a plan ranker (trained on data beyond one chain)
+        self.plan_search = PlanSearch(kg, retrieval, plans if isinstance(plans, PlanSettings)
+                                      else PlanSettings(**dict(plans or {})))
 
     def describe(self) -> dict:
         return {"retriever": self.retriever_ckpt, "rewriter": self.rewriter.name, "answer": self.answerer.name}
@@ -73,28 +76,32 @@ class RRAPipeline(QAMethod):
                 candidates = self.linker.choose(examples, links, todo, self._predict, self.retrieval.semantics)
             except Exception as err:  # a broken checkpoint/model must not lose the batch
                 model_error = f"retriever: {type(err).__name__}: {err}"
-        # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
-        # whose batch query failed is not prefetched: each question's own call retries and records it.
-        specs: dict[int, PlanSpec] = {}
-        if candidates:  # questions the plan heads read as more than one chain (none without plan heads)
+        choices: dict[int, PlanChoice] = {}
+        if candidates and self.plan_search.enabled:  # rank the candidate plans of every question
             try:
-                specs = self._plans(examples, links, candidates)
-            except Exception as err:  # noqa: BLE001 - a broken plan head costs the plans, not the batch
+                choices = self._plans(examples, links, candidates)
+            except Exception as err:  # noqa: BLE001 - a broken ranker costs the plans, not the batch
                 if self.strict:
                     raise
-                log.warning("plan heads failed, answering as chains: %s: %s", type(err).__name__, err)
+                log.warning("query plans failed, answering as chains: %s: %s", type(err).__name__, err)
+        chains = {i: self._chain_of(links[i], candidates[i], choices.get(i)) for i in candidates}
+        # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
+        # whose batch query failed is not prefetched: each question's own call retries and records it.
         prefetched, _ = self.retrieval.prefetch(
-            self.kg, [(links[i].entities[0], candidates[i]) for i in candidates if links[i].entities and i not in specs])
+            self.kg, [(c[0].entities[0], c[1]) for c in chains.values() if c is not None and c[0].entities])
         shared_s = (time.perf_counter() - start) / max(1, len(examples))
 
         # Retrieve per question; rewrite the ready ones together, then answer them together.
         preds, ready, contexts = [], [], []
         for i, (ex, link) in enumerate(zip(examples, links)):
             t0 = time.perf_counter()
-            if i in specs:
-                pred, context = self._prepare_plan(ex, link, specs[i], candidates.get(i, []), prefetched)
+            if i in choices and chains[i] is None:
+                pred, context = self._prepare_plan(ex, link, choices[i], prefetched)
             else:
-                pred, context = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
+                link_i, cands = chains.get(i) or (link, candidates.get(i, []))
+                pred, context = self._prepare(ex, link_i, cands, model_error, prefetched)
+                if i in choices:
+                    pred.extra.update(choices[i].record(self.plan_search.settings.shown))
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
             if context is not None:
@@ -115,54 +122,66 @@ class RRAPipeline(QAMethod):
         return self.retrieval.predict(texts, kg=self.kg, topics=topics)
 
     # --- query plans ------------------------------------------------------------------------------
-    def _plans(self, examples, links: list[LinkResult], candidates: dict[int, list]) -> dict[int, PlanSpec]:
-        """Plan specs of the questions the plan heads read as a conjunction (two anchors linked) or
-        as a condition on the answers; every other question stays a chain, on today's path. One
-        plan-head read per question (its encoding is cached from the chain prediction when the
-        question has one anchor), and one path prediction per anchor of each conjunction."""
-        todo = sorted(candidates)
-        texts = [plan_text(examples[i].question, links[i]) for i in todo]
-        readings = self.retrieval.read_plans(texts)
-        if readings is None:
-            return {}
-        specs, focus = {}, []  # focus: (question index, anchor index, text, anchor)
-        for i, text, reading in zip(todo, texts, readings):
-            anchors, mentions = link_anchors(links[i])
-            if reading.n_anchors > 1 and len(anchors) > 1:
-                specs[i] = PlanSpec(anchors, [[] for _ in anchors], reading=reading.to_dict())
-                focus += [(i, k, focus_text(text, mentions, k), a) for k, a in enumerate(anchors)]
-            elif reading.condition != "none":
-                options = condition_options(reading, examples[i].question, links[i].mentions)
-                if options:
-                    specs[i] = PlanSpec(links[i].entities[:1], [candidates[i]], options, reading.to_dict())
-        conditioned = [i for i in specs if len(specs[i].anchors) == 1]
-        if conditioned:  # a condition's words mislead the hop head more often: paths of the next length too
-            texts_c = [marked(examples[i].question, links[i]) for i in conditioned]
-            again = self.retrieval.predict(texts_c, kg=self.kg, topics=[specs[i].anchors[0] for i in conditioned],
-                                           try_second_hop=True)
-            for i, paths in zip(conditioned, again):
-                specs[i].candidates[0] = sorted(paths, key=lambda p: -float(p.score))
-        if focus:
-            found = self.retrieval.predict([t for _, _, t, _ in focus], kg=self.kg, topics=[a for *_, a in focus])
-            for (i, k, _, _), paths in zip(focus, found):
-                specs[i].candidates[k] = paths
-        return specs
+    def _plans(self, examples, links: list[LinkResult], candidates: dict[int, list]) -> dict[int, PlanChoice]:
+        """The ranked candidate plans of each question with a link (rra.pipeline.plans): its anchors
+        are every entity linked (up to three; a literal's mention is the comparison's value, not an
+        anchor), the chain predictions already made for the first reused."""
+        anchors, mentions, first = {}, {}, {}
+        for i in candidates:
+            anchors[i], mentions[i] = link_anchors(links[i], self.plan_search.settings.max_anchors)
+            if links[i].entities and anchors[i][:1] != links[i].entities[:1]:  # the first was a literal
+                anchors[i] = [links[i].entities[0]] + [a for a in anchors[i] if a != links[i].entities[0]]
+                mentions[i] = [(links[i].mentions or links[i].entities)[0]] + mentions[i][: len(anchors[i]) - 1]
+            first[i] = candidates[i]
+        n = len(examples)
+        return self.plan_search.choose([ex.question for ex in examples],
+                                       [anchors.get(i, []) for i in range(n)], [mentions.get(i, []) for i in range(n)],
+                                       first)
 
-    def _prepare_plan(self, ex: QAExample, link: LinkResult, spec: PlanSpec, cands: list,
+    def _chain_of(self, link: LinkResult, cands: list, choice: PlanChoice | None):
+        """(link, candidate paths) a question is answered by as one chain; None when its best plan is
+        more than a chain. A chain from another anchor than the link's first walks from that anchor,
+        with the paths predicted with it in focus."""
+        if choice is None or choice.best is None:
+            return link, cands
+        best = next((p for p in choice.ranked if p.plan.is_chain), None) if not choice.best.plan.is_chain else choice.best
+        if best is not choice.best:
+            return None
+        anchor = best.plan.anchors[0]
+        if not link.entities or anchor == link.entities[0]:
+            return link, cands
+        k = link.entities.index(anchor)
+        mentions = list(link.mentions or link.entities)
+        moved = dataclasses.replace(link, entities=[anchor] + [e for e in link.entities if e != anchor],
+                                    mentions=[mentions[k]] + [m for j, m in enumerate(mentions) if j != k],
+                                    chosen_by="plan")
+        return moved, choice.predictions.get(anchor, cands)
+
+    def _prepare_plan(self, ex: QAExample, link: LinkResult, choice: PlanChoice,
                       prefetched=None) -> tuple[Prediction, QuestionContext | None]:
-        """Retrieve by query plan; a plan with no answer on the graph falls back to the chain."""
+        """Retrieve by the question's best query plan. Should no plan ranked above the first chain
+        answer on the graph (it cannot be empty: only plans with answers are candidates, but a walk
+        may be cut at `max_instances`), that chain answers, and the record says why."""
         rs = self.retrieval
-        r = retrieve_plan(self.kg, spec, rs.semantics, rs.topk, rs.max_triples, rs.seed, rs.max_instances)
-        if r.status != "ok":
-            pred, context = self._prepare(ex, link, cands, "", prefetched)
-            pred.extra["plan_reading"] = spec.reading
-            pred.extra["plan_fallback"] = r.errors[-1:] or [r.status]
+        r = retrieve_plan(self.kg, choice, rs.semantics, rs.max_triples, rs.seed, rs.max_instances)
+        record = choice.record(self.plan_search.settings.shown)
+        if r.status != Status.OK:
+            chain = next((p for p in choice.ranked if p.plan.is_chain), None)
+            if chain is None:
+                pred, _ = self._prepare(ex, link, [], "", retrieval=r)
+                pred.extra.update(record)
+                return pred, None
+            anchor = chain.plan.anchors[0]
+            moved = self._chain_of(link, choice.predictions.get(anchor, []),
+                                   PlanChoice(choice.anchors, [chain], choice.predictions))
+            pred, context = self._prepare(ex, moved[0], moved[1], "", prefetched)
+            pred.extra.update(record)
+            pred.extra["plan_fallback"] = r.errors[-1:] or [str(r.status)]
             return pred, context
         pred, context = self._prepare(ex, link, [], "", retrieval=r)
-        pred.topic_entities = list(dict.fromkeys(spec.anchors + link.entities))
-        pred.extra["plan_reading"] = spec.reading
+        pred.topic_entities = list(dict.fromkeys(r.plans[0].plan.anchors + link.entities))
+        pred.extra.update(record)
         pred.extra["plan"] = r.plans[0].to_dict()
-        pred.extra["plans"] = [p.to_dict() for p in r.plans]
         return pred, context
 
     # --- one question ----------------------------------------------------------------------------
@@ -291,13 +310,14 @@ def build_step(cfg, llm=None):
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
               use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
               semantics=None, link_candidates: int = 3, strict_relations: bool = False,
-              relation_labels=None, fuzzy_linking: bool = True) -> RRAPipeline:
+              relation_labels=None, fuzzy_linking: bool = True, plans=None) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
     their config groups with the shared graph and LLM. With `check_relations`, a retriever trained
     on relations the KG lacks is refused at once (instead of every question ending in no_path); KG
     relations it never saw are a warning (an error with `strict_relations`).
     `semantics` is the dataset's answer rule (data.semantics), applied to the retrieved paths;
-    `relation_labels` its names for relation ids (data.relation_labels), what rewriters read."""
+    `relation_labels` its names for relation ids (data.relation_labels), what rewriters read;
+    `plans` the bounds of the query-plan search (rra.pipeline.plans.PlanSettings)."""
     from hydra.utils import instantiate
 
     from rra.records import AnswerSemantics
@@ -315,4 +335,5 @@ def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: s
         answerer=build_step(answer, llm),
         name=name, use_gold_topic=use_gold_topic, max_ngram=max_ngram, link_candidates=link_candidates,
         retriever_ckpt=retriever.get("ckpt"), relation_labels=relation_labels, fuzzy_linking=fuzzy_linking,
+        plans=plans,
     )

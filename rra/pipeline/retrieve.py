@@ -57,8 +57,8 @@ class Retrieval:
     evidence: list[Evidence] = field(default_factory=list)
     status: Status = Status.OK  # OK, NO_PATH, EMPTY_GRAPH_REPLY, GRAPH_ERROR, UNKNOWN_ENTITY
     errors: list[str] = field(default_factory=list)
-    # Query plans (rra.pipeline.plan_retrieval.ScoredPlan: .plan, .score, .ends), best first, for a question
-    # beyond one chain; answers are then ranked by plan, and `paths` are the best plan's chains.
+    # The query plan (rra.pipeline.plans.ScoredPlan: .plan, .score, .ends) of a question answered by one
+    # beyond a chain; answers are then its answers, and `paths` are its chains.
     plans: list = field(default_factory=list)
 
     @property
@@ -275,12 +275,6 @@ class PathRetrieval:
             graph.update(relation_text=self.relation_text, hop_weight=self.hop_weight)
         second = self.try_second_hop if try_second_hop is None else try_second_hop
         return self.model.predict(list(questions), topk=n, try_second_hop=second, **graph)
-
-    def read_plans(self, questions: Sequence[str]) -> list | None:
-        """The model's plan reading per question (rra.models.plan_head.PlanPrediction), or None when
-        the model has no plan heads: then every question is one chain, as before."""
-        read = getattr(self.model, "predict_plan", None)
-        return read(list(questions)) if read is not None else None
 
     def retrieve(self, kg: KnowledgeGraph, topic_entity: str, candidates: Sequence,
                  prefetched: dict | None = None) -> Retrieval:

@@ -1,0 +1,53 @@
+"""The plan ranker: which candidate query plan (rra.plan_candidates) a question asks for.
+
+A bi-encoder on the retriever's shared encoder, as the relation scorer is: the question (every
+named entity masked `[E]`, literals as their slots `[N1]`, rra.data.plan_supervision.ranker_question)
+and each candidate plan's text (rra.text.plan_words: relations and attributes by their names,
+operators in words) are encoded, and a plan's logit is `scale * cos(W q, p)` with a learnt scale
+and a question-side projection `W` (identity at first, so the pretrained encoder already ranks by
+similarity). Nothing about a plan is a class: a plan over relations, attributes or shapes never
+seen in training is scored like any other, from its words.
+
+Training: each question's candidates are the plans that explain its gold answers (positives, often
+several) and other enumerated plans (negatives); the loss is the negative log of the probability
+mass on the positives (a softmax over the question's own candidates), so the ranker may settle on
+whichever explanation its questions share.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class PlanRanker(nn.Module):
+    def __init__(self, dim: int, scale: float = 20.0):
+        super().__init__()
+        self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
+        self.query = nn.Linear(dim, dim)
+        nn.init.eye_(self.query.weight)
+        nn.init.zeros_(self.query.bias)
+
+    @property
+    def scale(self) -> torch.Tensor:
+        return self.log_scale.exp().clamp(max=100.0)
+
+    def logits(self, questions: torch.Tensor, plans: torch.Tensor) -> torch.Tensor:
+        """(n, d) questions x (m, d) plan texts -> (n, m) logits."""
+        q = F.normalize(self.query(questions.float()), dim=-1)
+        return self.scale * q @ F.normalize(plans.float(), dim=-1).T
+
+    def loss(self, questions: torch.Tensor, plans: torch.Tensor, candidates: list[list[int]],
+             positive: list[list[bool]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per question i: `candidates[i]` index rows of `plans`, `positive[i]` marks the right ones.
+        Returns (mean of -log P(positives), per question whether its best candidate is right)."""
+        logits = self.logits(questions, plans)
+        losses, correct = [], []
+        for i, (cands, pos) in enumerate(zip(candidates, positive)):
+            row = logits[i, torch.tensor(cands, device=logits.device, dtype=torch.long)]
+            mask = torch.tensor(pos, device=logits.device, dtype=torch.bool)
+            losses.append(torch.logsumexp(row, 0) - torch.logsumexp(row[mask], 0))
+            correct.append(mask[int(row.argmax())].float())
+        return torch.stack(losses).mean(), torch.stack(correct)

@@ -1,0 +1,207 @@
+"""Retrieve by query plan: candidate plans built from the graph around a question's anchors,
+ranked by the retriever's plan ranker, the best one executed (rra.plan.execute).
+
+For each question of a batch (when the retriever has a plan ranker, i.e. was trained on data
+beyond one chain):
+
+1. **chains**: the path predictor is asked once per linked anchor with that anchor in focus
+   (rra.plan.focus_text: the anchor `[E]`, the other named entities `<e>`); a question with one
+   anchor reuses the chain prediction it already has;
+2. **candidates**: every plan those chains, the question's literals and its named entities make
+   that executes to a non-empty result (rra.plan_candidates: chains, conjunctions of two or three
+   anchors, a named intermediate, conditions, two conditions, orders, count, yes/no), bounded by
+   `PlanSettings`;
+3. **ranking**: the plan ranker's logit of each candidate's text (rra.text.plan_words) against the
+   question (rra.text.ranker_text), plus `path_weight` x the mean log-probability of its chains (the
+   path predictor's); no plan kind is a class, and the anchors' order is the chosen plan's.
+
+A chosen plain chain is answered as before (rra.pipeline.retrieve: the anchor's top paths), so a
+single-chain question keeps its figures; any other plan is executed here: its answers (entities, a
+count as "7", "yes" / "no"), the walks of each chain that reach them, the named intermediate's and
+the conditions' triples as evidence, and the plan itself for the rewriter, the LLM and the page.
+When no candidate has an answer on the graph the question says so (status no_path, with the
+reason), rather than answering something else.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
+from rra.plan import QueryPlan, execute, focus_text, question_literals
+from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, enumerate_plans
+from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
+from rra.records import Status
+from rra.text import mark_mentions, plan_words, ranker_text, relation_phrase
+
+
+@dataclass
+class PlanSettings:
+    """conf/method/rra.yaml `plans`: the bounds of the enumeration and the weight of the chains'
+    probability in a plan's score."""
+
+    max_plans: int = 400  # candidate plans per question
+    paths_per_anchor: int = 5  # the path predictor's best paths per anchor
+    max_anchors: int = 3  # linked entities joined
+    branch_hops: int = 2  # relations of a conjunction's branches
+    max_attributes: int = 6  # attributes tried for conditions and orders, per plan
+    modifier_bases: int = 8  # best plans that conditions, orders and counts are tried on
+    max_pairs: int = 100  # two-condition plans per base plan
+    max_values: int = 5000  # larger result sets are neither filtered nor ordered
+    max_frontier: int = 5000  # a walk reaching more entities is not followed further
+    path_weight: float = 1.0  # x mean log-probability of a plan's chains, added to the ranker's logit
+    shown: int = 3  # plans kept in the prediction's record
+
+    def limits(self) -> PlanLimits:
+        return PlanLimits(self.max_plans, self.paths_per_anchor, self.max_anchors, self.branch_hops,
+                          self.max_attributes, self.modifier_bases, self.max_pairs, self.max_values,
+                          self.max_frontier)
+
+
+@dataclass
+class ScoredPlan:
+    plan: QueryPlan
+    score: float  # its probability among the question's candidates
+    ends: list[str] = field(default_factory=list)  # the plan's answers on the graph
+    logit: float = 0.0  # ranker logit + path_weight x mean log-probability of its chains
+
+    @property
+    def path(self) -> list[str]:  # the first chain, where code reads a retrieved path
+        return list(self.plan.paths[0])
+
+    def describe(self, labels: dict[str, str] | None = None) -> str:
+        return self.plan.describe(labels)
+
+    def to_dict(self) -> dict:
+        return {**self.plan.to_dict(), "score": round(self.score, 6), "n_ends": len(self.ends),
+                "answers": self.ends[:5]}
+
+
+@dataclass
+class PlanChoice:
+    """One question's ranked plans and the chain predictions they were built from."""
+
+    anchors: list[str]
+    ranked: list[ScoredPlan]  # best first (all candidates)
+    predictions: dict[str, list]  # anchor -> the path predictor's paths with it in focus
+    candidates: int = 0
+
+    @property
+    def best(self) -> ScoredPlan | None:
+        return self.ranked[0] if self.ranked else None
+
+    def record(self, shown: int) -> dict:
+        best = self.best
+        return {"plan_kind": best.plan.shape if best else None, "plan_candidates": self.candidates,
+                "plans": [p.to_dict() for p in self.ranked[:shown]]}
+
+
+class PlanSearch:
+    """Builds and ranks the candidate plans of a batch of questions (see the module doc)."""
+
+    def __init__(self, kg: KnowledgeGraph, retrieval, settings: PlanSettings | None = None):
+        self.kg, self.retrieval = kg, retrieval
+        self.settings = settings or PlanSettings()
+        self.schema = AttributeSchema(kg)  # which relations are attributes, learnt once for the KG
+
+    @property
+    def enabled(self) -> bool:
+        return getattr(self.retrieval.model, "ranker", None) is not None
+
+    def choose(self, questions: Sequence[str], anchors: Sequence[list[str]], mentions: Sequence[list[str]],
+               first: dict[int, list]) -> dict[int, PlanChoice]:
+        """For each question i of `first` (its chain predictions for anchors[i][0]): its PlanChoice."""
+        todo = sorted(first)
+        focus = [(i, k) for i in todo if len(anchors[i]) > 1 for k in range(len(anchors[i]))]
+        texts = [focus_text(mark_mentions(questions[i], mentions[i]), mentions[i], k) for i, k in focus]
+        found = self.retrieval.predict(texts, kg=self.kg, topics=[anchors[i][k] for i, k in focus]) if focus else []
+        per_anchor: dict[int, dict[str, list]] = {i: {anchors[i][0]: first[i]} for i in todo}
+        for (i, k), paths in zip(focus, found):
+            per_anchor[i][anchors[i][k]] = paths
+        lim = self.settings.limits()
+        cands: dict[int, list[Candidate]] = {}
+        for i in todo:
+            chains = [Chain(a, tuple(p.path), float(p.score)) for a in anchors[i] for p in per_anchor[i].get(a, [])]
+            literals = question_literals(questions[i], mentions[i])
+            cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
+                                       self.schema)
+        rank_texts, plan_texts = [], []
+        text_of = self.retrieval.relation_text or relation_phrase
+        for i in todo:
+            q, slots = ranker_text(questions[i], mentions[i])
+            rank_texts.append(q)
+            plan_texts.append([plan_words(c.plan, text_of, slots) for c in cands[i]])
+        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts) if todo else []
+        out = {}
+        for i, row in zip(todo, logits):
+            scored = [(lg + self.settings.path_weight * c.prior, c) for lg, c in zip(row, cands[i])]
+            scored.sort(key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
+            top = scored[0][0] if scored else 0.0
+            norm = sum(math.exp(s - top) for s, _ in scored) or 1.0
+            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s) for s, c in scored]
+            out[i] = PlanChoice(list(anchors[i]), ranked, per_anchor[i], len(scored))
+        return out
+
+
+def retrieve_plan(kg: KnowledgeGraph, choice: PlanChoice, semantics=None, max_triples: int = 50, seed: int = 0,
+                  max_instances: int = 10_000) -> Retrieval:
+    """Execute the best plan of `choice` that answers on the graph (the enumeration's result may
+    differ from the walks by `max_instances`), of those ranked above any chain; its evidence and
+    the plan for the next steps. Not OK when none of them answers (the caller then answers by the
+    best chain, if one ranked next, or reports it)."""
+    out = Retrieval(choice.anchors[0])
+    for sp in choice.ranked:
+        if sp.plan.is_chain:  # a chain ranks above the rest: the caller answers by it
+            break
+        try:
+            done = execute(kg, sp.plan, semantics, max_instances)
+        except UnknownEntityError as err:
+            out.status, out.errors = Status.UNKNOWN_ENTITY, [str(err)]
+            return out
+        except GraphError as err:
+            out.errors.append(f"graph_error: plan {sp.plan.describe()}: {type(err).__name__}: {err}")
+            continue
+        if not done.nodes:
+            out.dropped.append(_as_path(sp, 0, []))
+            continue
+        out.topic_entity = sp.plan.anchors[0]
+        sp.ends = list(done.answers)
+        out.plans = [sp]
+        out.paths = [_as_path(sp, len(w), sorted({x.end for x in w}), k) for k, w in enumerate(done.walks)]
+        out.evidence = _evidence(sp, done, max_triples, seed)
+        return out
+    out.status = Status.GRAPH_ERROR if out.errors and not out.dropped else Status.NO_PATH
+    out.errors.append("no candidate query plan has an answer on the graph")
+    return out
+
+
+def _as_path(sp: ScoredPlan, instances: int, ends: list[str], k: int = 0) -> ScoredPath:
+    path = sp.plan.paths[k]
+    return ScoredPath(list(path), sp.score, len(path), 1.0, instances, ends)
+
+
+def _evidence(sp: ScoredPlan, done, max_triples: int, seed: int) -> list[Evidence]:
+    """The triples that decide (the named intermediate's, the conditions'), then the walks of every
+    chain that reach a result, chains taking turns so that each is shown; capped at `max_triples`."""
+    seen: dict = {}
+    rng = random.Random(seed)
+    for t in done.via_triples:
+        if len(seen) < max_triples:
+            seen.setdefault(t, Evidence(t, (sp.plan.via.relation,), sp.score))
+    for t in done.condition_triples:
+        if len(seen) < max_triples:
+            seen.setdefault(t, Evidence(t, (t.relation,), sp.score))
+    queues = []
+    for k, ws in enumerate(done.walks):
+        order = list(ws)
+        rng.shuffle(order)
+        queues.append((tuple(sp.plan.paths[k]), order))
+    while any(q for _, q in queues) and len(seen) < max_triples:
+        for path, q in queues:
+            if q:
+                for t in q.pop(0).triples:
+                    if len(seen) < max_triples:
+                        seen.setdefault(t, Evidence(t, path, sp.score))
+    return list(seen.values())
