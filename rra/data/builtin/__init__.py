@@ -8,7 +8,9 @@ templates.yaml (beside this file) with a fixed seed: 1,500 train / 200 dev / 200
 at most 10 answers each, no (topic, path) pair in two splits. Answers are entity ids.
 Beyond these chains each split has questions of the other shapes (rra.data.plan_questions,
 rra/data/builtin/plan_templates.yaml): two anchors (conjunction), a comparison with a publication
-year, an order (first / latest); PLAN_SPLIT_SIZES per shape, no plan in two splits.
+year, an order (first / latest), PLAN_SPLIT_SIZES of each; and, NEW_SHAPE_SIZES of each, three
+anchors, two conditions (a range of years), two anchors and a condition, a chain through a node the
+question names, a count (answer "3") and a yes/no (answer "yes" / "no"). No plan is in two splits.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from rra.records import QAExample
 BUILTIN_DIR = Path(__file__).resolve().parent  # kb.txt, labels.tsv, templates.yaml
 SPLIT_SIZES = {"train": 1500, "dev": 200, "test": 200}  # chain questions
 PLAN_SPLIT_SIZES = {"test": 50, "dev": 20, "train": 150}  # per shape beyond a chain (order: the rest, ~100)
+NEW_SHAPE_SIZES = {"test": 30, "dev": 10, "train": 60}  # the shapes added with ranked plans: fewer, as they cost training time
+FIRST_SHAPES = ("conjunction", "comparison", "order")
 SEED = 0
 
 
@@ -65,14 +69,16 @@ def _plan_pool() -> dict[str, tuple[dict, ...]]:
     from rra.data.plan_questions import SHAPES, generate_plan_questions, load_plan_templates
 
     kg = load_builtin_graph()
-    made = generate_plan_questions(kg, sum(PLAN_SPLIT_SIZES.values()), load_plan_templates(builtin_plan_templates_path()),
-                                   seed=SEED, max_answers=10, id_prefix="builtin")
+    sizes = {shape: PLAN_SPLIT_SIZES if shape in FIRST_SHAPES else NEW_SHAPE_SIZES for shape in SHAPES}
+    made = generate_plan_questions(kg, {shape: sum(v.values()) for shape, v in sizes.items()},
+                                   load_plan_templates(builtin_plan_templates_path()), seed=SEED, max_answers=10,
+                                   id_prefix="builtin")
     out = {s: [] for s in PLAN_SPLIT_SIZES}
     for shape in SHAPES:
         mine = [ex for ex in made if ex.extra["shape"] == shape]
         random.Random(SEED).shuffle(mine)
         start = 0
-        for split, size in PLAN_SPLIT_SIZES.items():
+        for split, size in sizes[shape].items():
             out[split] += mine[start:start + size]
             start += size
     return {s: tuple(ex.to_dict() for ex in v) for s, v in out.items()}
