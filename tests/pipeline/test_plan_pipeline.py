@@ -1,19 +1,17 @@
-"""The pipeline's plan path with a scripted retriever (what the plan heads and the path predictor
-say is fixed, so what is tested is how the pipeline executes, ranks and shows a plan)."""
+"""The pipeline's plan path with a scripted retriever: what the path predictor and the plan ranker
+say is fixed (by keywords), so what is tested is how the pipeline builds, ranks, executes and shows
+a plan on the built-in KG."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from rra.pipeline.answer import GraphScorer, candidate_entities
 from rra.data.builtin import load_builtin_graph
 from rra.data.records import QAExample
-from rra.models.plan_head import PlanPrediction
 from rra.models.retriever import PathPrediction
+from rra.pipeline.answer import GraphScorer, candidate_entities
 from rra.pipeline.method import RRAPipeline
-from rra.plan import Constraint
-from rra.pipeline.plan_retrieval import PlanSpec, retrieve_plan
 from rra.pipeline.retrieve import PathRetrieval
 from rra.pipeline.rewrite import TemplateRewriter
 
@@ -23,16 +21,43 @@ BOOKS = {b: int(KG.label(KG.neighbors(b, "published_in")[0])) for b in KG.neighb
 FIRST = min(BOOKS, key=BOOKS.get)
 AFTER_1980 = {b for b, y in BOOKS.items() if y > 1980}
 IN_MIREVAL = [b for b in BOOKS if "city/mireval" in KG.neighbors(b, "set_in")]
-# the relation a question asks for, by the words before its focused anchor "[...]"
-PATTERNS = [(r"written by \[|books did \[|books? by \[", "^written_by"), (r"set in \[", "^set_in")]
+# the relation a question asks for, by the words before its focused anchor "[E]" (or its marked mention)
+PATTERNS = [(r"(written by|books did|books? by|did|has) (\[|\[E\])", "^written_by"), (r"set in (\[|\[E\])", "^set_in")]
+
+
+def kind_of(question: str) -> str:
+    """The plan kind the scripted ranker prefers for a question."""
+    q = question.lower()
+    if q.startswith("how many"):
+        return "count"
+    if q.startswith(("did ", "was ", "is ")):
+        return "yes_no"
+    if "first" in q:
+        return "order"
+    if "after" in q:
+        return "comparison"
+    return "conjunction" if q.count("[e]") > 1 else "chain"
+
+
+def kind_of_plan(text: str) -> str:
+    if text.startswith("the number of"):
+        return "count"
+    if text.startswith("yes or no"):
+        return "yes_no"
+    if " with the lowest" in text:
+        return "order"
+    if " where " in text:
+        return "comparison"
+    return "conjunction" if " and [E]" in text else "chain"
 
 
 class Scripted:
-    """predict(): the path named by the words before the `[...]` anchor; predict_plan(): a reading
-    by keywords (two anchors when two are marked, argmin for "first", > for "after")."""
+    """predict(): the path named by the words before the focused anchor; rank_plans(): 5 for a
+    plan of the kind the question's keywords ask for (kind_of), 0 else; `ranker=None`: a retriever
+    trained on chains only."""
 
-    def __init__(self, plans: bool = True):
-        self.plans = plans
+    def __init__(self, ranker: bool = True):
+        self.ranker = object() if ranker else None
 
     def predict(self, questions, topk=3, try_second_hop=False, **graph):
         out = []
@@ -41,20 +66,12 @@ class Scripted:
             out.append([PathPrediction([path], 0.9, 1, 1.0), PathPrediction(["^published_by"], 0.05, 1, 1.0)])
         return out
 
-    def predict_plan(self, questions):
-        if not self.plans:
-            return None
-        out = []
-        for q in questions:
-            two = q.count("[") > 1
-            cond = "argmin" if "first" in q else ">" if "after" in q else "none"
-            out.append(PlanPrediction([0.1, 0.9] if two else [0.9, 0.1], [(cond, 0.95), ("none", 0.05)],
-                                      [("published_in", 0.9), ("set_in", 0.1)]))
-        return out
+    def rank_plans(self, questions, plans):
+        return [[5.0 * (kind_of_plan(t) == kind_of(q)) for t in texts] for q, texts in zip(questions, plans)]
 
 
-def pipeline(plans: bool = True) -> RRAPipeline:
-    return RRAPipeline(load_builtin_graph(), PathRetrieval(Scripted(plans)), TemplateRewriter(), GraphScorer())
+def pipeline(ranker: bool = True) -> RRAPipeline:
+    return RRAPipeline(load_builtin_graph(), PathRetrieval(Scripted(ranker)), TemplateRewriter(), GraphScorer())
 
 
 @pytest.fixture(scope="module")
@@ -63,50 +80,79 @@ def rra():
 
 
 def test_two_anchors_are_intersected_and_both_chains_shown(rra):
-    ex = QAExample("which books written by [Marit Lindgrave] and set in [Mireval]", [WRITER, "city/mireval"],
+    ex = QAExample("which books set in [Mireval] were written by [Marit Lindgrave]", [WRITER, "city/mireval"],
                    IN_MIREVAL, qid="c")
     pred = rra.answer(ex)
     assert pred.status == "ok" and pred.answers == IN_MIREVAL and len(IN_MIREVAL) == 1
-    assert pred.extra["plan"]["shape"] == "conjunction" and pred.extra["plan"]["paths"] == [["^written_by"], ["^set_in"]]
-    relations = {t.relation for t in pred.triples}
-    assert {"written_by", "set_in"} <= relations  # evidence of both chains
+    plan = pred.extra["plan"]
+    assert plan["shape"] == "conjunction" and pred.extra["plan_kind"] == "conjunction"
+    assert dict(zip(plan["anchors"], map(tuple, plan["paths"]))) == {WRITER: ("^written_by",), "city/mireval": ("^set_in",)}
+    assert {"written_by", "set_in"} <= {t.relation for t in pred.triples}  # evidence of both chains
     assert "Query plan" in pred.knowledge and "Mireval" in pred.knowledge
 
 
-def test_conditions_filter_and_order_by_a_literal_of_the_question(rra):
+def test_conditions_and_orders_filter_by_an_attribute_of_the_answers(rra):
     first = rra.answer(QAExample("what is the first book by [Marit Lindgrave]", [WRITER], [FIRST]))
     assert first.answers == [FIRST] and first.extra["plan"]["shape"] == "order"
     assert any(t.relation == "published_in" for t in first.triples)  # the condition's facts are evidence
     after = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 1980", [WRITER], sorted(AFTER_1980)))
     assert set(after.answer_set) == AFTER_1980 and 0 < len(AFTER_1980) < len(BOOKS)
-    assert after.extra["plan"]["constraint"] == {"relation": "published_in", "op": ">", "value": 1980}
+    assert after.extra["plan"]["constraint"]["relation"] == "published_in" and after.extra["plan"]["shape"] == "comparison"
+
+
+def test_count_answers_a_number_and_yes_no_a_yes_or_no(rra):
+    count = rra.answer(QAExample("how many books did [Marit Lindgrave] write", [WRITER], [str(len(BOOKS))]))
+    assert count.answers == [str(len(BOOKS))] and count.extra["plan"]["aggregate"] == "count"
+    assert "how many there are" in count.knowledge
+    book = sorted(BOOKS)[0]
+    yes = rra.answer(QAExample(f"did [Marit Lindgrave] write [{KG.label(book)}]", [WRITER, book], ["yes"]))
+    assert yes.answers == ["yes"] and yes.extra["plan"]["ask"] in (book, WRITER)
+    other = next(b for b in sorted(KG.neighbors("publisher/lamplight_press", "^published_by")) if b not in BOOKS)
+    no = rra.answer(QAExample(f"did [Marit Lindgrave] write [{KG.label(other)}]", [WRITER, other], ["no"]))
+    assert no.answers == ["no"]
 
 
 def test_chain_questions_take_the_chain_path_unchanged():
     ex = QAExample("what books did [Marit Lindgrave] write", [WRITER], [])
-    with_heads, without = pipeline(True).answer(ex), pipeline(False).answer(ex)
-    assert "plan" not in with_heads.extra
+    with_ranker, without = pipeline(True).answer(ex), pipeline(False).answer(ex)
+    assert "plan" not in with_ranker.extra and with_ranker.extra["plan_kind"] == "chain"
     keep = ("answers", "answer_set", "paths", "triples", "knowledge", "status")
-    assert {k: getattr(with_heads, k) for k in keep} == {k: getattr(without, k) for k in keep}
+    assert {k: getattr(with_ranker, k) for k in keep} == {k: getattr(without, k) for k in keep}
 
 
-def test_a_plan_with_no_answer_falls_back_to_the_chain(rra):
+def test_a_chain_from_another_anchor_walks_from_that_anchor(rra):
+    """The anchors' order is the chosen plan's, not the linker's: the books set in Mireval are
+    asked with the writer linked first, and answered from the city."""
+    pred = rra.answer(QAExample("name the books set in [Mireval], [Marit Lindgrave]", [WRITER, "city/mireval"], []))
+    assert pred.extra["plan_kind"] == "chain" and pred.topic_entities[0] == "city/mireval"
+    assert set(pred.answers) == set(KG.neighbors("city/mireval", "^set_in"))
+
+
+def test_no_plan_with_an_answer_says_so(rra):
     pred = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 2990", [WRITER], []))
-    assert pred.status == "ok" and "plan" not in pred.extra and pred.extra["plan_fallback"]
-    assert set(pred.answer_set) == set(BOOKS)  # the chain's answers, and the record says why
+    assert pred.extra["plan_kind"] != "comparison"  # no condition on 2990 keeps a book: none is a candidate
+    empty = rra.answer(QAExample("what books did [Mireval] write", ["city/mireval"], []))
+    assert empty.status == "no_path" and empty.extra["plan_candidates"] == 0 and empty.answers == []
 
 
-def test_infer_prints_the_plan(rra, capsys):
+def test_infer_prints_the_plan(rra):
     from rra.eval.run import format_prediction
 
-    pred = rra.answer(QAExample("which books written by [Marit Lindgrave] and set in [Mireval]", [], []))
+    pred = rra.answer(QAExample("which books set in [Mireval] were written by [Marit Lindgrave]", [], []))
     text = format_prediction(pred)
-    assert "plan:     conjunction" in text and "^written_by  AND  city/mireval: ^set_in" in text
+    assert "plan:     conjunction" in text and "^set_in" in text and "^written_by" in text
 
 
 def test_a_plan_offers_its_answers_not_its_anchors_or_values_as_choices(rra):
-    spec = PlanSpec([WRITER], [[PathPrediction(["^written_by"], 0.9, 1, 1.0)]],
-                    [(Constraint("published_in", ">", 1980), 0.9)])
-    r = retrieve_plan(rra.kg, spec)
-    assert WRITER in {t.tail for t in r.triples} and any(t.tail.startswith("year/") for t in r.triples)
-    assert set(candidate_entities(r, {WRITER}, "knowledge")) == AFTER_1980  # ... the choices only the answers
+    after = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 1980", [WRITER], []))
+    assert WRITER in {t.tail for t in after.triples} and any(t.tail.startswith("year/") for t in after.triples)
+    assert set(after.answers) == AFTER_1980  # the evidence shows anchors and values; the answers are the plan's
+
+
+def test_candidates_come_from_the_plan(rra):
+    from rra.pipeline.plans import PlanChoice, ScoredPlan, retrieve_plan
+    from rra.plan import Constraint, QueryPlan
+
+    plan = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", ">", 1980))
+    r = retrieve_plan(rra.kg, PlanChoice([WRITER], [ScoredPlan(plan, 1.0)], {}))
+    assert set(candidate_entities(r, {WRITER}, "knowledge")) == AFTER_1980
