@@ -43,7 +43,7 @@ def training_rows(plans: bool) -> dict:
     dm.setup()
     items = dm.splits["train"]
     rows = sum(len(x["path"]) if x["path"] else 1 for x in items)
-    return {"items": len(items), "encoder_rows": rows, "plan_heads": dm.plan_heads}
+    return {"items": len(items), "encoder_rows": rows, "plan_ranker": dm.plan_ranker}
 
 
 def main(argv=None) -> int:

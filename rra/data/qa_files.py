@@ -253,10 +253,13 @@ def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | 
                 d = ex.to_dict()
                 d.pop("source", None)  # where it came from is not part of the written record
                 plan = d["extra"].pop("plan", None)
-                if plan and plan.get("paths"):  # written in the documented contract, read back by _example
-                    d["relation_paths"] = plan["paths"]
-                if plan and plan.get("constraint"):
-                    d["constraint"] = plan["constraint"]
+                if plan and (plan.get("via") or plan.get("aggregate") or plan.get("constraints")):
+                    d["plan"] = {k: v for k, v in plan.items() if k != "shape"}  # the whole plan, one object
+                elif plan:  # written in the documented contract, read back by _example
+                    if plan.get("paths"):
+                        d["relation_paths"] = plan["paths"]
+                    if plan.get("constraint"):
+                        d["constraint"] = plan["constraint"]
                 f.write(json.dumps(d, ensure_ascii=False) + "\n")
         else:
             f.write("\t".join(TSV_COLUMNS) + "\n")

@@ -288,9 +288,10 @@ class RRAPipeline(QAMethod):
 
         return self._batch_then_each(self.answerer.answer_many, contexts, recover)
 
-    @staticmethod
-    def _apply(pred: Prediction, ans: Answer, context: QuestionContext) -> None:
+    def _apply(self, pred: Prediction, ans: Answer, context: QuestionContext) -> None:
         pred.knowledge = context.knowledge
+        if context.retrieval.plans:  # the plan in words, for the page and the record
+            pred.extra["plan_text"] = plan_sentence(context.retrieval.plans[0].plan, context.labels, self._relation_name)
         pred.answers, pred.reply, pred.status = ans.answers, ans.reply, ans.status
         pred.errors += context.trace.errors + ans.errors
         pred.extra.update(ans.extra)

@@ -62,6 +62,9 @@ function show(rec) {
     answers.append(li);
   }
   if (!rec.ranked.length) answers.append(el("li", {class: "below"}, "(no answer)"));
+  const plan = (rec.extra || {}).plan_text;  // a question beyond one chain: the query plan that answered it
+  $("plan").hidden = !plan;
+  $("plan").textContent = plan || "";
   const paths = $("paths");
   paths.replaceChildren();
   for (const p of rec.paths) {
