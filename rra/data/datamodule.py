@@ -41,7 +41,7 @@ from rra.text import mask_topic
 
 log = logging.getLogger(__name__)
 
-MAX_RANKING_NEGATIVES = 32  # candidate plans a ranking item keeps besides its positives (merged items)
+MAX_RANKING_NEGATIVES = 16  # candidate plans a ranking item keeps besides its positives (merged items)
 
 
 def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:

@@ -200,12 +200,21 @@ class Retriever(L.LightningModule):
 
     def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         """The plan ranker's loss over the batch's ranking items: every distinct plan text of the
-        batch encoded once, so both sides of the bi-encoder learn."""
+        batch encoded once. Texts that are some item's positive are encoded with gradients, so both
+        sides of the bi-encoder learn; texts that are only negatives here are encoded without (they
+        still shape each softmax, with the current weights): most candidates are negatives, and
+        their backward pass would cost the ranker three times as much for little."""
         items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
-        plan_texts = sorted({t for _, r in items for t in r["positive"] + r["negative"]})
+        positive_texts = sorted({t for _, r in items for t in r["positive"]})
+        negative_texts = sorted({t for _, r in items for t in r["negative"]} - set(positive_texts))
+        plan_texts = positive_texts + negative_texts
         index = {t: i for i, t in enumerate(plan_texts)}
         questions = self.encode([q for q, _ in items])
-        plans = self.encode(plan_texts)
+        plans = self.encode(positive_texts)
+        if negative_texts:
+            with torch.no_grad():
+                negatives = self.encoder(negative_texts)
+            plans = torch.cat([plans, negatives.to(plans.dtype)])
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
         return self.ranker.loss(questions, plans, cands, positive)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
-from rra.plan import QueryPlan, execute, focus_text, question_literals
+from rra.plan import QueryPlan, execute, focus_text, literal_value, question_literals
 from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, enumerate_plans
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
@@ -122,15 +122,16 @@ class PlanSearch:
             per_anchor[i][anchors[i][k]] = paths
         lim = self.settings.limits()
         cands: dict[int, list[Candidate]] = {}
+        words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         for i in todo:
             chains = [Chain(a, tuple(p.path), float(p.score)) for a in anchors[i] for p in per_anchor[i].get(a, [])]
-            literals = question_literals(questions[i], mentions[i])
+            literals = question_literals(questions[i], words[i])
             cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
                                        self.schema)
         rank_texts, plan_texts = [], []
         text_of = self.retrieval.relation_text or relation_phrase
         for i in todo:
-            q, slots = ranker_text(questions[i], mentions[i])
+            q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
             plan_texts.append([plan_words(c.plan, text_of, slots) for c in cands[i]])
         logits = self.retrieval.model.rank_plans(rank_texts, plan_texts) if todo else []

@@ -1,6 +1,7 @@
 from collections import Counter
 
 from rra.data.builtin import PLAN_SPLIT_SIZES, SPLIT_SIZES, builtin_kb_path, builtin_questions, load_builtin_graph
+from rra.data.plan_questions import SHAPES
 from rra.data.supervision import label_examples
 
 
@@ -20,7 +21,7 @@ def test_builtin_questions_splits():
     assert {s: len(v) for s, v in splits.items()} == SPLIT_SIZES
     for s, qs in everything.items():  # and each shape beyond a chain (tests/test_plans.py checks them)
         shapes = Counter(q.extra["shape"] for q in qs if "plan" in q.extra)
-        assert set(shapes) == {"conjunction", "comparison", "order"} and shapes["conjunction"] == PLAN_SPLIT_SIZES[s]
+        assert set(shapes) == set(SHAPES) and shapes["conjunction"] == PLAN_SPLIT_SIZES[s]
     for qs in splits.values():
         assert set(Counter(q.hops for q in qs)) == {1, 2, 3}
         assert all(q.question.count("[") == 1 and 1 <= len(q.answers) <= 10 for q in qs)
