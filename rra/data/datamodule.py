@@ -51,6 +51,8 @@ def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
 
 
 def collate(items: list[dict]) -> dict[str, list]:
+    # a path item may carry ranking items of the plan ranker (`with`): they ride in its batch
+    items = [y for x in items for y in [x, *x.get("with", ())]]
     batch = {"question": [x["question"] for x in items], "path": [x["path"] for x in items]}
     if any(x.get("ranking") is not None for x in items):  # only data with query plans: the plan ranker's items
         batch["ranking"] = [x.get("ranking") for x in items]
@@ -112,6 +114,7 @@ class RetrieverDataModule(L.LightningDataModule):
         seed: int = 0,
         path_head: str = "scorer",  # the model's (model.path_head): the scorer's items carry each step's candidates
         max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
+        chain_rankings: float = 0.5,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg
@@ -132,6 +135,7 @@ class RetrieverDataModule(L.LightningDataModule):
         if path_head not in ("scorer", "classifier"):
             raise ValueError(f"path_head must be 'scorer' or 'classifier', not {path_head!r}")
         self.path_head, self.max_candidates = path_head, max_candidates
+        self.chain_rankings = chain_rankings
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
@@ -291,7 +295,7 @@ class RetrieverDataModule(L.LightningDataModule):
         for x in items:
             x.pop("focus", None)
             x.pop("anchor", None)
-        return items + self._ranking_items(examples, dedupe)
+        return self._attach(items, self._ranking_items(examples, dedupe))
 
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
         """Path items of a question whose plan is more than a chain: one per anchor of the plan, the
@@ -331,7 +335,8 @@ class RetrieverDataModule(L.LightningDataModule):
                                               self.mask_token or "[E]")
             read = lambda ps: list(dict.fromkeys(plan_words(QueryPlan.from_dict(p), text_of, slots)  # noqa: E731
                                                  for p in ps))
-            positive = read(cands["positive"])
+            label = e.extra.get("plan")
+            positive = read(([label] if label and label.get("paths") else []) + cands["positive"])  # the label first
             negative = [t for t in read(cands["negative"]) if t not in positive]
             if not negative:
                 continue  # nothing to tell apart
@@ -341,10 +346,30 @@ class RetrieverDataModule(L.LightningDataModule):
                 item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:MAX_RANKING_NEGATIVES]
                 continue
             item = {"question": question, "path": None,
-                    "ranking": {"positive": positive, "negative": negative[:MAX_RANKING_NEGATIVES]}}
+                    "ranking": {"positive": positive, "negative": negative[:MAX_RANKING_NEGATIVES]},
+                    "chain": all(p.get("shape") == "chain" for p in cands["positive"])}
             merged[key] = item
             out.append(item)
+        # questions a chain answers teach the ranker to leave chains alone; a sample of them does
+        chains = [x for x in out if x["chain"]]
+        for x in out:
+            del x["chain"]
+        keep = max(50, round(self.chain_rankings * (len(out) - len(chains))))
+        if len(chains) > keep:
+            dropped = {id(x) for x in random.Random(self.seed).sample(chains, len(chains) - keep)}
+            out = [x for x in out if id(x) not in dropped]
         return out
+
+    @staticmethod
+    def _attach(items: list[dict], rankings: list[dict]) -> list[dict]:
+        """The plan ranker's items ride with the path items (`with`, flattened by `collate`), spread
+        evenly, so they add no optimizer steps (each step pays for the relations' texts once)."""
+        hosts = [x for x in items if x["path"] is not None] or items
+        if not hosts:
+            return rankings
+        for k, r in enumerate(rankings):
+            hosts[k % len(hosts)].setdefault("with", []).append(r)
+        return items
 
     # -- the relation scorer's items -------------------------------------------------------------
     def _scorer_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
@@ -377,7 +402,7 @@ class RetrieverDataModule(L.LightningDataModule):
                 x["candidates"] = self._step_candidates(x["anchor"], x["path"], x.get("graph_key"), rng)
                 rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
                 x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
-        return items + self._ranking_items(examples, dedupe)
+        return self._attach(items, self._ranking_items(examples, dedupe))
 
     def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
         votes: dict[str, Counter] = {}
@@ -472,6 +497,7 @@ class RetrieverDataModule(L.LightningDataModule):
             train_paths=self.train_paths,
             train_questions=len(train),
             **{f"{k}_items": len(v) for k, v in self.splits.items()},
+            **{f"{k}_ranking_items": sum(len(x.get("with", ())) for x in v) for k, v in self.splits.items()},
             train_hops=dict(sorted(Counter(len(x["path"]) for x in self.splits["train"] if x["path"]).items())),
         )
         log.info("retriever data: %s", {k: v for k, v in self.summary.items() if k not in ("supervision", "coverage")})

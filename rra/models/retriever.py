@@ -146,7 +146,8 @@ class Retriever(L.LightningModule):
         self.cache_size = ENCODING_CACHE_SIZE
         self._predict_cache: dict[str, torch.Tensor] = {}
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
-        self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker)
+        self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
+        self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -199,25 +200,37 @@ class Retriever(L.LightningModule):
         return out
 
     def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """The plan ranker's loss over the batch's ranking items: every distinct plan text of the
-        batch encoded once. Texts that are some item's positive are encoded with gradients, so both
-        sides of the bi-encoder learn; texts that are only negatives here are encoded without (they
-        still shape each softmax, with the current weights): most candidates are negatives, and
-        their backward pass would cost the ranker three times as much for little."""
+        """The plan ranker's loss over the batch's ranking items. Questions and each item's first
+        positive (its label) are encoded with gradients, so both sides of the bi-encoder learn. The
+        other candidates (most are negatives, repeated across the epoch) come from a bank of
+        vectors encoded without gradients once per epoch (`_plan_bank`, cleared when an epoch
+        starts): their backward pass, or an encoder pass per batch, would multiply the ranker's cost
+        for little."""
         items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
-        positive_texts = sorted({t for _, r in items for t in r["positive"]})
-        negative_texts = sorted({t for _, r in items for t in r["negative"]} - set(positive_texts))
-        plan_texts = positive_texts + negative_texts
-        index = {t: i for i, t in enumerate(plan_texts)}
+        learnt = sorted({r["positive"][0] for _, r in items})
+        banked = sorted({t for _, r in items for t in r["positive"] + r["negative"]} - set(learnt))
+        index = {t: i for i, t in enumerate(learnt + banked)}
         questions = self.encode([q for q, _ in items])
-        plans = self.encode(positive_texts)
-        if negative_texts:
-            with torch.no_grad():
-                negatives = self.encoder(negative_texts)
-            plans = torch.cat([plans, negatives.to(plans.dtype)])
+        plans = self.encode(learnt)
+        if banked:
+            plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
         return self.ranker.loss(questions, plans, cands, positive)
+
+    def _banked(self, texts: list[str]) -> torch.Tensor:
+        todo = [t for t in texts if t not in self._plan_bank]
+        if todo:
+            was = self.encoder.training
+            self.encoder.eval()  # a stable vector per text (no dropout)
+            try:
+                with torch.no_grad():
+                    for b in range(0, len(todo), 256):
+                        chunk = todo[b:b + 256]
+                        self._plan_bank.update(zip(chunk, self.encoder(chunk).detach()))
+            finally:
+                self.encoder.train(was)
+        return torch.stack([self._plan_bank[t] for t in texts])
 
     def _classifier_step(self, batch: dict) -> dict:
         """model_step for the paper's classifier head."""
@@ -407,7 +420,11 @@ class Retriever(L.LightningModule):
         dt = max(time.perf_counter() - self._batch_start, 1e-9)
         self.log("train/samples_per_s", n / dt, on_step=True, on_epoch=False, batch_size=n)
 
+    def on_train_epoch_start(self) -> None:
+        self._plan_bank.clear()  # the bank is encoded anew with this epoch's weights
+
     def on_validation_epoch_start(self) -> None:
+        self._plan_bank.clear()
         self.decoded = []
 
     def on_validation_epoch_end(self) -> None:
