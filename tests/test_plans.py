@@ -258,3 +258,25 @@ def test_plan_texts_read_alike_for_every_question_of_a_form(kg):
                                                                    Constraint("published_in", "<=", w)])
     assert plan_words(plan(WRITER, 1990, 2000), slots=a[1]) == plan_words(plan("person/x", 1971, 1985), slots=b[1])
     assert "[N1]" in plan_words(plan(WRITER, 1990, 2000), slots=a[1])
+
+
+def test_plan_supervision_is_cached_like_path_supervision(kg, tmp_path, monkeypatch):
+    import rra.data.plan_supervision as ps
+    from rra.data.supervision import label_examples
+
+    def questions():
+        qs = [q for q in builtin_questions("dev") if q.extra.get("shape") in ("count", "yes_no", None)][:40]
+        label_examples(kg, qs, cache_dir=None)
+        return qs
+
+    first = questions()
+    report = ps.label_plans(kg, first, cache_dir=tmp_path)
+    assert report.ranked == 40 and len(list(tmp_path.glob("plans-*.json.gz"))) == 1
+
+    def fail(*args, **kwargs):
+        raise AssertionError("derived again instead of read from the cache")
+
+    monkeypatch.setattr(ps, "derive_candidates", fail)
+    again = questions()
+    assert ps.label_plans(kg, again, cache_dir=tmp_path).to_dict() == report.to_dict()
+    assert [q.extra["plan"] for q in again] == [q.extra["plan"] for q in first]

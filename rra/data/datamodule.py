@@ -227,8 +227,12 @@ class RetrieverDataModule(L.LightningDataModule):
         from rra.data.plan_supervision import label_plans
         from rra.data.supervision import SupervisionConfig
 
+        from rra.data.supervision import default_cache_dir
+
+        cache = self.supervision_cache
+        cache_dir = (default_cache_dir() if cache is True else cache) or None
         report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
-                             seed=self.seed)
+                             seed=self.seed, cache_dir=cache_dir)
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
             log.info("query plans (%s): %s", split, report.shapes)

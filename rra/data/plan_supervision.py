@@ -22,18 +22,23 @@ shapes (then the ranker must learn to leave chains alone).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Sequence
 
-from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths
+from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, build_adjacency,
+                                  enumerate_paths)
 from rra.plan import QueryPlan, has_order_word, question_literals
 from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, answers_match, enumerate_plans
 from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
+PLAN_SUPERVISION_VERSION = 1  # bump when the candidates change, so cached ones stop matching
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -193,7 +198,7 @@ def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "
 
 def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
                 adjacency: Adjacency | None = None, seed: int = 0, max_chains: int = 20_000,
-                max_negatives: int = 24) -> PlanReport:
+                max_negatives: int = 24, cache_dir=None) -> PlanReport:
     """Set `extra["plan_candidates"]`, `extra["plan"]` and `extra["plan_source"]` (module doc).
     Questions that name one entity and whose chain label explains their answers exactly (F1 = 1)
     are chains, and get candidates (at most `max_chains` of them) only if another question of the
@@ -206,6 +211,16 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
                 one = label_plans(graph, [ex], config, seed=seed, max_negatives=max_negatives)
             _merge(report, one)
         return report
+    cache_file = None
+    if cache_dir is not None:
+        cache_file = Path(cache_dir) / f"plans-{_cache_key(kg, examples, config, seed, max_chains, max_negatives)}.json.gz"
+        cached = _read_cache(cache_file)
+        if cached is not None and len(cached) == len(examples):
+            for ex, got in zip(examples, cached):
+                ex.extra.pop("plan_candidates", None)
+                if got:
+                    ex.extra.update(got)
+            return _finish(kg, examples, report)
     rng = random.Random(seed)
     index = None
     simple, rest = [], []
@@ -223,8 +238,7 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
         conditions = None if plan else given.get("constraints") or ([given["constraint"]] if given.get("constraint") else None)
         pos, neg, exact = derive_candidates(index, ex, config, rng, plan, max_negatives=max_negatives,
                                             conditions=conditions)
-        _keep(ex, pos, neg, "given" if plan else "kg")
-        report.exact += exact
+        _keep(ex, pos, neg, "given" if plan else "kg", exact)
     if any(p["shape"] != "chain" for ex in rest for p in (ex.extra.get("plan_candidates") or {}).get("positive", ())):
         # other shapes in the set: the ranker must also learn to leave chains alone, and a chain
         # that explains a question exactly may still be chance (the head of a department who also
@@ -233,13 +247,20 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
             if index is None:
                 index = GraphIndex(kg, adjacency)
             pos, neg, exact = derive_candidates(index, ex, config, rng, max_negatives=max_negatives)
-            _keep(ex, pos, neg, "kg")
-            report.exact += exact
+            _keep(ex, pos, neg, "kg", exact)
+    if cache_file is not None:
+        _write_cache(cache_file, [{k: ex.extra[k] for k in ("plan_candidates", "plan_source", "plan_exact")}
+                                  if "plan_candidates" in ex.extra else None for ex in examples])
+    return _finish(kg, examples, report)
+
+
+def _finish(kg, examples: Sequence[QAExample], report: PlanReport) -> PlanReport:
     _choose_labels(kg, examples)
     for ex in examples:
         report.n += 1
         if "plan_candidates" in ex.extra:
             report.ranked += 1
+            report.exact += bool(ex.extra.get("plan_exact"))
         plan = ex.extra.get("plan")
         if plan and plan.get("paths"):
             report.shapes[plan["shape"]] = report.shapes.get(plan["shape"], 0) + 1
@@ -249,12 +270,25 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
     return report
 
 
-def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan], source: str) -> None:
+def _cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig, *settings) -> str:
+    """The KG (its stats), the questions (with what decides their candidates) and the settings."""
+    stats = kg.stats()
+    h = hashlib.sha256(json.dumps({"version": PLAN_SUPERVISION_VERSION, "settings": settings,
+                                   "kg": [stats.entities, stats.triples, sorted(stats.relations.items())],
+                                   "config": asdict(config)}, sort_keys=True, default=str).encode())
+    for ex in examples:
+        h.update(json.dumps([ex.qid, ex.question, ex.topic_entities, ex.answers, ex.extra.get("plan"),
+                             _chain_exact(ex)], sort_keys=True, default=str).encode())
+    return h.hexdigest()[:24]
+
+
+def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan], source: str, exact: bool) -> None:
     if not positives:
         return
     ex.extra["plan_candidates"] = {"positive": [p.to_dict() for p in positives],
                                    "negative": [p.to_dict() for p in negatives]}
     ex.extra["plan_source"] = source
+    ex.extra["plan_exact"] = bool(exact)
 
 
 def _choose_labels(kg, examples: Sequence[QAExample]) -> None:
