@@ -204,7 +204,7 @@ def test_builtin_questions_of_every_shape_are_answered_by_their_plans(kg):
             assert execute(kg, QueryPlan.from_dict(q.extra["plan"])).answers == sorted(q.answers) or \
                 q.extra["shape"] in ("count", "yes_no") and execute(kg, QueryPlan.from_dict(q.extra["plan"])).answers == q.answers
             assert q.question.count("[") == len(q.topic_entities)
-    assert Counter(q.answers[0] for q in test if q.extra.get("shape") == "yes_no") == {"yes": 15, "no": 15}
+    assert Counter(q.answers[0] for q in test if q.extra.get("shape") == "yes_no") == {"yes": 10, "no": 10}
     train_plans = {str(q.extra["plan"]) for q in builtin_questions("train") if "plan" in q.extra}
     assert not train_plans & {str(q.extra["plan"]) for q in test if "plan" in q.extra}
 
@@ -243,7 +243,8 @@ def test_the_plan_ranker_trains_only_on_data_beyond_chains():
     out = model.model_step(batch)
     assert torch.isfinite(out["loss"]) and out["plan_correct"].shape == (1,) and len(out["paths"]) == 2
     out["loss"].backward()
-    assert model.ranker.query.weight.grad is not None  # the ranker learns
+    assert model.ranker.log_scale.grad is not None  # the ranker learns
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.encoder.parameters())
     logits = model.rank_plans(["how many books did [E] write"], [rank["positive"] + rank["negative"]])
     assert len(logits[0]) == 2 and all(isinstance(x, float) for x in logits[0])
 

@@ -114,7 +114,7 @@ class RetrieverDataModule(L.LightningDataModule):
         seed: int = 0,
         path_head: str = "scorer",  # the model's (model.path_head): the scorer's items carry each step's candidates
         max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
-        chain_rankings: float = 0.5,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
+        chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg

@@ -3,10 +3,12 @@
 A bi-encoder on the retriever's shared encoder, as the relation scorer is: the question (every
 named entity masked `[E]`, literals as their slots `[N1]`, rra.data.plan_supervision.ranker_question)
 and each candidate plan's text (rra.text.plan_words: relations and attributes by their names,
-operators in words) are encoded, and a plan's logit is `scale * cos(W q, p)` with a learnt scale
-and a question-side projection `W` (identity at first, so the pretrained encoder already ranks by
-similarity). Nothing about a plan is a class: a plan over relations, attributes or shapes never
-seen in training is scored like any other, from its words.
+operators in words) are encoded, and a plan's logit is `scale * cos(q, p)` with a learnt scale, as
+the relation scorer scores relations: the pretrained encoder already ranks by similarity, and
+training moves the shared encoder itself (a projection of its own, at the heads' learning rate,
+drifted faster than the encoder could follow and dragged the path predictor down with it). Nothing
+about a plan is a class: a plan over relations, attributes or shapes never seen in training is
+scored like any other, from its words.
 
 Training: each question's candidates are the plans that explain its gold answers (positives, often
 several) and other enumerated plans (negatives); the loss is the negative log of the probability
@@ -25,10 +27,8 @@ from torch.nn import functional as F
 class PlanRanker(nn.Module):
     def __init__(self, dim: int, scale: float = 20.0):
         super().__init__()
+        self.dim = dim
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
-        self.query = nn.Linear(dim, dim)
-        nn.init.eye_(self.query.weight)
-        nn.init.zeros_(self.query.bias)
 
     @property
     def scale(self) -> torch.Tensor:
@@ -36,7 +36,7 @@ class PlanRanker(nn.Module):
 
     def logits(self, questions: torch.Tensor, plans: torch.Tensor) -> torch.Tensor:
         """(n, d) questions x (m, d) plan texts -> (n, m) logits."""
-        q = F.normalize(self.query(questions.float()), dim=-1)
+        q = F.normalize(questions.float(), dim=-1)
         return self.scale * q @ F.normalize(plans.float(), dim=-1).T
 
     def loss(self, questions: torch.Tensor, plans: torch.Tensor, candidates: list[list[int]],

@@ -24,7 +24,7 @@ from rra.records import QAExample
 BUILTIN_DIR = Path(__file__).resolve().parent  # kb.txt, labels.tsv, templates.yaml
 SPLIT_SIZES = {"train": 1500, "dev": 200, "test": 200}  # chain questions
 PLAN_SPLIT_SIZES = {"test": 50, "dev": 20, "train": 150}  # per shape beyond a chain (order: the rest, ~100)
-NEW_SHAPE_SIZES = {"test": 30, "dev": 10, "train": 60}  # the shapes added with ranked plans: fewer, as they cost training time
+NEW_SHAPE_SIZES = {"test": 20, "dev": 10, "train": 50}  # the shapes added with ranked plans: fewer, as they cost training time
 FIRST_SHAPES = ("conjunction", "comparison", "order")
 SEED = 0
 
