@@ -282,3 +282,14 @@ def test_plan_supervision_is_cached_like_path_supervision(kg, tmp_path, monkeypa
     again = questions()
     assert ps.label_plans(kg, again, cache_dir=tmp_path).to_dict() == report.to_dict()
     assert [q.extra["plan"] for q in again] == [q.extra["plan"] for q in first]
+
+
+def test_the_ranker_sees_which_named_entities_and_literals_a_plan_leaves_unused():
+    from rra.models.plan_ranker import coverage_features, unused
+
+    question = "papers by [E] and [E] at [E] after [N1]"
+    assert unused(question, "[E] author (reverse) and [E] author (reverse)") == (1, 1)
+    assert unused(question, "[E] author (reverse) and [E] author (reverse) and [E] presented at (reverse) "
+                            "where publication year is more than, after [N1]") == (0, 0)
+    assert coverage_features([question, "how many papers did [E] write"], ["the number of: [E] author"]).tolist() == \
+        [[[2.0, 1.0]], [[0.0, 0.0]]]

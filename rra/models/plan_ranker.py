@@ -1,14 +1,19 @@
 """The plan ranker: which candidate query plan (rra.plan_candidates) a question asks for.
 
 A bi-encoder on the retriever's shared encoder, as the relation scorer is: the question (every
-named entity masked `[E]`, literals as their slots `[N1]`, rra.data.plan_supervision.ranker_question)
-and each candidate plan's text (rra.text.plan_words: relations and attributes by their names,
-operators in words) are encoded, and a plan's logit is `scale * cos(q, p)` with a learnt scale, as
-the relation scorer scores relations: the pretrained encoder already ranks by similarity, and
-training moves the shared encoder itself (a projection of its own, at the heads' learning rate,
-drifted faster than the encoder could follow and dragged the path predictor down with it). Nothing
-about a plan is a class: a plan over relations, attributes or shapes never seen in training is
-scored like any other, from its words.
+named entity masked `[E]`, literals as their slots `[N1]`, rra.text.ranker_text) and each
+candidate plan's text (rra.text.plan_words: relations and attributes by their names, operators in
+words) are encoded, and a plan's logit is `scale * cos(q, p)` with a learnt scale: the pretrained
+encoder already ranks by similarity, and training moves the shared encoder itself (a projection of
+its own, at the heads' learning rate, drifted faster than the encoder could follow and dragged the
+path predictor down with it).
+
+Beside the cosine, two learnt weights read what a pooled vector blurs: how many of the entities
+the question names and of the literals it writes a plan leaves unused (`coverage`, counted from
+the two texts: `[E]` marks, `[N1]` slots). "papers by [E] and [E] at [E]" is then not answered by
+the intersection of two of its anchors, nor "after [N1]" by the plain chain, whatever the words.
+Nothing about a plan is a class: a plan over relations, attributes or shapes never seen in
+training is scored like any other, from its words and what it uses.
 
 Training: each question's candidates are the plans that explain its gold answers (positives, often
 several) and other enumerated plans (negatives); the loss is the negative log of the probability
@@ -18,32 +23,53 @@ whichever explanation its questions share.
 from __future__ import annotations
 
 import math
+import re
+from typing import Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+SLOT = re.compile(r"\[N\d+\]")
+
+
+def unused(question: str, plan: str, mask: str = "[E]") -> tuple[int, int]:
+    """(named entities, literals) the question has that the plan text does not use."""
+    entities = max(0, question.count(mask) - plan.count(mask))
+    literals = len(set(SLOT.findall(question)) - set(SLOT.findall(plan)))
+    return entities, literals
+
+
+def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str = "[E]") -> torch.Tensor:
+    """(n, m, 2): `unused` of every question x plan text."""
+    return torch.tensor([[unused(q, p, mask) for p in plans] for q in questions], dtype=torch.float32)
+
 
 class PlanRanker(nn.Module):
-    def __init__(self, dim: int, scale: float = 20.0):
+    def __init__(self, dim: int, scale: float = 20.0, coverage: float = -1.0):
         super().__init__()
         self.dim = dim
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
+        # logit per unused named entity, per unused literal: a prior that a question's parts matter
+        self.coverage = nn.Parameter(torch.tensor([coverage, coverage]))
 
     @property
     def scale(self) -> torch.Tensor:
         return self.log_scale.exp().clamp(max=100.0)
 
-    def logits(self, questions: torch.Tensor, plans: torch.Tensor) -> torch.Tensor:
-        """(n, d) questions x (m, d) plan texts -> (n, m) logits."""
+    def logits(self, questions: torch.Tensor, plans: torch.Tensor, uncovered: torch.Tensor | None = None) -> torch.Tensor:
+        """(n, d) questions x (m, d) plan texts -> (n, m) logits; `uncovered`: (n, m, 2) features."""
         q = F.normalize(questions.float(), dim=-1)
-        return self.scale * q @ F.normalize(plans.float(), dim=-1).T
+        out = self.scale * q @ F.normalize(plans.float(), dim=-1).T
+        if uncovered is not None:
+            out = out + uncovered.to(out.device) @ self.coverage
+        return out
 
     def loss(self, questions: torch.Tensor, plans: torch.Tensor, candidates: list[list[int]],
-             positive: list[list[bool]]) -> tuple[torch.Tensor, torch.Tensor]:
+             positive: list[list[bool]], uncovered: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per question i: `candidates[i]` index rows of `plans`, `positive[i]` marks the right ones.
         Returns (mean of -log P(positives), per question whether its best candidate is right)."""
-        logits = self.logits(questions, plans)
+        logits = self.logits(questions, plans, uncovered)
         losses, correct = [], []
         for i, (cands, pos) in enumerate(zip(candidates, positive)):
             row = logits[i, torch.tensor(cands, device=logits.device, dtype=torch.long)]

@@ -41,7 +41,7 @@ from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_ranker import PlanRanker
+from rra.models.plan_ranker import PlanRanker, coverage_features
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
@@ -216,7 +216,8 @@ class Retriever(L.LightningModule):
             plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
-        return self.ranker.loss(questions, plans, cands, positive)
+        uncovered = coverage_features([q for q, _ in items], learnt + banked, self.hparams.mask_token or "[E]")
+        return self.ranker.loss(questions, plans, cands, positive, uncovered)
 
     def _banked(self, texts: list[str]) -> torch.Tensor:
         todo = [t for t in texts if t not in self._plan_bank]
@@ -629,7 +630,8 @@ class Retriever(L.LightningModule):
             if not texts:
                 return [[] for _ in questions]
             vectors = self.encode_unique(texts, batch_size, self._plan_cache if use_cache else {})
-            logits = self.ranker.logits(q, vectors).tolist()
+            logits = self.ranker.logits(q, vectors, coverage_features(questions, texts,
+                                                                      self.hparams.mask_token or "[E]")).tolist()
             index = {t: i for i, t in enumerate(texts)}
             return [[logits[i][index[t]] for t in ps] for i, ps in enumerate(plans)]
         finally:

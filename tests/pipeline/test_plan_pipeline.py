@@ -89,6 +89,7 @@ def test_two_anchors_are_intersected_and_both_chains_shown(rra):
     assert dict(zip(plan["anchors"], map(tuple, plan["paths"]))) == {WRITER: ("^written_by",), "city/mireval": ("^set_in",)}
     assert {"written_by", "set_in"} <= {t.relation for t in pred.triples}  # evidence of both chains
     assert "Query plan" in pred.knowledge and "Mireval" in pred.knowledge
+    assert pred.extra["plan_text"] in pred.knowledge  # what the page shows beside the answers
 
 
 def test_conditions_and_orders_filter_by_an_attribute_of_the_answers(rra):
