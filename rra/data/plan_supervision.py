@@ -38,7 +38,7 @@ from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 1  # bump when the candidates change, so cached ones stop matching
+PLAN_SUPERVISION_VERSION = 2  # bump when the candidates change, so cached ones stop matching
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -156,8 +156,8 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
     gold = {normalize_answer(a) for a in ex.answers}
     matched = [answers_match(c.answers, gold) for c in found]
     right = [c for c, ok in zip(found, matched) if ok]
-    wrong = [c.plan for c, ok in zip(found, matched) if not ok]
-    wrong = rng.sample(wrong, min(max_negatives, len(wrong)))
+    wrong = _negatives([c.plan for c, ok in zip(found, matched) if not ok],
+                       [given] if given is not None else [c.plan for c in right], rng, max_negatives)
     if given is not None:
         return [given], wrong, True
     ordered = has_order_word(ex.question)
@@ -168,6 +168,17 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
         return [c.plan for c in right], wrong, True
     chain = _best_chain(found, ex.answers)
     return ([chain] if chain else []), wrong, False
+
+
+def _negatives(wrong: list[QueryPlan], right: list[QueryPlan], rng: random.Random, n: int) -> list[QueryPlan]:
+    """A seeded sample of the wrong plans, those sharing a chain with a right one first (the count,
+    the order or the condition on the right chain, the intersection with one anchor too few: what
+    the ranker must tell apart), two thirds of them at most."""
+    chains = {(a, tuple(p)) for plan in right for a, p in zip(plan.anchors, plan.paths)}
+    near = [w for w in wrong if any((a, tuple(p)) in chains for a, p in zip(w.anchors, w.paths))]
+    far = [w for w in wrong if not any((a, tuple(p)) in chains for a, p in zip(w.anchors, w.paths))]
+    near = rng.sample(near, min(len(near), max(n - len(far), 2 * n // 3)))
+    return near + rng.sample(far, min(len(far), n - len(near)))
 
 
 def _best_chain(found: Sequence[Candidate], answers: Sequence[str]) -> QueryPlan | None:
