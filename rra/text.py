@@ -148,7 +148,8 @@ def mark_mentions(question: str, mentions: Sequence[str]) -> str:
 # and to a person or an LLM (`plan_sentence`: names and values).
 OPERATOR_WORDS = {">": "more than, after", ">=": "at least, since", "<": "less than, before",
                   "<=": "at most, until", "=": "equal to, in",
-                  "argmax": "the highest, latest, most", "argmin": "the lowest, earliest, least"}
+                  "argmax": "the highest, latest, last, most", "argmin": "the lowest, earliest, first, least"}
+AGGREGATE_WORDS = {"count": "how many, the number of", "ask": "yes or no, whether it is one of"}
 LITERAL_SLOT = "[N{}]"
 _SLOT_LITERAL = re.compile(r"(?<![\w/\[])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?)(?![\w/\]])")
 
@@ -197,10 +198,26 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     if plan.order is not None:
         body += f" with {OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}"
     if plan.aggregate == "count":
-        return "the number of: " + body
+        return f"{AGGREGATE_WORDS['count']}: " + body
     if plan.aggregate == "ask":
         return f"yes or no, is {mask} one of: " + body
     return body
+
+
+def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> list[str]:
+    """The plan's modifiers as short texts of their own ("publication year less than, before [N1]",
+    "the lowest, earliest, first, least citation count", "how many, the number of"): the plan
+    ranker matches each against the question's words, where a whole plan's pooled vector barely
+    moves between "after" and "before"."""
+    value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
+    parts = [f"{text_of(c.relation)} {OPERATOR_WORDS[c.op]} {value(c.value)}" for c in plan.comparisons]
+    if plan.order is not None:
+        parts.append(f"{OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}")
+    if plan.via is not None:
+        parts.append(f"the one with {text_of(plan.via.relation)} {mask}")
+    if plan.aggregate:
+        parts.append(AGGREGATE_WORDS[plan.aggregate])
+    return parts
 
 
 def plan_sentence(plan, labels: Mapping[str, str], name=lambda r: r) -> str:

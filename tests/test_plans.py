@@ -204,7 +204,8 @@ def test_builtin_questions_of_every_shape_are_answered_by_their_plans(kg):
             assert execute(kg, QueryPlan.from_dict(q.extra["plan"])).answers == sorted(q.answers) or \
                 q.extra["shape"] in ("count", "yes_no") and execute(kg, QueryPlan.from_dict(q.extra["plan"])).answers == q.answers
             assert q.question.count("[") == len(q.topic_entities)
-    assert Counter(q.answers[0] for q in test if q.extra.get("shape") == "yes_no") == {"yes": 10, "no": 10}
+    yes_no = Counter(q.answers[0] for q in test if q.extra.get("shape") == "yes_no")
+    assert set(yes_no) == {"yes", "no"} and abs(yes_no["yes"] - yes_no["no"]) <= 4  # drawn alternately, then split
     train_plans = {str(q.extra["plan"]) for q in builtin_questions("train") if "plan" in q.extra}
     assert not train_plans & {str(q.extra["plan"]) for q in test if "plan" in q.extra}
 
@@ -235,7 +236,8 @@ def test_the_plan_ranker_trains_only_on_data_beyond_chains():
     chain = Retriever(rels, max_hops=2, encoder_config=TINY_CONFIG, pretrained=False)
     assert chain.ranker is None and chain.rank_plans(["who wrote [E]"], [["[E] written by"]]) is None
     model = Retriever(rels, max_hops=2, encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True)
-    rank = {"positive": ["the number of: [E] written by (reverse)"], "negative": ["[E] written by (reverse)"]}
+    rank = {"positive": ["how many: [E] written by (reverse)"], "negative": ["[E] written by (reverse)"],
+            "parts": {"how many: [E] written by (reverse)": ["how many, the number of"]}, "weight": 3}
     batch = {"question": ["who wrote [X]", "how many books did [E] write", "first book by [X]"],
              "path": [["written_by"], None, ["^written_by"]], "ranking": [None, rank, None],
              "candidates": [[["written_by", "published_in"]], None, [["^written_by", "^published_in"]]],
@@ -243,9 +245,10 @@ def test_the_plan_ranker_trains_only_on_data_beyond_chains():
     out = model.model_step(batch)
     assert torch.isfinite(out["loss"]) and out["plan_correct"].shape == (1,) and len(out["paths"]) == 2
     out["loss"].backward()
-    assert model.ranker.log_scale.grad is not None  # the ranker learns
+    assert model.ranker.log_scale.grad is not None and model.ranker.part_weight.grad is not None  # the ranker learns
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.encoder.parameters())
-    logits = model.rank_plans(["how many books did [E] write"], [rank["positive"] + rank["negative"]])
+    logits = model.rank_plans(["how many books did [E] write"], [rank["positive"] + rank["negative"]],
+                              [[["how many, the number of"], []]])
     assert len(logits[0]) == 2 and all(isinstance(x, float) for x in logits[0])
 
 
@@ -291,5 +294,5 @@ def test_the_ranker_sees_which_named_entities_and_literals_a_plan_leaves_unused(
     assert unused(question, "[E] author (reverse) and [E] author (reverse)") == (1, 1)
     assert unused(question, "[E] author (reverse) and [E] author (reverse) and [E] presented at (reverse) "
                             "where publication year is more than, after [N1]") == (0, 0)
-    assert coverage_features([question, "how many papers did [E] write"], ["the number of: [E] author"]).tolist() == \
+    assert coverage_features([question, "how many papers did [E] write"], ["how many: [E] author"]).tolist() == \
         [[[2.0, 1.0]], [[0.0, 0.0]]]

@@ -325,7 +325,7 @@ class RetrieverDataModule(L.LightningDataModule):
             return []
         from rra.data.plan_supervision import ranker_question
         from rra.plan import QueryPlan
-        from rra.text import RelationText, plan_words, relation_names
+        from rra.text import RelationText, plan_parts, plan_words, relation_names
 
         text_of = self.relation_text or RelationText(relation_names(self.dataset.relation_labels), self.kg)
         merged: dict[tuple, dict] = {}
@@ -337,20 +337,33 @@ class RetrieverDataModule(L.LightningDataModule):
             labels = self.kg.labels(e.topic_entities) if self.kg is not None else {}
             question, slots = ranker_question(e, [labels.get(t) or t for t in e.topic_entities] + list(e.topic_entities),
                                               self.mask_token or "[E]")
-            read = lambda ps: list(dict.fromkeys(plan_words(QueryPlan.from_dict(p), text_of, slots)  # noqa: E731
-                                                 for p in ps))
+            parts: dict[str, list[str]] = {}
+
+            def read(plans: list[dict]) -> list[str]:
+                texts = []
+                for d in plans:
+                    plan = QueryPlan.from_dict(d)
+                    text = plan_words(plan, text_of, slots)
+                    parts.setdefault(text, plan_parts(plan, text_of, slots))
+                    texts.append(text)
+                return list(dict.fromkeys(texts))
+
             label = e.extra.get("plan")
             positive = read(([label] if label and label.get("paths") else []) + cands["positive"])  # the label first
             negative = [t for t in read(cands["negative"]) if t not in positive]
             if not negative:
                 continue  # nothing to tell apart
             key = (question, tuple(sorted(positive)))
-            if dedupe and key in merged:
+            if dedupe and key in merged:  # it stands for one more question
                 item = merged[key]["ranking"]
                 item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:MAX_RANKING_NEGATIVES]
+                item["parts"].update({t: parts[t] for t in item["negative"] if t in parts})
+                item["weight"] += 1
                 continue
+            negative = negative[:MAX_RANKING_NEGATIVES]
             item = {"question": question, "path": None,
-                    "ranking": {"positive": positive, "negative": negative[:MAX_RANKING_NEGATIVES]},
+                    "ranking": {"positive": positive, "negative": negative, "weight": 1,
+                                "parts": {t: parts[t] for t in positive + negative if parts.get(t)}},
                     "chain": all(p.get("shape") == "chain" for p in cands["positive"])}
             merged[key] = item
             out.append(item)

@@ -12,8 +12,14 @@ Beside the cosine, two learnt weights read what a pooled vector blurs: how many 
 the question names and of the literals it writes a plan leaves unused (`coverage`, counted from
 the two texts: `[E]` marks, `[N1]` slots). "papers by [E] and [E] at [E]" is then not answered by
 the intersection of two of its anchors, nor "after [N1]" by the plain chain, whatever the words.
-Nothing about a plan is a class: a plan over relations, attributes or shapes never seen in
-training is scored like any other, from its words and what it uses.
+And each of a plan's modifiers is matched word by word (rra.text.plan_parts: "publication year
+less than, before [N1]", "the lowest, earliest, first, least citation count", "how many, the number
+of"): each of its tokens' best cosine among the question's tokens, averaged (late interaction), so
+"came out before [N1]" tells `<` from `>` and "the first paper" argmin from argmax, which a whole
+plan's pooled vector barely does (built-in: comparisons 50%, orders 64% on the pooled cosine
+alone); a learnt weight and offset turn the match into logits. Nothing about a plan is a class: a
+plan over relations, attributes or shapes never seen in training is scored like any other, from
+its words and what it uses.
 
 Training: each question's candidates are the plans that explain its gold answers (positives, often
 several) and other enumerated plans (negatives); the loss is the negative log of the probability
@@ -45,35 +51,60 @@ def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str 
     return torch.tensor([[unused(q, p, mask) for p in plans] for q in questions], dtype=torch.float32)
 
 
+def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Tensor,
+                p_mask: torch.Tensor) -> torch.Tensor:
+    """(n, L, d) question tokens, (p, T, d) part tokens (unit vectors; masks of the real tokens) ->
+    (n, p): per part, the mean over its tokens of the best cosine among the question's tokens."""
+    sims = torch.einsum("nld,ptd->nptl", q_tokens.float(), p_tokens.float())
+    sims = sims.masked_fill(~q_mask[:, None, None, :].bool(), -2.0).amax(-1)  # (n, p, T)
+    keep = p_mask[None].float()
+    return (sims * keep).sum(-1) / keep.sum(-1).clamp(min=1.0)
+
+
 class PlanRanker(nn.Module):
-    def __init__(self, dim: int, scale: float = 20.0, coverage: float = -1.0):
+    def __init__(self, dim: int, scale: float = 20.0, coverage: float = -1.0, part_weight: float = 5.0,
+                 part_offset: float = 0.5):
         super().__init__()
         self.dim = dim
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
         # logit per unused named entity, per unused literal: a prior that a question's parts matter
         self.coverage = nn.Parameter(torch.tensor([coverage, coverage]))
+        # a modifier's logit: weight x (its word match with the question - offset)
+        self.part_weight = nn.Parameter(torch.tensor(part_weight))
+        self.part_offset = nn.Parameter(torch.tensor(part_offset))
+
+    def part_logits(self, matches: torch.Tensor, uses: torch.Tensor) -> torch.Tensor:
+        """(n, p) word matches of the parts, (m, p) how often plan j has part k -> (n, m)."""
+        return self.part_weight * ((matches - self.part_offset) @ uses.to(matches.device).float().T)
 
     @property
     def scale(self) -> torch.Tensor:
         return self.log_scale.exp().clamp(max=100.0)
 
-    def logits(self, questions: torch.Tensor, plans: torch.Tensor, uncovered: torch.Tensor | None = None) -> torch.Tensor:
-        """(n, d) questions x (m, d) plan texts -> (n, m) logits; `uncovered`: (n, m, 2) features."""
+    def logits(self, questions: torch.Tensor, plans: torch.Tensor, uncovered: torch.Tensor | None = None,
+               parts: torch.Tensor | None = None) -> torch.Tensor:
+        """(n, d) questions x (m, d) plan texts -> (n, m) logits; `uncovered`: (n, m, 2) features;
+        `parts`: (n, m) the plans' modifier logits (part_logits)."""
         q = F.normalize(questions.float(), dim=-1)
         out = self.scale * q @ F.normalize(plans.float(), dim=-1).T
         if uncovered is not None:
             out = out + uncovered.to(out.device) @ self.coverage
+        if parts is not None:
+            out = out + parts
         return out
 
     def loss(self, questions: torch.Tensor, plans: torch.Tensor, candidates: list[list[int]],
-             positive: list[list[bool]], uncovered: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per question i: `candidates[i]` index rows of `plans`, `positive[i]` marks the right ones.
-        Returns (mean of -log P(positives), per question whether its best candidate is right)."""
-        logits = self.logits(questions, plans, uncovered)
+             positive: list[list[bool]], uncovered: torch.Tensor | None = None, parts: torch.Tensor | None = None,
+             weights: Sequence[float] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per question i: `candidates[i]` index rows of `plans`, `positive[i]` marks the right ones;
+        `weights[i]`: how many questions item i stands for (merged items weigh as many questions).
+        Returns (weighted mean of -log P(positives), per question whether its best candidate is right)."""
+        logits = self.logits(questions, plans, uncovered, parts)
         losses, correct = [], []
         for i, (cands, pos) in enumerate(zip(candidates, positive)):
             row = logits[i, torch.tensor(cands, device=logits.device, dtype=torch.long)]
             mask = torch.tensor(pos, device=logits.device, dtype=torch.bool)
             losses.append(torch.logsumexp(row, 0) - torch.logsumexp(row[mask], 0))
             correct.append(mask[int(row.argmax())].float())
-        return torch.stack(losses).mean(), torch.stack(correct)
+        w = torch.tensor(list(weights) if weights is not None else [1.0] * len(losses), device=logits.device)
+        return (torch.stack(losses) * w).sum() / w.sum(), torch.stack(correct)

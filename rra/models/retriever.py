@@ -37,11 +37,11 @@ from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
-from rra.models.encoder import load_encoder, tokenizer_from_state, tokenizer_to_state
+from rra.models.encoder import load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_ranker import PlanRanker, coverage_features
+from rra.models.plan_ranker import PlanRanker, coverage_features, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
@@ -148,6 +148,7 @@ class Retriever(L.LightningModule):
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
         self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
+        self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask) (ranker, inference)
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -200,24 +201,66 @@ class Retriever(L.LightningModule):
         return out
 
     def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """The plan ranker's loss over the batch's ranking items. Questions and each item's first
-        positive (its label) are encoded with gradients, so both sides of the bi-encoder learn. The
-        other candidates (most are negatives, repeated across the epoch) come from a bank of
-        vectors encoded without gradients once per epoch (`_plan_bank`, cleared when an epoch
-        starts): their backward pass, or an encoder pass per batch, would multiply the ranker's cost
-        for little."""
+        """The plan ranker's loss over the batch's ranking items. Questions, each item's first
+        positive (its label) and the plans' modifier texts are encoded with gradients, so both sides
+        of the bi-encoder learn. The other candidates (most are negatives, repeated across the
+        epoch) come from a bank of vectors encoded without gradients once per epoch (`_plan_bank`,
+        cleared when an epoch starts): their backward pass, or an encoder pass per batch, would
+        multiply the ranker's cost for little."""
         items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
         learnt = sorted({r["positive"][0] for _, r in items})
         banked = sorted({t for _, r in items for t in r["positive"] + r["negative"]} - set(learnt))
-        index = {t: i for i, t in enumerate(learnt + banked)}
-        questions = self.encode([q for q, _ in items])
+        texts = learnt + banked
+        index = {t: i for i, t in enumerate(texts)}
+        questions, q_tokens, q_mask = self._tokens([q for q, _ in items])
         plans = self.encode(learnt)
         if banked:
             plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
+        parts_of = {t: ps for _, r in items for t, ps in (r.get("parts") or {}).items()}
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
-        uncovered = coverage_features([q for q, _ in items], learnt + banked, self.hparams.mask_token or "[E]")
-        return self.ranker.loss(questions, plans, cands, positive, uncovered)
+        uncovered = coverage_features([q for q, _ in items], texts, self.hparams.mask_token or "[E]")
+        parts = self._part_logits(q_tokens, q_mask, [parts_of.get(t, []) for t in texts], grad=True)
+        return self.ranker.loss(questions, plans, cands, positive, uncovered, parts,
+                                [r.get("weight", 1) for _, r in items])
+
+    def _tokens(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP])
+        of `texts`, in one encoder pass."""
+        enc = self.encoder
+        tok = enc.tokenizer(texts, padding=True, truncation=True, max_length=enc.max_length, return_tensors="pt",
+                            return_special_tokens_mask=True)
+        special = tok.pop("special_tokens_mask").bool()
+        device = next(enc.model.parameters()).device
+        tok = {k: v.to(device) for k, v in tok.items()}
+        hidden = enc.model(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]).last_hidden_state
+        return mean_pool(hidden, tok["attention_mask"]), F.normalize(hidden.float(), dim=-1), \
+            tok["attention_mask"].bool() & ~special.to(device)
+
+    def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, parts: list[list[str]],
+                     grad: bool = False) -> torch.Tensor | None:
+        """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens."""
+        distinct = sorted({p for ps in parts for p in ps})
+        if not distinct:
+            return None
+        if grad:
+            _, p_tokens, p_mask = self._tokens(distinct)
+        else:
+            todo = [p for p in distinct if p not in self._part_cache]
+            if todo:
+                _, tokens, mask = self._tokens(todo)
+                self._part_cache.update({p: (tokens[k], mask[k]) for k, p in enumerate(todo)})
+            width = max(int(self._part_cache[p][1].shape[0]) for p in distinct)
+            p_tokens = torch.stack([F.pad(self._part_cache[p][0], (0, 0, 0, width - self._part_cache[p][0].shape[0]))
+                                    for p in distinct])
+            p_mask = torch.stack([F.pad(self._part_cache[p][1], (0, width - self._part_cache[p][1].shape[0]))
+                                  for p in distinct])
+        index = {p: k for k, p in enumerate(distinct)}
+        uses = torch.zeros(len(parts), len(distinct))
+        for j, ps in enumerate(parts):
+            for p in ps:
+                uses[j, index[p]] += 1
+        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask), uses)
 
     def _banked(self, texts: list[str]) -> torch.Tensor:
         todo = [t for t in texts if t not in self._plan_bank]
@@ -414,6 +457,7 @@ class Retriever(L.LightningModule):
         self._predict_cache.clear()  # weights are about to change
         self._relation_cache.clear()
         self._plan_cache.clear()
+        self._part_cache.clear()
         self._batch_start = time.perf_counter()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
@@ -611,29 +655,35 @@ class Retriever(L.LightningModule):
             self.train(was_training)
 
     @torch.no_grad()
-    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], batch_size: int = 256,
-                   use_cache: bool = True) -> list[list[float]] | None:
+    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], parts=None,
+                   batch_size: int = 256, use_cache: bool = True) -> list[list[float]] | None:
         """The plan ranker's logit of each candidate plan text (rra.text.plan_words) of each question
-        (rra.data.plan_supervision.ranker_question's text); None when this retriever has no ranker
-        (trained on chains only). Plan texts repeat across questions: each is encoded once while
-        the weights stay."""
+        (rra.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.text.plan_parts). None
+        when this retriever has no ranker (trained on chains only). Plan texts repeat across
+        questions: each is encoded once while the weights stay."""
         if self.ranker is None:
             return None
         was_training = self.training
         if was_training:
-            self._predict_cache.clear()
             self._plan_cache.clear()
+            self._part_cache.clear()
         self.eval()
         try:
-            q = self.encode_unique(list(questions), batch_size, self._predict_cache if use_cache else None)
-            texts = sorted({t for ps in plans for t in ps})
-            if not texts:
-                return [[] for _ in questions]
-            vectors = self.encode_unique(texts, batch_size, self._plan_cache if use_cache else {})
-            logits = self.ranker.logits(q, vectors, coverage_features(questions, texts,
-                                                                      self.hparams.mask_token or "[E]")).tolist()
-            index = {t: i for i, t in enumerate(texts)}
-            return [[logits[i][index[t]] for t in ps] for i, ps in enumerate(plans)]
+            out = []
+            for b in range(0, len(questions), batch_size):
+                qs, ps = list(questions[b:b + batch_size]), plans[b:b + batch_size]
+                q, q_tokens, q_mask = self._tokens(qs)
+                texts = sorted({t for row in ps for t in row})
+                if not texts:
+                    out += [[] for _ in qs]
+                    continue
+                vectors = self.encode_unique(texts, batch_size, self._plan_cache if use_cache else {})
+                index = {t: i for i, t in enumerate(texts)}
+                of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
+                logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
+                                            self._part_logits(q_tokens, q_mask, [of.get(t, []) for t in texts]))
+                out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
+            return out
         finally:
             self.train(was_training)
 

@@ -34,7 +34,7 @@ from rra.plan import QueryPlan, execute, focus_text, literal_value, question_lit
 from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, enumerate_plans
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.text import mark_mentions, plan_words, ranker_text, relation_phrase
+from rra.text import mark_mentions, plan_parts, plan_words, ranker_text, relation_phrase
 
 
 @dataclass
@@ -128,13 +128,14 @@ class PlanSearch:
             literals = question_literals(questions[i], words[i])
             cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
                                        self.schema)
-        rank_texts, plan_texts = [], []
+        rank_texts, plan_texts, parts = [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
         for i in todo:
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
             plan_texts.append([plan_words(c.plan, text_of, slots) for c in cands[i]])
-        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts) if todo else []
+            parts.append([plan_parts(c.plan, text_of, slots) for c in cands[i]])
+        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if todo else []
         out = {}
         for i, row in zip(todo, logits):
             scored = [(lg + self.settings.path_weight * c.prior, c) for lg, c in zip(row, cands[i])]
