@@ -135,6 +135,13 @@ def question_literals(question: str, mentions: Sequence[str] = ()) -> list[str]:
     return _QUESTION_LITERAL.findall(text)
 
 
+def written_value(text: str) -> int | str:
+    """A question's literal as a condition keeps it: an integer as an int ("13" -> 13), anything
+    else (a decimal, a date, a number too long to be an id of anything countable) as written."""
+    t = text.strip()
+    return int(t) if t.lstrip("+-").isdigit() and len(t) <= 18 else t
+
+
 def has_order_word(question: str) -> bool:
     return any(w in ORDER_WORDS for w in re.findall(r"[a-z]+", question.casefold()))
 

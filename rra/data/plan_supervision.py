@@ -25,7 +25,7 @@ from typing import Sequence
 
 from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths
 from rra.plan import (COMPARISONS, ORDERS, Constraint, QueryPlan, apply_condition, has_order_word,
-                      literal_value, question_literals)
+                      literal_value, question_literals, written_value)
 from rra.records import QAExample
 
 PAIR_PATHS = 5  # candidate paths per anchor tried in pairs
@@ -139,7 +139,7 @@ def _as_written(v: float, question: str):
     """The literal as the question wrote it (1990, not 1990.0)."""
     for x in question_literals(question):
         if literal_value(x) == v:
-            return int(x) if x.lstrip("+-").isdigit() else x
+            return written_value(x)
     return v
 
 

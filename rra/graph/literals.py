@@ -50,7 +50,7 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
     name = datatype[len(XSD):] if datatype and datatype.startswith(XSD) else None
     try:
         if name in INTEGER_TYPES:
-            return int(text)
+            return _int(text)
         if name in FLOAT_TYPES:
             return float(text)
         if name == "gYear":
@@ -67,7 +67,7 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
         return node  # ill-typed ("abc"^^xsd:integer): the text, which compares with nothing numeric
     if name is None or name == "string":
         if _INT.match(text):
-            return int(text)
+            return _int(text)
         if _FLOAT.match(text):
             return float(text)
         m = _DATE.match(text)
@@ -77,6 +77,15 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
             except ValueError:
                 return node
     return node
+
+
+# Python refuses to read an int of more than 4,300 digits from text (sys.get_int_max_str_digits);
+# such a number (a 5,000-digit cell) is read as a float instead: inf, which still compares right.
+MAX_INT_DIGITS = 4000
+
+
+def _int(text: str) -> int | float:
+    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
 
 
 def _aligned(a: Value, b: Value) -> tuple | None:
@@ -126,7 +135,10 @@ def order_key(value: Value | str) -> tuple[int, float] | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
-        return (0, float(v))
+        try:
+            return (0, float(v))
+        except OverflowError:  # an int beyond the float range: as far out as a float goes
+            return (0, float("inf") if v > 0 else float("-inf"))
     if isinstance(v, dt.datetime):
         v = v.date()
     if isinstance(v, dt.date):
