@@ -88,24 +88,20 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
 
 def name_gold_answers(examples: list[QAExample], kg) -> None:
     """Say how each gold answer is named in the KG, so scoring does not depend on whether a dataset
-    gives answers as KG ids or as names: an answer the KG holds as an entity gets its label
-    (`answer_labels`, for replies that name it); an answer that is not an entity id is
-    looked up as a label (exact, then case-insensitive), and the ids found count as that answer
-    (`answer_ids`). A few batched lookups for the whole split; data that already
-    names its answers (the question generator) is left as it is."""
+    gives answers as KG ids, as names or as values written as text: an answer the KG holds as a
+    node gets its label (`answer_labels`, for replies that name it); any other answer is looked up
+    (`rra.graph.answers.resolve_answers`: a literal in another spelling, an entity's label, a value
+    of the same number or date, so "2017" and "2017.0" name `"2017"^^xsd:gYear`) and the ids found
+    count as that answer (`answer_ids`). A few batched lookups for the whole split; data that
+    already names its answers (the question generator) is left as it is."""
     todo = [ex for ex in examples if ex.answers and not ex.answer_labels]
     if not todo:
         return
+    from rra.graph.answers import resolve_answers
     from rra.graph.base import GraphError
 
-    answers = list(dict.fromkeys(a for ex in todo for a in ex.answers))
     try:
-        labels = kg.labels(answers)  # only the entities the KG holds come back
-        names = [a for a in answers if a not in labels]
-        ids = kg.find_entities_batch(names, "exact", 10) if names else {}
-        missing = [a for a in names if not ids.get(a)]
-        if missing:
-            ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+        labels, ids = resolve_answers(kg, (a for ex in todo for a in ex.answers))
     except GraphError as err:  # scoring then compares the answers as given; the run goes on
         log.warning("could not look the gold answers up in the KG (%s); they are scored as given", err)
         return
