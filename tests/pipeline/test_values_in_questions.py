@@ -56,6 +56,7 @@ def test_every_link_mention_handed_over_keeps_the_value(club_kg):
     link = link_entities(club_kg, question)
     assert link.entities == ["13"]  # nothing else names an entity: the number is the topic
     assert question_literals(question, link.mentions) == ["13"]
+    assert question_literals(QUESTIONS[0][0], ["Real Madrid", "13"]) == ["13"]
 
 
 def test_batched_linking_agrees(club_kg):
