@@ -246,6 +246,11 @@ def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     return frozenset(words)
 
 
+def _is_value(mention: str) -> bool:
+    """A number, year or date ("13", "1999", "2017-05-01"): what a condition compares with."""
+    return any(c.isdigit() for c in mention) and literal_value(mention) is not None
+
+
 def units(question: str, char_ngrams: bool = True) -> list[tuple[int, int, bool]]:
     """The question's units as (start, end, is one character of a script without spaces)."""
     if not char_ngrams:
@@ -258,13 +263,17 @@ def spans(question: str, max_ngram: int, max_chars: int) -> list[tuple[int, int,
     most `max_ngram` words and `max_chars` unspaced characters; units are joined as written (a
     space where the question has any, none between characters)."""
     found = units(question, max_chars > 0)
+    before = [0]  # unspaced characters before each unit
+    for u in found:
+        before.append(before[-1] + u[2])
+    longest = max(max_ngram, max_chars) if before[-1] else max_ngram
     out = []
-    for n in range(min(len(found), max(max_ngram, max_chars)), 0, -1):
+    for n in range(min(len(found), longest), 0, -1):
         for i in range(len(found) - n + 1):
-            span = found[i:i + n]
-            chars = sum(u[2] for u in span)
+            chars = before[i + n] - before[i]
             if chars > max_chars or n - chars > max_ngram:
                 continue
+            span = found[i:i + n]
             pieces = [question[a:b] for a, b, _ in span]
             text = pieces[0] + "".join((" " if span[k][1] < span[k + 1][0] else "") + pieces[k + 1]
                                        for k in range(n - 1))
@@ -296,7 +305,7 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
         # script without spaces ("的"), or a word of the relation names
         common = ((n == 1 and ((mention.isalpha() and mention.islower()) or bool(_UNSEGMENTED_CHAR.fullmatch(mention))))
                   or mention.casefold() in rel_words)
-        value = literal_value(mention) is not None
+        value = _is_value(mention)
         cands += [Candidate(mention, e, i, n, common, same_case, value=value) for e in hits]
     if fuzzy is not None:
         cands += _fuzzy_candidates(grams, cands, fuzzy, rel_words)
@@ -332,8 +341,7 @@ def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[
             continue
         mention = text.strip(EDGE_PUNCT)
         for entity, score in fuzzy.match(mention):
-            out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True,
-                                 value=literal_value(mention) is not None))
+            out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True, value=_is_value(mention)))
     return out
 
 
