@@ -4,7 +4,8 @@
    `"YYYY"^^xsd:gYear` and dates `xsd:date`; questions whose gold answers are written as a user
    would ("2017", "2017.0", the N-Triples form, the internal id). KG supervision coverage (share of
    questions with a relation path) before (answers read as KG ids only: what rra did) and after
-   (answers resolved by value, rra.graph.answers).
+   (answers resolved by value, rra.graph.answers). The same on the 3,000 training questions of the
+   project's scholarly benchmark KG (bench/kgs/scholarly.py), whose files write values as text.
 2. **one id per value**: a KG whose values are spelt non-canonically ("+5"^^xsd:integer,
    "1.50"^^xsd:decimal, "1"^^xsd:boolean, "1.9e3"^^xsd:double, ill-typed "abc"^^xsd:integer), on
    NetworkX, embedded Oxigraph, an Oxigraph server loaded with `oxigraph load` and Virtuoso loaded
@@ -103,6 +104,32 @@ def value_supervision(papers: int) -> dict:
                      "value_questions_covered": sum(ex.relation_path is not None for ex in values),
                      "covered_by_form": {f: f"{sum(v)}/{len(v)}" for f, v in by_form.items()},
                      "reasons": report.reasons, "seconds": round(time.perf_counter() - start, 3)}
+    return out
+
+
+def scholarly_value_answers(scale: float) -> dict:
+    """The same on the project's scholarly benchmark KG (bench/kgs/scholarly.py: xsd:gYear years,
+    xsd:integer counts, xsd:string DOIs; its question files write a value answer as its text)."""
+    from bench.kgs.scholarly import generate
+    from rra.data.qa_files import load_questions
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = generate(tmp, scale=scale, plans=False)
+        kg = load_graph(paths["kg"])
+        questions = list(load_questions(paths["train"]))
+    held = kg.labels(sorted({a for q in questions for a in q.answers}))
+    values = {q.qid for q in questions if not any(a in held for a in q.answers)}
+    out = {"scale": scale, "questions": len(questions), "value_questions": len(values),
+           "kg_triples": kg.stats().triples}
+    for when in ("before", "after"):
+        exs = [QAExample(q.question, list(q.topic_entities), list(q.answers), qid=q.qid) for q in questions]
+        if when == "before":
+            for ex in exs:
+                ex.answer_ids = [[a] for a in ex.answers]
+        report = label_examples(kg, exs, cache_dir=None)
+        out[when] = {"coverage": round(100 * report.covered / report.n, 2),
+                     "value_questions_covered": sum(ex.relation_path is not None for ex in exs if ex.qid in values),
+                     "reasons": report.reasons}
     return out
 
 
@@ -312,11 +339,13 @@ def encoder_figures(films: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--papers", type=int, default=1000)
+    p.add_argument("--scholarly-scale", type=float, default=1.0, help="scale of bench/kgs/scholarly.py's KG")
     p.add_argument("--values", type=int, default=600, help="entities with a non-canonical value")
     p.add_argument("--films", type=int, default=300)
     p.add_argument("--no-virtuoso", action="store_true")
     args = p.parse_args()
     figures = {"value_answers": value_supervision(args.papers),
+               "value_answers_scholarly_benchmark_kg": scholarly_value_answers(args.scholarly_scale),
                "one_id_per_value": one_id_per_value(args.values, not args.no_virtuoso),
                "linking_without_spaces": linking_rates(args.films),
                "encoder_coverage": encoder_figures(args.films)}
