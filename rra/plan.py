@@ -127,12 +127,21 @@ _QUESTION_LITERAL = re.compile(r"(?<![\w/])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?
 
 def question_literals(question: str, mentions: Sequence[str] = ()) -> list[str]:
     """The literals written in a question (numbers, years, ISO dates), in text order, outside
-    `[...]` marks and outside the anchors' mentions ("[Route 66] ... after 1990" -> ["1990"])."""
+    `[...]` marks and outside the anchors' mentions ("[Route 66] ... after 1990" -> ["1990"]).
+    A mention that is itself a value ("13", linked because a KG holds the bare cell 13 as an
+    entity) stays: "a number higher than 13" compares with 13 whatever the linker made of it."""
     text = re.sub(r"\[[^\[\]]*\]", " ", question)
     for m in sorted(mentions, key=len, reverse=True):
-        if m:
+        if m and literal_value(m) is None:
             text = re.sub(re.escape(m), " ", text, flags=re.IGNORECASE)
     return _QUESTION_LITERAL.findall(text)
+
+
+def written_value(text: str) -> int | str:
+    """A question's literal as a condition keeps it: an integer as an int ("13" -> 13), anything
+    else (a decimal, a date, a number too long to be an id of anything countable) as written."""
+    t = text.strip()
+    return int(t) if t.lstrip("+-").isdigit() and len(t) <= 18 else t
 
 
 def has_order_word(question: str) -> bool:

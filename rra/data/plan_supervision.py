@@ -23,9 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths
+from rra.data.supervision import Adjacency, SupervisionConfig, build_adjacency, enumerate_paths, gold_nodes
 from rra.plan import (COMPARISONS, ORDERS, Constraint, QueryPlan, apply_condition, has_order_word,
-                      literal_value, question_literals)
+                      literal_value, question_literals, written_value)
 from rra.records import QAExample
 
 PAIR_PATHS = 5  # candidate paths per anchor tried in pairs
@@ -73,7 +73,7 @@ class Attributes:
 
 def derive_plan(ex: QAExample, adj: Adjacency, attrs: Attributes, config: SupervisionConfig) -> QueryPlan | None:
     """The KG's best plan for one question (None when no path reaches any gold answer)."""
-    gold = set(ex.answers)
+    gold = set(gold_nodes(ex))
     anchors = [t for t in dict.fromkeys(ex.topic_entities) if adj.has(t)][:3]
     if not gold or not anchors:
         return None
@@ -139,7 +139,7 @@ def _as_written(v: float, question: str):
     """The literal as the question wrote it (1990, not 1990.0)."""
     for x in question_literals(question):
         if literal_value(x) == v:
-            return int(x) if x.lstrip("+-").isdigit() else x
+            return written_value(x)
     return v
 
 
@@ -204,7 +204,7 @@ def _chain_exact(ex: QAExample) -> bool:
 def _chain_for_condition(ex, adj, attrs: Attributes, config, constraint: Constraint) -> QueryPlan | None:
     """A given condition: the shortest chain from the first topic whose ends, filtered by the
     condition, explain the gold answers best."""
-    gold = set(ex.answers)
+    gold = set(gold_nodes(ex))
     anchor = next((t for t in ex.topic_entities if adj.has(t)), None)
     if anchor is None:
         return None

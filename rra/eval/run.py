@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from rra.config import build_graph, graph_description
+from rra.data.coverage import question_coverage
 from rra.data.dataset import SPLITS, Dataset
 from rra.eval import integrity, report
 from rra.eval.metrics import compute_metrics
@@ -88,24 +89,20 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
 
 def name_gold_answers(examples: list[QAExample], kg) -> None:
     """Say how each gold answer is named in the KG, so scoring does not depend on whether a dataset
-    gives answers as KG ids or as names: an answer the KG holds as an entity gets its label
-    (`answer_labels`, for replies that name it); an answer that is not an entity id is
-    looked up as a label (exact, then case-insensitive), and the ids found count as that answer
-    (`answer_ids`). A few batched lookups for the whole split; data that already
-    names its answers (the question generator) is left as it is."""
+    gives answers as KG ids, as names or as values written as text: an answer the KG holds as a
+    node gets its label (`answer_labels`, for replies that name it); any other answer is looked up
+    (`rra.graph.answers.resolve_answers`: a literal in another spelling, an entity's label, a value
+    of the same number or date, so "2017" and "2017.0" name `"2017"^^xsd:gYear`) and the ids found
+    count as that answer (`answer_ids`). A few batched lookups for the whole split; data that
+    already names its answers (the question generator) is left as it is."""
     todo = [ex for ex in examples if ex.answers and not ex.answer_labels]
     if not todo:
         return
+    from rra.graph.answers import resolve_answers
     from rra.graph.base import GraphError
 
-    answers = list(dict.fromkeys(a for ex in todo for a in ex.answers))
     try:
-        labels = kg.labels(answers)  # only the entities the KG holds come back
-        names = [a for a in answers if a not in labels]
-        ids = kg.find_entities_batch(names, "exact", 10) if names else {}
-        missing = [a for a in names if not ids.get(a)]
-        if missing:
-            ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+        labels, ids = resolve_answers(kg, (a for ex in todo for a in ex.answers))
     except GraphError as err:  # scoring then compares the answers as given; the run goes on
         log.warning("could not look the gold answers up in the KG (%s); they are scored as given", err)
         return
@@ -233,11 +230,16 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     if oracle is not None:
         metrics["llm_oracle"] = True
-    warnings = run_warnings(metrics, llm)
+    failures = run_warnings(metrics, llm)
+    coverage = question_coverage(method, [ex.question for ex in examples], cfg.split)
+    if coverage is not None:  # does the encoder read the questions' language (rra/data/coverage.py)
+        metrics["encoder_coverage"] = coverage.to_dict()
+    warnings = failures + (coverage.warnings if coverage is not None else [])
     metrics["warnings"] = warnings
-    # The method could not do its job (its LLM mostly failed, or most questions failed outright):
-    # its figures are the fall-back's, so a sweep must not read them as the method's (optimized_metric).
-    metrics["run_failed"] = bool(warnings)
+    # The method could not do its job (its LLM mostly failed, or most questions failed outright or
+    # never reached retrieval): its figures are the fall-back's or nobody's, so a sweep must not read
+    # them as the method's (optimized_metric).
+    metrics["run_failed"] = bool(failures)
     report.write_json(out / report.METRICS, metrics)
     picked = choices()
     used_llm = metrics.get("llm_asked_n", 0) > 0
@@ -249,6 +251,10 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
              **({"ceiling": "ORACLE LLM: every LLM reply comes from the gold labels (rra/llm/oracle.py); "
                             "these figures are the method's ceiling, not a model's"} if oracle is not None else {}),
              "output": str(out)}
+    if coverage is not None:
+        setup["encoder coverage"] = (f"{100 * coverage.unknown_share:.1f}% of the questions' tokens unknown to "
+                                     f"{coverage.encoder}; {100 * coverage.shared_share:.1f}% of the questions "
+                                     f"read as the same tokens as {coverage.shared_with}")
     setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
@@ -259,8 +265,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         print(report.terminal_text(text))
     for w in warnings:
         log.warning(w)
-    if warnings and cfg.get("strict", False):
-        raise RunFailedError(f"strict=true and the run has problems: {' '.join(warnings)} (results kept in {out})")
+    if failures and cfg.get("strict", False):
+        raise RunFailedError(f"strict=true and the run has problems: {' '.join(failures)} (results kept in {out})")
     return metrics
 
 
@@ -321,9 +327,15 @@ def _input_errors() -> tuple:
             integrity.RunLockedError, RunFailedError, GraphUnavailableError)
 
 
+# Statuses of a question that ended before retrieval: no topic entity found in its text, or the
+# topic it names is not in the KG.
+BEFORE_RETRIEVAL = ("no_topic_entity", "unknown_entity")
+
+
 def run_warnings(metrics: dict, llm) -> list[str]:
     """What a reader of Hits@1 must know: most LLM calls failed (the answers then come from a
-    fall-back), or most questions failed outright."""
+    fall-back), most questions failed outright, or most never reached retrieval (linking found no
+    topic in the KG: a question language or naming the linker does not read)."""
     out, n = [], metrics.get("n", 0) or 0
     answered, asked = metrics.get("llm_answered"), metrics.get("llm_asked_n", 0)
     if answered is not None and answered < 50:
@@ -332,6 +344,12 @@ def run_warnings(metrics: dict, llm) -> list[str]:
     failed = sum(c for s, c in (metrics.get("status") or {}).items() if s in integrity.TRANSIENT)
     if n and failed / n > 0.5:
         out.append(f"{failed} of {n} questions ended in llm_error/graph_error (they are retried on resume)")
+    unlinked = sum(c for s, c in (metrics.get("status") or {}).items() if s in BEFORE_RETRIEVAL)
+    if n and unlinked / n > 0.5:
+        out.append(f"{unlinked} of {n} questions ({100 * unlinked / n:.1f}%) ended before retrieval "
+                   f"(no_topic_entity / unknown_entity): the linker found no topic of theirs in the KG, so the "
+                   "figures do not measure the method (check the KG's labels, the questions' language, "
+                   "and topic_entities in the question file)")
     return out
 
 

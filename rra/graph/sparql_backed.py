@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 import rra.graph.queries as q
 from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
                             UnknownEntityError, base_relation, is_inverse, sample, step_triple)
-from rra.graph.rdf import RdfMapping, display, label_rank, literal_id
+from rra.graph.rdf import XSD, RdfMapping, display, label_rank, literal_id
 from rra.records import Triple
 
 # A bound result term: ("iri" | "literal" | "bnode", value), a literal with its datatype IRI and
@@ -54,6 +54,14 @@ class SparqlBackedGraph(KnowledgeGraph):
         the nodes asked for without decoding every IRI)."""
         return self._entity(term) if term[0] == "literal" else term[1]
 
+    def _asked(self, by_key: dict, term: Term):
+        """The node asked for (in a VALUES clause) that a result row's echoed term stands for."""
+        found = by_key.get(self._key(term))
+        if found is None and term[0] == "literal" and term[2:3] == (XSD + "integer",) and term[1] in ("0", "1"):
+            # Virtuoso echoes the boolean of a VALUES clause as the integer 1 or 0
+            found = by_key.get(literal_id("true" if term[1] == "1" else "false", XSD + "boolean"))
+        return found
+
     def _relation(self, term: Term) -> str:
         return self.mapping.relation_id(term[1])
 
@@ -73,7 +81,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         for chunk in chunks(wanted, self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, l, lang in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang")):
-                x = by_key.get(self._key(e))
+                x = self._asked(by_key, e)
                 if x is None:
                     continue
                 if l is None:  # no label: the id, or a literal's value
@@ -184,7 +192,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         for chunk in chunks(wanted, self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, n in self._select(q.neighbors(self.mapping, chunk, rel, inv), ("e", "n")):
-                x = by_key.get(self._key(e))
+                x = self._asked(by_key, e)
                 if x is not None:  # ignore rows for entities not asked for (a confused endpoint)
                     result[x].append(self._entity(n))
         for ns in result.values():
@@ -220,7 +228,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         for chunk in chunks(list(found), self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
             for row in self._select(q.path_batch(self.mapping, chunk, path), variables):
-                start = by_key.get(self._key(row[0])) if row[0] is not None else None
+                start = self._asked(by_key, row[0]) if row[0] is not None else None
                 if start is not None:  # ignore rows for entities not asked for
                     found[start].append([start] + [self._entity(t) for t in row[1:]])
         out = {}
@@ -264,7 +272,7 @@ class SparqlBackedGraph(KnowledgeGraph):
                 except (TypeError, ValueError, IndexError):
                     continue  # a row the query cannot produce: ignore it
                 n = len(reqs[k][1])
-                start = keys[k].get(self._key(row[1])) if row[1] is not None else None
+                start = self._asked(keys[k], row[1]) if row[1] is not None else None
                 if start is not None and all(t is not None for t in row[2:2 + n]):
                     walks[k][start].add((start,) + tuple(self._entity(t) for t in row[2:2 + n]))
         out = []

@@ -24,7 +24,7 @@ from itertools import combinations
 from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, PathInstance, UnknownEntityError
-from rra.plan import COMPARISONS, Constraint, QueryPlan, execute, literal_value, question_literals
+from rra.plan import COMPARISONS, Constraint, QueryPlan, execute, literal_value, question_literals, written_value
 from rra.linking import link_anchors
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.text import BRACKETED, relation_phrase
@@ -69,7 +69,7 @@ def condition_options(reading, question: str, mentions: Sequence[str], attribute
         literals = [x for x in question_literals(question, mentions) if literal_value(x) is not None]
         if not literals:
             return []
-        value = int(literals[-1]) if literals[-1].lstrip("+-").isdigit() else literals[-1]
+        value = written_value(literals[-1])
     return [(Constraint(r, op, value), p_op * p) for r, p in reading.attributes[:attributes]]
 
 
