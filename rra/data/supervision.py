@@ -141,15 +141,14 @@ class Adjacency:
             rels = list(self.by_relation)
             if self.entities is None:  # lazy backend: no schema at hand, allow everything
                 self._follows = {r: set(rels) for r in rels}
-            else:
-                self._follows = {
-                    r: {
-                        r2
-                        for r2 in rels
-                        if not self.by_relation[r2].keys().isdisjoint(self.by_relation.get(inverse(r), {}).keys())
-                    }
-                    for r in rels
-                }
+            else:  # one pass over the edges: the relations at each entity, then their union where r arrives
+                at: dict[str, set[str]] = defaultdict(set)
+                for r2, m in self.by_relation.items():
+                    for e in m:
+                        at[e].add(r2)
+                empty: set[str] = set()
+                self._follows = {r: empty.union(*(at[x] for x in self.by_relation.get(inverse(r), {})))
+                                 for r in rels}
         return self._follows
 
 
