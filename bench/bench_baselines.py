@@ -82,6 +82,7 @@ def run_one(method, examples, out_dir: Path, max_seconds: float | None, concurre
 
 
 def parser():
+    """The command line of `python -m bench.bench_baselines`."""
     ap = arguments("bench_baselines", __doc__)
     ap.add_argument("--metaqa", default=str(METAQA))
     ap.add_argument("--hops", type=int, nargs="+", default=[2, 3])

@@ -75,7 +75,8 @@ def builtin(args) -> dict:
     return {"runs": {args.label: train_and_answer(work, "retriever", [], [])}}
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser():
+    """The command line of `python -m bench.bench_budget`."""
     ap = arguments("bench_budget", __doc__)
     ap.add_argument("mode", choices=["template", "builtin"])
     ap.add_argument("--train", type=int, default=5000)
@@ -83,7 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--label", default="after", help="builtin: the name of this run in the JSON")
     ap.add_argument("--work", default="/tmp/rra_bench_budget", help="runs and checkpoints go here")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     run = Run.start("bench_budget", args, argv)
     out = RESULTS / f"bench_budget_{args.mode}.json"
     figures = template(args) if args.mode == "template" else builtin(args)

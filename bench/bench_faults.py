@@ -236,7 +236,8 @@ def llm_fault(fault: str, base: list[str], args, work: Path, out: Path) -> dict 
         katan.kill()
 
 
-def main() -> None:
+def parser():
+    """The command line of `python -m bench.bench_faults`."""
     ap = arguments("bench_faults", __doc__)
     ap.add_argument("--ckpt", default=str(METAQA_CKPT))
     ap.add_argument("--hop", type=int, default=1)
@@ -248,7 +249,11 @@ def main() -> None:
     ap.add_argument("--faults", nargs="+", default=SPARQL_FAULTS + LLM_FAULTS)
     ap.add_argument("--data-root", default=str(METAQA))
     ap.add_argument("--out", default=str(RESULTS / "bench_faults.json"))
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     run = Run.start("bench_faults", args)
     base = ["data=metaqa", f"data.hop={args.hop}", "split=test", f"limit={args.limit}",
             f"retriever.ckpt={args.ckpt}", f"batch_size={args.batch_size}", "show_summary=false", "resume=false",

@@ -162,14 +162,19 @@ def targets_met(figures: dict) -> dict:
     return checks
 
 
-def main() -> None:
+def parser():
+    """The command line of `python -m bench.bench_graph`."""
     ap = arguments("bench_graph", __doc__)
     ap.add_argument("--metaqa", default=str(METAQA))
     ap.add_argument("--questions", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(RESULTS / "bench_graph.json"))
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     run = Run.start("bench_graph", args)
     kb = Path(args.metaqa) / "kb.txt"
     figures = {"load": load_figures(kb, args.runs)}

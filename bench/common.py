@@ -85,16 +85,21 @@ class Run:
                 "timestamp": self.started}
 
     def write(self, figures: dict, path: str | Path | None = None) -> dict:
-        """Write the record to `path` (default bench/results/<name>.json), whole (a temporary file
-        renamed over the old one: a kill never leaves half a record); returns it."""
-        path = Path(path) if path else RESULTS / f"{self.name}.json"
+        """Write the record to `path` (default bench/results/<name>.json); returns it."""
         record = self.record(figures)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        print(f"wrote {path.relative_to(REPO) if path.is_relative_to(REPO) else path}", flush=True)
+        write_json(record, path or RESULTS / f"{self.name}.json")
         return record
+
+
+def write_json(obj, path: str | Path) -> None:
+    """A result file, written whole (a temporary file renamed over the old one: a kill never leaves
+    half a record). Values JSON lacks (paths) are written as text."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    print(f"wrote {path.relative_to(REPO) if path.resolve().is_relative_to(REPO) else path}", flush=True)
 
 
 def arguments(name: str, doc: str | None) -> "argparse.ArgumentParser":
