@@ -41,7 +41,7 @@ def page_commands() -> list[tuple[str, str, list[str]]]:
             if SHELL_VAR.search(line):
                 continue
             m = (re.match(r"python (train|infer|serve)\.py(?:\s+(.*))?$", line)
-                 or re.match(r"python -m (bench\.\w+)(?:\s+(.*))?$", line) or re.match(r"(rra-kg)(?:\s+(.*))?$", line))
+                 or re.match(r"python -m (bench(?:\.\w+)+)(?:\s+(.*))?$", line) or re.match(r"(rra-kg)(?:\s+(.*))?$", line))
             if m:
                 found.append((page.relative_to(REPO).as_posix(), m.group(1), arguments(m.group(2) or "")))
     return found

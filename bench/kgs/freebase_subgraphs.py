@@ -26,12 +26,12 @@ spread evenly over the relations (some have no training question).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
 from pathlib import Path
 
+from bench.common import arguments
 from bench.kgs import freebase_names as N
 from bench.kgs.common import Store, zipf_counts
 from bench.kgs.freebase_schema import COMMON, CVT_TYPES, LONG_TAIL, QUESTIONS, REVERSE
@@ -692,13 +692,18 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, questions: dict
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.kgs.freebase_subgraphs`."""
+    ap = arguments("kgs.freebase_subgraphs", __doc__)
     ap.add_argument("--out", required=True)
     ap.add_argument("--scale", type=float, default=1.0, help="size of the world (and, below 1, of the splits)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--nsm", action="store_true", help="also write NSM / GNN-RAG files under DIR/nsm")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     paths = generate(args.out, args.scale, args.seed, nsm=args.nsm)
     print(json.dumps({k: str(v) for k, v in paths.items()}, indent=1))
 

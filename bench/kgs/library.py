@@ -19,12 +19,12 @@ illustrators, page counts, ISBNs, birth dates and nationalities are new.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
 from pathlib import Path
 
+from bench.common import arguments
 from bench.kgs.common import RDF_TYPE, Store, fill, lit, run_gold, surface, write_jsonl, write_ntriples, zipf_counts
 
 BASE = "http://example.org/library/id/"
@@ -316,12 +316,17 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, questions: dict
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.kgs.library`."""
+    ap = arguments("kgs.library", __doc__)
     ap.add_argument("--out", required=True)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     print(json.dumps({k: str(v) for k, v in generate(args.out, args.scale, args.seed).items()}, indent=1))
 
 

@@ -26,7 +26,6 @@ and `headquarters` are shared by several kinds of entity.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import random
@@ -35,6 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.common import arguments
 from bench.kgs import scholarly_names as N
 from bench.kgs.common import RDF_TYPE, Store, lit, write_ntriples
 
@@ -477,13 +477,18 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, plans: bool = T
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.kgs.scholarly`."""
+    ap = arguments("kgs.scholarly", __doc__)
     ap.add_argument("--out", required=True)
     ap.add_argument("--scale", type=float, default=1.0, help="size of the KG (and, below 1, of the question sets)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-plans", action="store_true", help="chain questions only")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     paths = generate(args.out, args.scale, args.seed, plans=not args.no_plans)
     print(json.dumps({k: str(v) for k, v in paths.items()}, indent=1))
 
