@@ -72,7 +72,7 @@ def ambiguity(kg, predictions: Path, wanted: set[str]) -> dict:
             "hits@1_unambiguous": round(100 * hits_rest / max(1, n_rest), 2), "unambiguous_n": n_rest}
 
 
-def bench_metaqa(args, run: Run) -> None:
+def bench_metaqa(args, writer: Run) -> None:
     root = Path(args.data) / "metaqa"
     t = time.perf_counter()
     kg = load_graph(root / "kb.txt")
@@ -85,7 +85,7 @@ def bench_metaqa(args, run: Run) -> None:
         m = run(pipe, examples, f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}",
                 args.batch_size)
         m["run_config"] = {"topk": args.topk, "candidates": args.candidates, "limit": args.limit,
-                           "max_triples": args.max_triples, "aggregate": args.aggregate, "command": run.command}
+                           "max_triples": args.max_triples, "aggregate": args.aggregate, "command": writer.command}
         m.update(ambiguity(kg, CACHE / f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}.jsonl",
                            {e.qid for e in examples}))
         m["target_hits@1"] = TARGETS[f"{hop}hop"]
@@ -94,8 +94,8 @@ def bench_metaqa(args, run: Run) -> None:
         print(f"{hop}-hop: Hits@1 {m['hits@1']:.2f} (target {TARGETS[f'{hop}hop']}), ambiguous "
               f"{m['ambiguous_share']}%, Hits@1 on the rest {m['hits@1_unambiguous']}, "
               f"{m['questions_per_s']} q/s, status {m['status']}")
-    out = RESULTS / "bench_pipeline_metaqa.json"  # configurations run one at a time merge into it
-    run.write({
+    out = args.out or RESULTS / "bench_pipeline_metaqa.json"  # configurations run one at a time merge into it
+    writer.write({
         "figures": {**previous(out).get("figures", {}), **figures},
         "what": "MetaQA test, full splits (unless limit), RRA retriever + graph scorer (no LLM): Hits@1 "
                 "= top-ranked end entity is a gold answer; ambiguous = the gold relation path from the topic "
@@ -144,7 +144,7 @@ def sample_2hop(root: Path, n: int, seed: int) -> list:
     return [examples[i] for i in sorted(random.Random(seed).sample(range(len(examples)), n))]
 
 
-def bench_llm(args, run: Run) -> None:
+def bench_llm(args, writer: Run) -> None:
     from rra.llm import TransformersLLM
 
     root = Path(args.data) / "metaqa"
@@ -160,8 +160,8 @@ def bench_llm(args, run: Run) -> None:
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f} ({m['hits_mode']}), F1 {m['f1']:.1f}, "
               f"LLM calls/q {m['llm_calls_per_q']:.2f}, {m['questions_per_s']} q/s")
-    out = RESULTS / "bench_pipeline_llm.json"
-    run.write({
+    out = args.out or RESULTS / "bench_pipeline_llm.json"
+    writer.write({
         "figures": {**previous(out).get("figures", {}), **figures},
         "what": f"MetaQA 2-hop test, fixed {args.n}-question sample (random.Random({args.seed})), local "
                 f"LLM {args.llm}; llm_only = same LLM and prompt family with no knowledge; "
@@ -181,6 +181,7 @@ def parser():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--topk", type=int, default=3)
     ap.add_argument("--candidates", type=int, default=10)
+    ap.add_argument("--out", help="results file (default bench/results/bench_pipeline_<metaqa|llm>.json)")
     sub = ap.add_subparsers(dest="which", required=True)
     a = sub.add_parser("metaqa")
     a.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3])

@@ -131,6 +131,7 @@ def parser():
     ap.add_argument("--first", type=int, default=None,
                     help="only the first K questions of the n-question sample (CPU budget); every "
                          "configuration is scored on the same K, from the shared prediction files")
+    ap.add_argument("--out", help="results file (default bench/results/bench_rewriter_qa[_first<K>].json)")
     return ap
 
 
@@ -145,7 +146,7 @@ def main() -> None:
     root = Path(args.data) / "metaqa"
     kg, examples = load_graph(root / "kb.txt"), bench_pipeline.sample_2hop(root, args.n, args.seed)[: args.first]
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
-    out = RESULTS / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
+    out = args.out or RESULTS / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
     figures = previous(out).get("figures", {})
     for name in args.configs:
         figures[name] = {**answer_with(name, rewriters[name], kg, llm, examples, args), "rewriter_ckpt": ckpts.get(name)}
