@@ -24,29 +24,20 @@ Writes bench/results/bench_values_languages.json.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import socket
 import subprocess
-import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-try:
-    from bench.common import machine, oxigraph_binary, wait_http
-except ImportError:  # run as a script: bench/ is on the path
-    from common import machine, oxigraph_binary, wait_http
+from bench.common import RESULTS, Run, arguments, free_port, oxigraph_binary, wait_http
 
 from rra.data.supervision import label_examples
 from rra.graph import SparqlGraph, load_graph
 from rra.plan import Constraint, QueryPlan, execute
 from rra.records import QAExample
 
-REPO = Path(__file__).resolve().parents[1]
-RESULT = REPO / "bench" / "results" / "bench_values_languages.json"
 E, R, X = "http://rra.local/entity/", "http://rra.local/relation/", "http://www.w3.org/2001/XMLSchema#"
 
 
@@ -219,7 +210,7 @@ class _servers:
                    for b in store.query(RAW))}
         binary = oxigraph_binary()
         if binary:
-            location, port = self.root / "store", _port()
+            location, port = self.root / "store", free_port()
             subprocess.run([binary, "load", "--location", str(location), "--file", str(path)], check=True,
                            capture_output=True, timeout=300)
             proc = subprocess.Popen([binary, "serve-read-only", "--location", str(location), "--bind",
@@ -233,7 +224,7 @@ class _servers:
             from rra.graph.virtuoso import VirtuosoServer, binaries
 
             if binaries() is not None:
-                server = VirtuosoServer(self.root / "virtuoso", _port(), _port()).start()
+                server = VirtuosoServer(self.root / "virtuoso", free_port(), free_port()).start()
                 self.stack.append(server.stop)
                 main(["load", str(path), "--virtuoso", f"127.0.0.1:{server.sql_port}", "--graph", "http://bench/values",
                       "--load-dir", str(server.root)])
@@ -247,12 +238,6 @@ class _servers:
     def __exit__(self, *exc) -> None:
         for stop in reversed(self.stack):
             stop()
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # -- 3. and 4. a Chinese KG -----------------------------------------------------------------------
@@ -336,26 +321,28 @@ def encoder_figures(films: int) -> dict:
             for name, c in (("chinese_masked_questions", zh), ("english_masked_questions", en))}
 
 
+def parser():
+    """The command line of `python -m bench.bench_values_languages`."""
+    ap = arguments("bench_values_languages", __doc__)
+    ap.add_argument("--papers", type=int, default=1000)
+    ap.add_argument("--scholarly-scale", type=float, default=1.0, help="scale of bench/kgs/scholarly.py's KG")
+    ap.add_argument("--values", type=int, default=600, help="entities with a non-canonical value")
+    ap.add_argument("--films", type=int, default=300)
+    ap.add_argument("--no-virtuoso", action="store_true")
+    ap.add_argument("--out", default=str(RESULTS / "bench_values_languages.json"))
+    return ap
+
+
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--papers", type=int, default=1000)
-    p.add_argument("--scholarly-scale", type=float, default=1.0, help="scale of bench/kgs/scholarly.py's KG")
-    p.add_argument("--values", type=int, default=600, help="entities with a non-canonical value")
-    p.add_argument("--films", type=int, default=300)
-    p.add_argument("--no-virtuoso", action="store_true")
-    args = p.parse_args()
+    args = parser().parse_args()
+    run = Run.start("bench_values_languages", args)
     figures = {"value_answers": value_supervision(args.papers),
                "value_answers_scholarly_benchmark_kg": scholarly_value_answers(args.scholarly_scale),
                "one_id_per_value": one_id_per_value(args.values, not args.no_virtuoso),
                "linking_without_spaces": linking_rates(args.films),
                "encoder_coverage": encoder_figures(args.films)}
     print(json.dumps(figures, indent=1, ensure_ascii=False))
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps({
-        "figures": figures, "command": "python -m bench.bench_values_languages " + " ".join(sys.argv[1:]),
-        "config": vars(args), "machine": machine(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds")}, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {RESULT}")
+    run.write({"figures": figures}, args.out)
 
 
 if __name__ == "__main__":

@@ -6,16 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
 from rra.data.coverage import UNKNOWN_LIMIT
 from rra.eval.run import run_split
 from rra.training.run import train
 
-REPO = Path(__file__).resolve().parents[1]
 FILMS = [("卧虎藏龙", "李安", "周润发"), ("饮食男女", "李安", "郎雄"), ("霸王别姬", "陈凯歌", "张国荣"),
          ("黄土地", "陈凯歌", "薛白"), ("红高粱", "张艺谋", "巩俐"), ("英雄", "张艺谋", "李连杰"),
          ("无间道", "刘伟强", "刘德华"), ("花样年华", "王家卫", "梁朝伟")]
@@ -36,24 +31,19 @@ def write_dataset(root: Path) -> dict[str, Path]:
     return files
 
 
-def compose_cfg(name: str, root: Path, overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(name, overrides=["data=files", "logger=none"] + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(root)
-        cfg.paths.output_dir = str(root / "run")
-    return cfg
+@pytest.fixture(scope="module")
+def files_cfg(compose_cfg):
+    """files_cfg(name, root, overrides): the real train / infer config with data=files, paths under `root`."""
+    return lambda name, root, overrides: compose_cfg(name, ["data=files", *overrides], root)
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(files_cfg, tmp_path_factory):
     root = tmp_path_factory.mktemp("zh")
     files = write_dataset(root)
-    cfg = compose_cfg("train", root, [f"data.kb_path={files['kb']}", f"data.train_file={files['train']}",
-                                      "model=retriever_tiny", "trainer.max_epochs=2", "trainer.min_steps=0", "test=false",
-                                      "callbacks.progress_bar=null"])
+    cfg = files_cfg("train", root, [f"data.kb_path={files['kb']}", f"data.train_file={files['train']}",
+                                    "model=retriever_tiny", "trainer.max_epochs=2", "trainer.min_steps=0", "test=false",
+                                    "callbacks.progress_bar=null"])
     train(cfg)
     return root, files
 
@@ -66,10 +56,10 @@ def test_train_summary_warns_that_the_encoder_does_not_read_the_language(trained
     assert any(f"{100 * coverage['unknown_share']:.1f}%" in w and "model.encoder=" in w for w in summary["warnings"])
 
 
-def test_infer_links_chinese_questions_and_warns_about_the_encoder(trained, tmp_path):
+def test_infer_links_chinese_questions_and_warns_about_the_encoder(files_cfg, trained, tmp_path):
     root, files = trained
-    cfg = compose_cfg("infer", root, [f"data.kb_path={files['kb']}", f"data.test_file={files['test']}",
-                                      "method.use_gold_topic=false", "llm=none", "show_summary=false"])
+    cfg = files_cfg("infer", root, [f"data.kb_path={files['kb']}", f"data.test_file={files['test']}",
+                                    "method.use_gold_topic=false", "llm=none", "show_summary=false"])
     metrics = run_split(cfg, tmp_path)
     assert metrics["status"] == {"ok": metrics["n"]}  # every topic linked from the text
     assert metrics["encoder_coverage"]["unknown_share"] > UNKNOWN_LIMIT and not metrics["run_failed"]
@@ -77,10 +67,10 @@ def test_infer_links_chinese_questions_and_warns_about_the_encoder(trained, tmp_
     assert "encoder coverage" in summary and "model.encoder=" in summary
 
 
-def test_a_run_whose_questions_never_reach_retrieval_is_flagged(trained, tmp_path):
+def test_a_run_whose_questions_never_reach_retrieval_is_flagged(files_cfg, trained, tmp_path):
     root, files = trained
-    cfg = compose_cfg("infer", root, [f"data.kb_path={files['kb']}", f"data.test_file={files['unknown']}",
-                                      "method.use_gold_topic=false", "llm=none", "show_summary=false"])
+    cfg = files_cfg("infer", root, [f"data.kb_path={files['kb']}", f"data.test_file={files['unknown']}",
+                                    "method.use_gold_topic=false", "llm=none", "show_summary=false"])
     metrics = run_split(cfg, tmp_path)
     assert metrics["status"] == {"no_topic_entity": 3} and metrics["run_failed"]
     assert any("ended before retrieval" in w for w in metrics["warnings"])

@@ -161,14 +161,19 @@ def literal_probe_endpoint(tmp_path_factory, literal_probe_files) -> str:
 LITERAL_PROBE_GRAPH = "http://rra.test/graph/literal_probe"
 
 
-@pytest.fixture(params=["networkx_nt", "networkx_tsv", "oxigraph_nt", "oxigraph_tsv", "sparql", "virtuoso"])
+@pytest.fixture(params=["networkx_nt", "networkx_tsv", "oxigraph_nt", "oxigraph_tsv", "dict", "sparql", "virtuoso"])
 def literal_kg(request, literal_probe_files):
     """The literal probe on every backend: read from the .nt file and from the .tsv file (NetworkX,
-    embedded Oxigraph), and the .nt file loaded as is into a SPARQL server (Oxigraph, Virtuoso)."""
+    embedded Oxigraph), the .nt file's facts in a per-question DictGraph, and the .nt file loaded as
+    is into a SPARQL server (Oxigraph, Virtuoso)."""
     from rra.graph import load_graph
 
     name = request.param
-    if name.startswith(("networkx", "oxigraph")):
+    if name == "dict":
+        from rra.graph.dict_graph import DictGraph
+
+        yield DictGraph(list(load_graph(literal_probe_files["nt"]).all_triples()))
+    elif name.startswith(("networkx", "oxigraph")):
         backend, fmt = name.split("_")
         yield load_graph(literal_probe_files[fmt], backend=backend)
     elif name == "sparql":
