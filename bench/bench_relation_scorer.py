@@ -225,7 +225,8 @@ def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int) -> dict
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser():
+    """The command line of `python -m bench.bench_relation_scorer`."""
     ap = arguments("bench_relation_scorer", __doc__)
     sub = ap.add_subparsers(dest="part", required=True)
     p = sub.add_parser("own-kg")
@@ -241,7 +242,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", default="metaqa")
     p.add_argument("--hop", type=int, default=2)
     p.add_argument("--limit", type=int, default=300)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     run = Run.start("bench_relation_scorer", args, argv)
     work = CACHE / "bench_relation_scorer"
     work.mkdir(parents=True, exist_ok=True)
@@ -254,9 +259,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit)
     record = previous(OUT)
-    record[args.part] = {**result, "command": run.command, "load": run.record({})["load"]}
-    run.write({k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load",
-                                                              "timestamp")}, OUT)
+    parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
+    parts[args.part] = {**result, "command": run.command, "load_start": run.load_start}
+    run.write(parts, OUT)
 
 
 if __name__ == "__main__":

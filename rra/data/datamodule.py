@@ -134,6 +134,7 @@ class RetrieverDataModule(L.LightningDataModule):
             raise ValueError(f"path_head must be 'scorer' or 'classifier', not {path_head!r}")
         self.path_head, self.max_candidates = path_head, max_candidates
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
+        self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
@@ -255,14 +256,15 @@ class RetrieverDataModule(L.LightningDataModule):
         return out
 
     def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+        self._read_topic_labels(examples)
         if self.path_head == "scorer":
             return self._scorer_items(examples, dedupe)
         items, owners = [], []
         for e in examples:
             plan = e.extra.get("plan") if self.plan_heads else None
             for item in self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
-                    {"question": mask_topic(e.question, e.topic_entities, self.mask_token),
-                     "path": list(e.relation_path), "plan": CHAIN_PLAN if self.plan_heads else None}]:
+                    {"question": self._masked(e), "path": list(e.relation_path),
+                     "plan": CHAIN_PLAN if self.plan_heads else None}]:
                 items.append(item)
                 owners.append(e)
         if dedupe:
@@ -296,6 +298,24 @@ class RetrieverDataModule(L.LightningDataModule):
                 x.pop("plan", None)
         return items
 
+    def _masked(self, e: QAExample) -> str:
+        """The question with its topic masked, as inference reads it: a `[...]` mark, else the topic's
+        name where the question writes it (the KG's label: an IRI never occurs in the text), else its id."""
+        names = [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
+        return mask_topic(e.question, names, self.mask_token)
+
+    def _read_topic_labels(self, examples: list[QAExample]) -> None:
+        """The KG's labels of the questions' topics, in one call (a per-question graph has none
+        outside a question: its readers mark the topic in the text instead)."""
+        wanted = sorted({t for e in examples for t in e.topic_entities} - set(self._topic_labels))
+        if not wanted or getattr(self.kg, "per_question", False):
+            return
+        try:
+            found = self.kg.labels(wanted)
+        except Exception:  # noqa: BLE001 - without labels the ids are masked, as before
+            return
+        self._topic_labels.update({t: n for t, n in found.items() if n and n != t})
+
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
         """Training items of a question beyond one chain: a conjunction gives one item per anchor
         (the question with that anchor in focus, its path; rra.plan.focus_text) and one item with
@@ -305,7 +325,7 @@ class RetrieverDataModule(L.LightningDataModule):
         label = {"anchors": len(plan["paths"]),
                  "condition": plan["constraint"]["op"] if plan.get("constraint") else "none",
                  "attribute": plan["constraint"]["relation"] if plan.get("constraint") else None}
-        masked = mask_topic(e.question, e.topic_entities, self.mask_token)
+        masked = self._masked(e)
         if len(plan["paths"]) == 1:
             return [{"question": masked, "path": list(plan["paths"][0]), "plan": label, "anchor": plan["anchors"][0]}]
         mentions = [self.kg.label(a) if self.kg is not None else a for a in plan["anchors"]]
@@ -332,7 +352,7 @@ class RetrieverDataModule(L.LightningDataModule):
         for e in examples:
             plan = e.extra.get("plan") if self.plan_heads else None
             made = self._plan_items(e, plan) if plan and plan.get("shape") != "chain" else [
-                {"question": mask_topic(e.question, e.topic_entities, self.mask_token), "path": list(e.relation_path),
+                {"question": self._masked(e), "path": list(e.relation_path),
                  "plan": CHAIN_PLAN if self.plan_heads else None,
                  "anchor": e.topic_entities[0] if e.topic_entities else None}]
             for item in made:

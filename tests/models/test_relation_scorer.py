@@ -175,3 +175,16 @@ def test_candidates_are_capped_with_the_gold_kept():
     dm.setup()
     (item,) = dm.splits["train"]
     assert len(item["candidates"][0]) == 8 and "rel_07" in item["candidates"][0]
+
+
+def test_training_masks_the_topic_by_its_label_when_ids_are_iris():
+    """A KG of IRIs: the question names the topic by its label, never by its IRI; training masks it
+    as inference does (inference marks the given topic's label), or the model learns titles."""
+    paper, person = "http://ex.org/r/Paper_1", "http://ex.org/r/Person_7"
+    kg = NetworkXGraph([Triple(paper, "http://ex.org/o/author", person)],
+                       {paper: "On Learning: A Survey (Revisited)", person: "Zoë O'Brien"})
+    q = QAExample("Whose work is On Learning: A Survey (Revisited)?", [paper], [person], ["http://ex.org/o/author"])
+    for head in ("scorer", "classifier"):
+        dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given", path_head=head)
+        dm.setup()
+        assert [x["question"] for x in dm.splits["train"]] == ["Whose work is [E]?"]
