@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.kgs import scholarly_names as N
+from bench.kgs.scholarly_names import ONT, RES, rel
 from bench.kgs.common import RDF_TYPE, Store, generator_parser, lit, write_ntriples, write_stats
 
-RES = "http://example.org/schol/resource/"
-ONT = "http://example.org/schol/ontology/"
 
 # relation (camelCase) -> its label, as the ontology states it
 RELATIONS = {
@@ -78,9 +77,6 @@ CLASSES = {"Paper": "scholarly article", "Person": "researcher", "Institution": 
 STRING_VALUED = ("doi", "issn", "orcid")
 
 
-def rel(name: str) -> str:
-    """The IRI (and rra relation id) of an ontology relation; `^name` for its inverse."""
-    return "^" + ONT + name[1:] if name.startswith("^") else ONT + name
 
 
 @dataclass

@@ -460,7 +460,7 @@ def log_to_loggers(cfg: DictConfig, metrics: dict, preds: list[dict] = (), summa
             logger.log_hyperparams(resolved_config(cfg))
             logger.log_metrics(flat)
             if type(logger).__name__ == "WandbLogger":  # lineage: the model artifact this run used
-                from rra.training.dashboard import record_checkpoint_artifact
+                from rra.eval.dashboard import record_checkpoint_artifact
 
                 record_checkpoint_artifact(logger.experiment, OmegaConf.select(cfg, "retriever.ckpt", default=None))
             if preds and options.get("tables", True):
