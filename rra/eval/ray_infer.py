@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from rra.config import build_graph
 from rra.eval import integrity, merge, report, shards
-from rra.eval.run import answer_all, build, check_limit, load_split, oracle_of, save_hydra_record
+from rra.eval.run import INPUT_ERRORS, answer_all, build, check_limit, load_split, oracle_of, save_hydra_record
 from rra.records import QAExample
 
 log = logging.getLogger("infer")
@@ -50,7 +50,17 @@ class Answerer:
 
     def __init__(self, config: dict):
         cfg = OmegaConf.create(config)
-        self.kg, self.llm, self.method = build(cfg)
+        self.failed = None
+        try:
+            self.kg, self.llm, self.method = build(cfg)
+        except Exception as err:
+            # An input error (no checkpoint, a store down) is raised by the first batch instead: an
+            # actor that dies while starting is restarted by Ray again and again, and its error
+            # reaches the driver as text only, whereas a batch's error arrives as the exception itself.
+            self.failed = input_error(err)
+            if self.failed is None:
+                raise
+            return
         self.oracle = oracle_of(self.llm)
         self.batch_size = int(cfg.get("batch_size", 32))
         self.concurrency = int(cfg.get("concurrency", 1) or 1)
@@ -58,6 +68,10 @@ class Answerer:
     def __call__(self, batch: dict) -> dict:
         import numpy as np
 
+        if self.failed is not None:  # one row that names the error: Ray would pass it on as text only
+            err = self.failed
+            return {"shard": np.array([-1]), "prediction": np.array(
+                [json.dumps([type(err).__module__, type(err).__qualname__, str(err)])], dtype=object)}
         examples = [QAExample.from_dict(json.loads(s)) for s in batch["example"]]
         if self.oracle is not None:  # llm=oracle answers from the gold labels of what it is asked
             self.oracle.observe(examples, self.kg)
@@ -151,8 +165,41 @@ def answer_on_ray(ray, cfg: DictConfig, todo: list, writers: list, num_workers: 
         with tqdm(total=len(todo), desc=f"ray x{num_workers} {cfg.split}", unit="q", dynamic_ncols=True) as bar:
             for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
                 for shard, line in zip(out["shard"], out["prediction"]):
+                    if shard < 0:
+                        raise worker_error(*json.loads(line))
                     writers[int(shard)].write(json.loads(line))
                 bar.update(len(out["prediction"]))
     finally:
         if started:
             ray.shutdown()
+
+
+def worker_error(module: str, name: str, message: str) -> BaseException:
+    """The input error a worker met, rebuilt in the driver (same class, same message), so that
+    infer.py prints it in one line as it would for a single process."""
+    import importlib
+
+    cls = importlib.import_module(module)
+    for part in name.split("."):
+        cls = getattr(cls, part)
+    err = cls.__new__(cls)
+    BaseException.__init__(err, message)
+    return err
+
+
+def input_error(err: BaseException) -> BaseException | None:
+    """The first of infer's input errors (rra.eval.run.INPUT_ERRORS) among the causes of `err`
+    (Hydra wraps what a target raises in its own InstantiationException)."""
+    todo, seen = [err], set()
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, INPUT_ERRORS):
+            return e
+        for name in ("__cause__", "__context__", "cause", "creation_task_error"):
+            inner = getattr(e, name, None)
+            if isinstance(inner, BaseException):
+                todo.append(inner)
+    return None
