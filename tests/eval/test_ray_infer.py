@@ -64,3 +64,10 @@ def test_a_killed_ray_run_resumes_with_nothing_lost_or_counted_twice(infer_cfg, 
     assert sorted(qids) == sorted(p["qid"] for p in preds)  # each once
     assert same_answers(resumed, metrics) == {}
     assert comparable(read_predictions(tmp_path)) == comparable(preds)
+
+
+def test_a_worker_that_cannot_start_names_the_cause(infer_cfg, tmp_path):
+    """No checkpoint where the config says: the driver raises the workers' own error (one line in
+    infer.py), not Ray's restarts and wrapped tracebacks."""
+    with pytest.raises(FileNotFoundError, match="no retriever checkpoint at .*missing.ckpt"):
+        run_ray(infer_cfg, tmp_path, "runner.num_workers=1", f"retriever.ckpt={tmp_path / 'missing.ckpt'}")
