@@ -135,13 +135,16 @@ def run_ray(cfg: DictConfig, num_workers: int = 2, num_shards: int | None = None
             log.info("resuming: %d of %d questions already answered in %s", len(examples) - len(todo),
                      len(examples), out)
         start = time.perf_counter()
+        first = None
         if todo:
-            answer_on_ray(ray, cfg, todo, writers, num_workers, address, num_cpus, cpus_per_worker, gpus_per_worker)
+            first = answer_on_ray(ray, cfg, todo, writers, num_workers, address, num_cpus, cpus_per_worker,
+                                  gpus_per_worker)
         wall = time.perf_counter() - start
         for w in writers:
             w.close()
         metrics = merge.merge(dirs, out, wall_s=wall if len(todo) == len(examples) else None, locked=True)
-    metrics.update(new_questions=len(todo), num_workers=num_workers)
+    metrics.update(new_questions=len(todo), num_workers=num_workers,
+                   first_answer_s=None if first is None else round(first, 3))  # workers' start-up, mostly
     report.write_json(out / report.METRICS, metrics)
     if cfg.get("show_summary", True):
         print(report.terminal_text((out / report.SUMMARY).read_text(encoding="utf-8")))
@@ -149,16 +152,20 @@ def run_ray(cfg: DictConfig, num_workers: int = 2, num_shards: int | None = None
 
 
 def answer_on_ray(ray, cfg: DictConfig, todo: list, writers: list, num_workers: int, address, num_cpus,
-                  cpus_per_worker: float, gpus_per_worker: float) -> None:
-    """Stream `todo` ((shard, example) pairs) through the actor pool; write each answer as it returns."""
-    started = not ray.is_initialized()
+                  cpus_per_worker: float, gpus_per_worker: float) -> float | None:
+    """Stream `todo` ((shard, example) pairs) through the actor pool; write each answer as it returns.
+    Returns the seconds until the first answers came back (the workers' start-up, mostly)."""
+    started, start, first = not ray.is_initialized(), time.perf_counter(), None
     if started:  # else: the caller's session (a test's, a notebook's, a cluster's driver)
         ray.init(address=address, num_cpus=num_cpus, include_dashboard=False, log_to_driver=True)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False  # tqdm below counts questions
         items = [{"shard": i, "example": json.dumps(ex.to_dict(), ensure_ascii=True, default=str)} for i, ex in todo]
         batch = max(1, int(cfg.get("batch_size", 32)))
-        ds = ray.data.from_items(items, override_num_blocks=max(1, min(len(items) // batch, 4 * num_workers)))
+        # one batch per block (up to a cap): answers stream back a batch at a time, so a driver that
+        # dies loses only the batches in flight
+        blocks = max(1, min(-(-len(items) // batch), 200 * num_workers))
+        ds = ray.data.from_items(items, override_num_blocks=blocks)
         ds = ds.map_batches(Answerer, fn_constructor_kwargs={"config": worker_config(cfg)}, batch_size=batch,
                             batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=num_workers),
                             num_cpus=cpus_per_worker, num_gpus=gpus_per_worker or None)
@@ -169,9 +176,11 @@ def answer_on_ray(ray, cfg: DictConfig, todo: list, writers: list, num_workers: 
                         raise worker_error(*json.loads(line))
                     writers[int(shard)].write(json.loads(line))
                 bar.update(len(out["prediction"]))
+                first = first if first is not None else time.perf_counter() - start
     finally:
         if started:
             ray.shutdown()
+    return first
 
 
 def worker_error(module: str, name: str, message: str) -> BaseException:
