@@ -49,3 +49,43 @@ def test_a_sweep_runs_its_jobs_in_joblib_processes(builtin_root, tmp_path):
     answers = [[json.loads(x)["answers"] for x in (p.parent / "predictions.jsonl").read_text().splitlines()]
                for p in runs]
     assert answers[0] == answers[1]  # the batch size changes nothing but speed
+
+
+def page_commands(page: Path) -> list[tuple[str, list[str]]]:
+    """`python train.py|infer.py ...` lines of the page's bash blocks (shell variables as 0)."""
+    import re
+    import shlex
+
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"\$\{?\w+\}?", "0", line.split("  #")[0].split(" & ")[0].strip())
+            m = re.search(r"python (train|infer)\.py(.*)", line)
+            if m:
+                commands.append((m.group(1), [a for a in shlex.split(m.group(2)) if a != "-m"]))
+    return commands
+
+
+DOC_COMMANDS = page_commands(REPO / "docs" / "more_than_one_machine.md")
+
+
+def test_the_page_has_its_commands():
+    assert len(DOC_COMMANDS) >= 12 and any("runner=ray" in args for _, args in DOC_COMMANDS)
+
+
+@pytest.mark.parametrize("entry, overrides", DOC_COMMANDS, ids=[" ".join([e, *o])[:90] for e, o in DOC_COMMANDS])
+def test_every_command_of_the_page_composes(entry, overrides):
+    """docs/more_than_one_machine.md: each train.py / infer.py command composes against the real
+    config, Hydra's part included (launchers); a sweep with its first values."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    for launcher, (module, _) in PLUGINS.items():
+        if f"hydra/launcher={launcher}" in overrides:
+            pytest.importorskip(module)
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    first = [f"{o.get_key_element()}={next(iter(o.sweep_string_iterator()))}" if o.is_sweep_override()
+             else o.input_line for o in parsed]
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose(entry, overrides=first, return_hydra_config=True)
+    assert cfg.get("name")
