@@ -77,7 +77,8 @@ def summarise(rounds: list[list[dict]]) -> dict:
                      "end_to_end_s": statistics.median(r["end_to_end_s"] for r in runs),
                      "ratio_to_single": round(statistics.median(ratios), 3),
                      "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
-                     "first_answer_s": statistics.median(r["first_answer_s"] for r in runs) if mode != "single" else None,
+                     "first_answer_s": None if mode == "single"
+                     else statistics.median(r["first_answer_s"] for r in runs),
                      "hits@1": runs[0]["hits@1"]}
     return out
 

@@ -43,7 +43,8 @@ def check_same_setup(dirs: list[Path], records: list[dict]) -> None:
     for d, rec in zip(dirs[1:], records[1:]):
         diff = integrity.differences(base, {k: v for k, v in rec.items() if k not in SETUP_KEYS})
         other = {k: v.get("sha256") for k, v in (rec.get("inputs") or {}).items()}
-        diff += [f"{k}: input content differs" for k in sorted(set(digests) | set(other)) if digests.get(k) != other.get(k)]
+        diff += [f"{k}: input content differs" for k in sorted(set(digests) | set(other))
+                 if digests.get(k) != other.get(k)]
         if diff:
             raise ShardError(f"{d} was produced by another setup than {dirs[0]}: {'; '.join(diff[:6])}")
 
@@ -79,7 +80,8 @@ def shard_predictions(shard_dir: Path, manifest: dict) -> list[dict]:
     """The shard's latest answer to each of its questions, in manifest order; refuses a shard with
     a question unanswered or with answers to questions it does not own."""
     owned = set(manifest["qids"])
-    latest = {d.get("qid"): d for d in integrity.latest_per_qid(report.read_predictions(shard_dir / report.PREDICTIONS))}
+    written = report.read_predictions(shard_dir / report.PREDICTIONS)
+    latest = {d.get("qid"): d for d in integrity.latest_per_qid(written)}
     foreign = [q for q in latest if q not in owned]
     if foreign:
         raise ShardError(f"{shard_dir / report.PREDICTIONS} holds answers to questions that are not this "

@@ -126,7 +126,7 @@ def run_ray(cfg: DictConfig, num_workers: int = 2, num_shards: int | None = None
         examples = load_split(cfg, cfg.split, build_graph(cfg))  # the driver needs the questions only
         writers, todo = [], []
         for spec, d in zip(specs, dirs):
-            part = shards.take(spec, cfg.split, examples, d, cfg.get("limit"))
+            part = shards.take(spec, cfg.split, examples, d, cfg.get("limit"), resume)
             writer = held.enter_context(report.PredictionWriter(d / report.PREDICTIONS, resume=resume,
                                                                 redo=integrity.TRANSIENT))
             writers.append(writer)

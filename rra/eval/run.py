@@ -210,13 +210,13 @@ def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> Non
 def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None) -> dict:
     resume = bool(cfg.get("resume", True))
     integrity.check_resume(out, integrity.fingerprint(cfg), resume)
-    if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # a resubmitted shard with nothing left
+    if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # resubmitted, nothing left
         log.info("shard %d of %d is complete in %s; nothing to answer", spec.index, spec.count, out)
         return json.loads((out / report.METRICS).read_text(encoding="utf-8"))
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
     if spec is not None:
-        examples = shards.take(spec, cfg.split, examples, out, cfg.get("limit"))
+        examples = shards.take(spec, cfg.split, examples, out, cfg.get("limit"), resume)
     oracle = oracle_of(llm)
     if oracle is not None:  # llm=oracle: it answers from the gold labels this loop holds
         oracle.observe(examples, kg)

@@ -93,10 +93,10 @@ def read_manifest(shard_dir: Path) -> dict | None:
     return data
 
 
-def write_manifest(shard_dir: Path, record: dict) -> None:
-    """Write the manifest, or check that the one there describes the same slice of the same split:
-    a shard resumed over another question list would mix two runs' answers."""
-    old = read_manifest(shard_dir)
+def write_manifest(shard_dir: Path, record: dict, resume: bool = True) -> None:
+    """Write the manifest, or, resuming, check that the one there describes the same slice of the
+    same split: a shard resumed over another question list would mix two runs' answers."""
+    old = read_manifest(shard_dir) if resume else None
     if old is not None:
         keys = ("shard", "num_shards", "split", "limit", "split_n", "split_digest")
         diff = [f"{k}: {old.get(k)!r} -> {record[k]!r}" for k in keys if old.get(k) != record[k]]
@@ -143,8 +143,9 @@ def shard_dirs(run_dir: Path) -> list[Path]:
     return [p for _, _, p in sorted(found)]
 
 
-def take(spec: ShardSpec, split: str, examples: list, shard_dir: Path, limit: int | None = None) -> list:
+def take(spec: ShardSpec, split: str, examples: list, shard_dir: Path, limit: int | None = None,
+         resume: bool = True) -> list:
     """This shard's slice of `examples` (the whole split after `limit`, in order), its manifest
-    written or checked."""
-    write_manifest(shard_dir, manifest(spec, split, [ex.qid for ex in examples], limit))
+    written (or, resuming, checked)."""
+    write_manifest(shard_dir, manifest(spec, split, [ex.qid for ex in examples], limit), resume)
     return spec.select(examples)

@@ -107,6 +107,8 @@ def test_a_shard_resumed_over_another_question_list_is_refused(infer_cfg, tmp_pa
     run_split(infer_cfg("shard=0", "num_shards=2"), tmp_path)
     with pytest.raises(ResumeMismatchError, match="limit: 24 -> 30; split_n: 24 -> 30"):
         run_split(infer_cfg("shard=0", "num_shards=2", "limit=30"), tmp_path)
+    started_over = run_split(infer_cfg("shard=0", "num_shards=2", "limit=30", "resume=false"), tmp_path)
+    assert started_over["n"] == started_over["new_questions"] == 15
 
 
 @pytest.mark.parametrize("overrides, message", [
