@@ -93,7 +93,7 @@ def shard_count(cfg: DictConfig, out: Path, num_shards: int | None, num_workers:
     """runner.num_shards, else num_shards, else the count of the shards already in `out` (a resumed
     run keeps its slicing), else one shard per worker."""
     if cfg.get("shard") is not None:
-        raise ValueError("runner=ray answers every shard; drop shard=..., or use runner=local for one shard")
+        raise shards.ShardError("runner=ray answers every shard; drop shard=..., or use runner=local for one shard")
     given = num_shards or cfg.get("num_shards")
     if given:
         return int(given)
@@ -108,7 +108,7 @@ def run_ray(cfg: DictConfig, num_workers: int = 2, num_shards: int | None = None
     """Answer `cfg.split` on `num_workers` Ray actors into `num_shards` shards, then merge them."""
     ray = import_ray()
     if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-        raise ValueError(f"runner.num_workers must be a positive integer, got {num_workers!r}")
+        raise shards.ShardError(f"runner.num_workers must be a positive integer, got {num_workers!r}")
     out = Path(cfg.paths.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     resume = bool(cfg.get("resume", True))

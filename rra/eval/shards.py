@@ -39,9 +39,9 @@ class ShardSpec:
     def __post_init__(self):
         for name, v in (("shard", self.index), ("num_shards", self.count)):
             if isinstance(v, bool) or not isinstance(v, int):
-                raise ValueError(f"{name} must be an integer, got {v!r}")
+                raise ShardError(f"{name} must be an integer, got {v!r}")
         if self.count < 1 or not 0 <= self.index < self.count:
-            raise ValueError(f"shard={self.index} num_shards={self.count}: need num_shards >= 1 and "
+            raise ShardError(f"shard={self.index} num_shards={self.count}: need num_shards >= 1 and "
                              f"0 <= shard < num_shards")
 
     @classmethod
@@ -51,7 +51,7 @@ class ShardSpec:
         if index is None and count is None:
             return None
         if index is None or count is None:
-            raise ValueError(f"give both shard=i and num_shards=n (got shard={index}, num_shards={count})")
+            raise ShardError(f"give both shard=i and num_shards=n (got shard={index}, num_shards={count})")
         return cls(index, count)
 
     @property
