@@ -13,44 +13,25 @@ Writes bench/results/bench_ray.json.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ["single", "ray1", "ray2"]
 
 
-def compose_infer(overrides: list[str], out: Path):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import open_dict
-
-    from rra.config import register_resolvers
-
-    register_resolvers(REPO)
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=["logger=none", "show_summary=false", *overrides], return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(out)
-    return cfg
-
-
 def run_mode(mode: str, overrides: list[str], out: Path) -> dict:
     """One run of `mode` into `out`: its timings, Hits@1 and answers."""
     from hydra.utils import instantiate
 
+    from bench.common import compose
+
     extra = [] if mode == "single" else ["runner=ray", f"runner.num_workers={mode[-1]}"]
-    cfg = compose_infer(overrides + extra, out)
+    cfg = compose("infer", ["show_summary=false", *overrides, *extra], output_dir=out)
     start = time.perf_counter()
     metrics = instantiate(cfg.runner)(cfg)
     total = time.perf_counter() - start
@@ -83,46 +64,51 @@ def summarise(rounds: list[list[dict]]) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    from bench.common import arguments
+
+    ap = arguments("bench_ray", __doc__)
     ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     ap.add_argument("--split", default="train")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_ray.json"))
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", default=None, help="default: bench/results/bench_ray.json")
+    return ap
 
+
+def measure(ckpt: str, split: str, limit: int | None, rounds: int, tmp: Path) -> dict:
+    """The figures: every round's runs (answers left out), their medians and ratios, and whether
+    every run answered every question the same."""
     import ray
 
-    from bench.common import machine
-
-    overrides = ["llm=none", f"retriever.ckpt={args.ckpt}", f"split={args.split}"] + (
-        [f"limit={args.limit}"] if args.limit else [])
-    load_before = [round(x, 2) for x in os.getloadavg()]
+    overrides = ["llm=none", f"retriever.ckpt={ckpt}", f"split={split}"] + ([f"limit={limit}"] if limit else [])
     start = time.perf_counter()
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
     ray_init_s = time.perf_counter() - start
-    rounds = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.rounds):
+    runs = []
+    try:
+        for i in range(rounds):
             order = MODES[i % 3:] + MODES[:i % 3]  # each mode goes first in turn
-            rounds.append([run_mode(m, overrides, Path(tmp) / f"r{i}-{m}") for m in order])
-            print(json.dumps([{k: v for k, v in r.items() if k != "answers"} for r in rounds[-1]]), flush=True)
-    ray.shutdown()
-    same = all(r["answers"] == rounds[0][0]["answers"] for rnd in rounds for r in rnd)
-    record = {
-        "bench": "bench_ray", "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": "python -m bench.bench_ray " + " ".join(sys.argv[1:] if argv is None else argv),
-        "config": {"overrides": overrides, "rounds": args.rounds, "modes": MODES,
-                   "ray": "local, num_cpus = cpu_count; each worker reserves 1 CPU (torch: 1 thread)"},
-        "machine": machine(), "load_before": load_before, "ray_init_s": round(ray_init_s, 2),
-        "same_answers_every_run": same, "summary": summarise(rounds),
-        "rounds": [[{k: v for k, v in r.items() if k != "answers"} for r in rnd] for rnd in rounds],
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(record["summary"], indent=1))
-    return record
+            runs.append([run_mode(m, overrides, tmp / f"r{i}-{m}") for m in order])
+            print(json.dumps([{k: v for k, v in r.items() if k != "answers"} for r in runs[-1]]), flush=True)
+    finally:
+        ray.shutdown()
+    return {"overrides": overrides, "ray_init_s": round(ray_init_s, 2),
+            "ray": "local, num_cpus = cpu_count; each worker reserves 1 CPU (torch: 1 thread)",
+            "same_answers_every_run": all(r["answers"] == runs[0][0]["answers"] for rnd in runs for r in rnd),
+            "summary": summarise(runs),
+            "rounds": [[{k: v for k, v in r.items() if k != "answers"} for r in rnd] for rnd in runs]}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    from bench.common import Run
+
+    args = parser().parse_args(argv)
+    run = Run.start("bench_ray", args, argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = measure(args.ckpt, args.split, args.limit, args.rounds, Path(tmp))
+    print(json.dumps(figures["summary"], indent=1))
+    return run.write(figures, args.out)
 
 
 if __name__ == "__main__":
