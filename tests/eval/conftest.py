@@ -5,47 +5,30 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
-REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = 24  # the first questions of the built-in test split: every run here answers these
 INFER = ["llm=none", f"limit={QUESTIONS}", "batch_size=4", "show_summary=false"]
 # Fields that differ between two runs of the same setup: wall-clock measurements.
 TIMING = ("latency_s",)
 
 
-def compose_cfg(name: str, root: Path, overrides: list[str]):
-    """conf/NAME.yaml on the built-in KG, every path under `root`."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(name, overrides=["logger=none"] + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(root)
-        cfg.paths.output_dir = str(root / "run")
-    return cfg
-
-
 @pytest.fixture(scope="session")
-def builtin_root(tmp_path_factory) -> Path:
+def builtin_root(compose_cfg, tmp_path_factory) -> Path:
     """`python train.py` with a tiny random encoder on the built-in KG, briefly (what it answers
     does not matter here, only that every way of running it answers the same)."""
     from rra.training.run import train
 
     root = tmp_path_factory.mktemp("shards_root")
-    train(compose_cfg("train", root, ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
-                                      "callbacks.progress_bar=null"]))
+    train(compose_cfg("train", ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
+                                "callbacks.progress_bar=null"], root))
     assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
     return root
 
 
 @pytest.fixture(scope="session")
-def infer_cfg(builtin_root):
+def infer_cfg(compose_cfg, builtin_root):
     """infer_cfg(*overrides): the infer config around the trained checkpoint."""
-    return lambda *overrides: compose_cfg("infer", builtin_root, INFER + list(overrides))
+    return lambda *overrides: compose_cfg("infer", INFER + list(overrides), builtin_root)
 
 
 @pytest.fixture(scope="session")

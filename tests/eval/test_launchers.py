@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = {  # launcher config -> (plugin module, its launcher class)
@@ -25,13 +23,10 @@ def test_every_launcher_config_is_tested():
 
 @pytest.mark.parametrize("entry", ["train", "infer"])
 @pytest.mark.parametrize("launcher", sorted(PLUGINS))
-def test_launcher_configs_compose_with_their_plugin(entry, launcher):
+def test_launcher_configs_compose_with_their_plugin(compose_cfg, entry, launcher):
     module, cls = PLUGINS[launcher]
     pytest.importorskip(module, reason=f"hydra/launcher={launcher} needs {module} (the `launchers` extra)")
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(entry, overrides=[f"hydra/launcher={launcher}"], return_hydra_config=True)
-    assert cfg.hydra.launcher._target_.endswith(cls)
+    assert compose_cfg(entry, [f"hydra/launcher={launcher}"]).hydra.launcher._target_.endswith(cls)
 
 
 @pytest.mark.slow
