@@ -8,6 +8,7 @@ metrics to the configured loggers.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from tqdm import tqdm
 from rra.config import build_graph, graph_description
 from rra.data.coverage import question_coverage
 from rra.data.dataset import SPLITS, Dataset
-from rra.eval import integrity, report
+from rra.eval import integrity, report, shards
 from rra.eval.metrics import compute_metrics
 from rra.methods import QAMethod
 from rra.records import Prediction, QAExample, Status
@@ -178,11 +179,14 @@ def format_prediction(p: Prediction) -> str:
 
 def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
+    spec = shards.ShardSpec.from_config(cfg)  # `shard=i num_shards=n`: one slice, in its own directory
+    if spec is not None:
+        out = out / spec.dirname
     out.mkdir(parents=True, exist_ok=True)
     with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
         save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))  # before anything slow is built
-        return _run_split(cfg, out)
+        return _run_split(cfg, out, spec)
 
 
 def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> None:
@@ -203,11 +207,16 @@ def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> Non
     OmegaConf.save(hydra_cfg.overrides.task, target / "overrides.yaml")
 
 
-def _run_split(cfg: DictConfig, out: Path) -> dict:
+def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None) -> dict:
     resume = bool(cfg.get("resume", True))
     integrity.check_resume(out, integrity.fingerprint(cfg), resume)
+    if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # resubmitted, nothing left
+        log.info("shard %d of %d is complete in %s; nothing to answer", spec.index, spec.count, out)
+        return json.loads((out / report.METRICS).read_text(encoding="utf-8"))
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
+    if spec is not None:
+        examples = shards.take(spec, cfg.split, examples, out, cfg.get("limit"), resume)
     oracle = oracle_of(llm)
     if oracle is not None:  # llm=oracle: it answers from the gold labels this loop holds
         oracle.observe(examples, kg)
@@ -255,6 +264,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         setup["encoder coverage"] = (f"{100 * coverage.unknown_share:.1f}% of the questions' tokens unknown to "
                                      f"{coverage.encoder}; {100 * coverage.shared_share:.1f}% of the questions "
                                      f"read as the same tokens as {coverage.shared_with}")
+    if spec is not None:
+        setup["shard"] = f"{spec.index} of {spec.count} (merge: python -m rra.eval.merge {out.parent})"
     setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
@@ -324,7 +335,7 @@ def _input_errors() -> tuple:
     from rra.graph.loaders import EmptyKGError, KGFormatError
 
     return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
-            integrity.RunLockedError, RunFailedError, GraphUnavailableError)
+            integrity.RunLockedError, RunFailedError, GraphUnavailableError, shards.ShardError)
 
 
 # Statuses of a question that ended before retrieval: no topic entity found in its text, or the
