@@ -34,15 +34,18 @@ class RelationScorer(nn.Module):
     """Scores candidate relations (their encoded text) against a step's encoded query, and whether
     the path ends after each."""
 
-    def __init__(self, dim: int, scale: float = 20.0, end_bias: float = 0.0):
+    def __init__(self, dim: int, scale: float = 20.0, end_bias: float = 0.0, end_hidden: int = 256):
         super().__init__()
         # a learnt temperature: cosines in [-1, 1] need a scale for a sharp softmax
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
-        # end logit from [query * relation, query] (the relation a unit vector); starts at P(end) = sigmoid(end_bias)
-        # for every path, which the untrained (zero-shot) encoder keeps: shorter paths first
-        self.end = nn.Linear(2 * dim, 1)
-        nn.init.zeros_(self.end.weight)
-        nn.init.constant_(self.end.bias, end_bias)
+        # end logit from [query * relation, query, relation] (the relation a unit vector), through a small
+        # MLP (end_hidden=0: linear): whether what the question asks lies beyond this relation. The
+        # last layer starts at zero, so P(end) = sigmoid(end_bias) for every path, which the untrained
+        # (zero-shot) encoder keeps: shorter paths first
+        last = nn.Linear(end_hidden or 3 * dim, 1)
+        nn.init.zeros_(last.weight)
+        nn.init.constant_(last.bias, end_bias)
+        self.end = nn.Sequential(nn.Linear(3 * dim, end_hidden), nn.GELU(), last) if end_hidden else last
 
     @property
     def scale(self) -> torch.Tensor:
@@ -58,7 +61,7 @@ class RelationScorer(nn.Module):
         u = queries.float()  # as the hop head reads it: normalising would flatten what tells lengths apart
         v = F.normalize(relations.float(), dim=-1)
         u = u.expand_as(v) if u.dim() < v.dim() else u
-        return self.end(torch.cat([u * v, u], dim=-1)).squeeze(-1)
+        return self.end(torch.cat([u * v, u, v], dim=-1)).squeeze(-1)
 
     def loss(self, queries: torch.Tensor, relations: torch.Tensor, candidates: list[list[int]],
              targets: list[int], ends: list[bool | None]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -93,6 +93,7 @@ class Retriever(L.LightningModule):
         path_head: str = "scorer",  # "scorer": relations read by name over the graph's frontier; "classifier": the paper's
         scale: float = 20.0,  # the scorer's initial softmax scale over cosines (learnt)
         end_bias: float = 0.0,  # the scorer's initial logit of a path ending after a relation (0: P = 0.5)
+        end_hidden: int = 256,  # the scorer's end head: hidden units of its MLP (0: a linear head)
         hop_weight: float = 0.0,  # scorer: weight of the hop classifier's log-probability in a path's score (a prior)
         max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
     ):
@@ -116,7 +117,7 @@ class Retriever(L.LightningModule):
             self.encoder.requires_grad_(False)
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
         self.scorer = path_head == "scorer"
-        self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias) if self.scorer
+        self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias, end_hidden) if self.scorer
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
         # query-plan heads (rra.models.plan_head) only for data with several anchors or conditions:
         # a retriever trained on chains has none, so it is the model it always was
