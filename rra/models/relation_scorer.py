@@ -91,7 +91,7 @@ def _top(scores: dict, k: int) -> list:
 
 
 def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequence[int | None] | None = None,
-                 min_ratio: float = 1e-3) -> list[list[tuple[tuple[str, ...], float]]]:
+                 min_ratio: float = 0.02) -> list[list[tuple[tuple[str, ...], float]]]:
     """The `beam` best relation paths of each query i, of any length 1..max_hops (or exactly
     `lengths[i]` where given), with their log scores, best first.
 
@@ -100,8 +100,9 @@ def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequen
     carries prefix + log P(r) + log P(go on) into the next step; at max_hops (or a given length) a
     path ends whatever the end head says. Lazy expansion: a prefix is encoded only while its score
     can still beat the k-th best path found so far (step log-probs are <= 0) and is within
-    `min_ratio` of the best finished path (a continuation a thousand times less likely than the
-    best answer cannot matter), so a confident model costs one encoder pass per depth."""
+    `min_ratio` of the best finished path (a continuation fifty times less likely than the best
+    path cannot change the answers), so a confident model costs one encoder pass per depth of
+    the path it finds."""
     lengths = list(lengths) if lengths is not None else [None] * n
     k = max(1, beam)
     floor = math.log(min_ratio) if min_ratio > 0 else float("-inf")

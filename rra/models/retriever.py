@@ -96,6 +96,7 @@ class Retriever(L.LightningModule):
         end_hidden: int = 256,  # the scorer's end head: hidden units of its MLP (0: a linear head)
         hop_weight: float = 0.0,  # scorer: weight of the hop classifier's log-probability in a path's score (a prior)
         max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
+        prune_ratio: float = 0.02,  # scorer: a prefix this much less likely than the best finished path is not expanded
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -494,7 +495,7 @@ class Retriever(L.LightningModule):
             return out
 
         found = search_paths(len(masked), topk, self.hparams.max_hops, step,
-                             [hops] * len(masked) if hops is not None else None)
+                             [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
         weight = self.hparams.hop_weight if hop_weight is None else hop_weight
         results = []
         for i, paths in enumerate(found):
