@@ -42,7 +42,8 @@ from rra.text import mask_topic
 
 log = logging.getLogger(__name__)
 
-CHAIN_PLAN = {"anchors": 1, "condition": "none", "attribute": None}  # the plan label of a one-chain question
+CHAIN_PLAN = {"anchors": 1, "condition": "none", "attribute": None}
+STARTS_PER_ITEM = 16  # anchors whose frontiers give a de-duplicated item its negatives  # the plan label of a one-chain question
 
 
 def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
@@ -366,8 +367,9 @@ class RetrieverDataModule(L.LightningDataModule):
             x.pop("focus", None)
             if x.get("plan") is None:
                 x.pop("plan", None)
+            starts = x.pop("starts", None) or [(x.get("anchor"), x.get("graph_key"))]
             if x["path"] is not None and x.get("anchor"):
-                x["candidates"] = self._step_candidates(x["anchor"], x["path"], x.get("graph_key"), rng)
+                x["candidates"] = self._step_candidates(starts, x["path"], rng)
                 rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
                 x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
         return items
@@ -395,20 +397,43 @@ class RetrieverDataModule(L.LightningDataModule):
             best = max(walkable, key=lambda p: (v[p], p is not None, p or ()))
             key = (x["question"], best, json.dumps(x.get("plan"), sort_keys=True))
             if key not in kept:
-                kept[key] = {**x, "path": list(best) if best is not None else None}
+                kept[key] = {**x, "path": list(best) if best is not None else None, "starts": []}
+            if len(kept[key]["starts"]) < STARTS_PER_ITEM and x.get("anchor"):
+                start = (x.get("anchor"), x.get("graph_key"))
+                if start not in kept[key]["starts"]:
+                    kept[key]["starts"].append(start)
         return list(kept.values())
 
-    def _step_candidates(self, anchor: str, path: list[str], graph_key, rng: random.Random,
+    def _step_candidates(self, starts: list[tuple[str, object]], path: list[str], rng: random.Random,
                          frontier_cap: int = 500) -> list[list[str]] | None:
-        """Per step t of `path`, the relations around the entities path[:t] reaches from `anchor`;
-        at most `max_candidates` per step (a seeded sample, the gold relation kept)."""
-        kg = self.kg
-        if getattr(kg, "per_question", False):
-            if not graph_key:
-                return None
-            with kg.scope(graph_key):
-                return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
-        return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
+        """Per step t of `path`, the relations around the entities path[:t] reaches from the item's
+        anchors (`starts`: (anchor, subgraph key) of the questions the item stands for, up to
+        STARTS_PER_ITEM): one item of a wording learns against what every kind of anchor offers
+        (a film with a rating and one without); at most `max_candidates` per step (a seeded sample,
+        the gold relation kept)."""
+        kg, steps = self.kg, None
+        for anchor, graph_key in starts:
+            if getattr(kg, "per_question", False):
+                if not graph_key:
+                    continue
+                with kg.scope(graph_key):
+                    found = _walk_candidates(kg, anchor, path, self.max_hops, 10**9, rng, frontier_cap)
+            else:
+                found = _walk_candidates(kg, anchor, path, self.max_hops, 10**9, rng, frontier_cap)
+            if found is None:
+                continue
+            steps = [set(c) for c in found] if steps is None else \
+                [a | set(b) for a, b in zip(steps, found)] + [set(c) for c in found[len(steps):]]
+        if steps is None:
+            return None
+        out = []
+        for t, cands in enumerate(steps):
+            gold = path[t]
+            others = sorted(cands - {gold})
+            if len(others) >= self.max_candidates:
+                others = rng.sample(others, self.max_candidates - 1)
+            out.append(sorted(others + [gold]))
+        return out
 
     @staticmethod
     def _cap(items: list, cap: int | None, rng: random.Random) -> list:

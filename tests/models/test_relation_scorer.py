@@ -188,3 +188,15 @@ def test_training_masks_the_topic_by_its_label_when_ids_are_iris():
         dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given", path_head=head)
         dm.setup()
         assert [x["question"] for x in dm.splits["train"]] == ["Whose work is [E]?"]
+
+
+def test_a_deduplicated_item_learns_against_every_anchors_frontier():
+    """'who starred in [E]' asked of a film without a rating first and of one with a rating next:
+    one item, whose negatives include the rating (else the model never learns to put it below)."""
+    kg = NetworkXGraph([Triple("Film A", "starred_actors", "Ann"), Triple("Film B", "starred_actors", "Bob"),
+                        Triple("Film B", "has_imdb_rating", "good")])
+    qs = [QAExample(f"who starred in [{f}]", [f], [a], ["starred_actors"]) for f, a in (("Film A", "Ann"), ("Film B", "Bob"))]
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, train_paths="given")
+    dm.setup()
+    (item,) = dm.splits["train"]
+    assert item["anchor"] == "Film A" and item["candidates"] == [["has_imdb_rating", "starred_actors"]]
