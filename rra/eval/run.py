@@ -239,6 +239,9 @@ def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None)
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     if oracle is not None:
         metrics["llm_oracle"] = True
+    folded = getattr(kg, "fold_report", None)
+    if folded is not None:  # per-question graphs: compound values folded, unnamed ids kept as entities
+        metrics.update(folded())
     failures = run_warnings(metrics, llm)
     coverage = question_coverage(method, [ex.question for ex in examples], cfg.split)
     if coverage is not None:  # does the encoder read the questions' language (rra/data/coverage.py)

@@ -68,6 +68,55 @@ class CVTRule:
         return cls(value.get("pattern", FREEBASE_ID), frozenset(value.get("ids") or ()))
 
 
+# Relations that say what a node is (its type, its name, its topic notes): a node with such an edge of
+# its own is a described entity, not an anonymous compound value.
+DESCRIBING = ("type.object.", "common.topic.", "rdf:type", "rdfs:label", "http://www.w3.org/")
+
+
+def domain(relation: str) -> str:
+    """A Freebase relation's domain, the type it belongs to: `film.performance` of
+    `film.performance.actor` (the relation itself where it has no dot)."""
+    return relation.rsplit(".", 1)[0] if "." in relation else relation
+
+
+def cvt_like(triples: Sequence[tuple[str, str, str]], candidates: set[str]) -> set[str]:
+    """Of `candidates` (unnamed ids), those that behave like a compound value where nothing names
+    the entities (an NSM file without its names file). A CVT holds one n-ary fact: its own
+    properties, all of one type (`film.performance.actor`, `.film`, `.character`), point at two or
+    more other nodes, and no edge says what it is (no type, name or topic edge). A leaf (an answer's
+    neighbour, a country), a node reached by others' edges but pointing at one node (a director),
+    or one with properties of several types is an entity without a name, and stays. Two CVTs never
+    join each other: of two adjacent look-alikes (a performance and its film, both pointing at two
+    nodes) the one joining more entities that are surely not CVTs (the topic, the answers, named
+    ones) is the CVT."""
+    if not candidates:
+        return set()
+    domains: dict[str, set[str]] = {}
+    reach: dict[str, set[str]] = {}  # nodes a candidate's own properties point at
+    neighbours: dict[str, set[str]] = {}
+    described: set[str] = set()
+    for h, r, t in triples:
+        if h in candidates:
+            neighbours.setdefault(h, set()).add(t)
+            if r.startswith(DESCRIBING):
+                described.add(h)
+            else:
+                domains.setdefault(h, set()).add(domain(r))
+                reach.setdefault(h, set()).add(t)
+        if t in candidates:
+            neighbours.setdefault(t, set()).add(h)
+            if r.startswith(DESCRIBING):
+                described.add(t)
+    looks = [c for c in candidates
+             if c not in described and len(domains.get(c, ())) == 1 and len(reach.get(c, set()) - {c}) >= 2]
+    entities = lambda c: len(neighbours[c] - candidates)  # noqa: E731  (neighbours surely not CVTs)
+    out: set[str] = set()
+    for c in sorted(looks, key=lambda c: (-entities(c), -len(reach[c]), c)):
+        if not neighbours[c] & out:
+            out.add(c)
+    return out
+
+
 def is_folded(relation: str) -> bool:
     return FOLD in relation
 
