@@ -100,6 +100,8 @@ def _example(
         hops = int(hops)
     else:  # 2.7, "two", true, 0: a wrong label must not be rounded into a plausible one
         raise DataFormatError(source, "hops must be a positive integer", hops)
+    if hops is not None and path and hops != len(path):  # one of the two labels is wrong: say which pair
+        raise DataFormatError(source, f"hops {hops} contradicts relation_path {path} ({len(path)} hops)", hops)
     qid = record.get("qid")
     if qid in (None, ""):
         qid = default_qid
@@ -113,6 +115,9 @@ def _example(
     plan = plan_from_record(record, topics, path, source)
     if plan is not None:
         extra = {**extra, "plan": plan}
+        lengths = {len(p) for p in plan.get("paths") or []}
+        if hops is not None and lengths and hops not in lengths:
+            raise DataFormatError(source, f"hops {hops} contradicts relation_paths {plan['paths']}", hops)
     return QAExample(
         question=question.strip(),
         topic_entities=topics,
@@ -221,9 +226,16 @@ def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | 
 
 
 
-def load_questions(path: str | Path | None, **kwargs) -> list[QAExample] | None:
+def load_questions(path: str | Path | None, kg=None, check_plans: bool = True, **kwargs) -> list[QAExample] | None:
     """`load_qa_file` for a data config's optional question file (conf/data/files.yaml): None when
-    the config names no file for that split, so the caller can say which key to set."""
+    the config names no file for that split, so the caller can say which key to set. With the
+    dataset's `kg` (train.py and infer.py pass it), each question's relation paths and plan are
+    checked against it (rra.data.plan_check: refused or warned, by file:line)."""
     if path is None or str(path).strip() == "":
         return None
-    return load_qa_file(path, **kwargs)
+    examples = load_qa_file(path, **kwargs)
+    if kg is not None and check_plans:
+        from rra.data.plan_check import check_questions
+
+        check_questions(examples, kg)
+    return examples

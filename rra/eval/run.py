@@ -251,6 +251,9 @@ def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None)
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     if oracle is not None:
         metrics["llm_oracle"] = True
+    warned = sum(1 for ex in examples if ex.extra.get("plan_warnings"))
+    if warned:  # questions whose given path or plan looked doubtful on the KG (rra.data.plan_check)
+        metrics["plan_warnings"] = warned
     bounded = Counter(h.split(" (")[0].split(" of ")[0] for d in preds for h in (d.get("extra") or {}).get("bounds", []))
     if bounded:  # questions that hit a work bound (each says which in extra.bounds)
         metrics["bounds_hit"] = dict(bounded)
