@@ -195,8 +195,12 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
         out = out / spec.dirname
     out.mkdir(parents=True, exist_ok=True)
     with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
-        save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))  # before anything slow is built
+        resume = bool(cfg.get("resume", True))
+        digest = OmegaConf.select(cfg, "integrity.digest", default="sample")
+        # a resume refused for a different setup leaves the run's record (.hydra/) as it was
+        integrity.check_resume(out, integrity.fingerprint(cfg), resume, digest)
+        save_hydra_record(cfg, out)
         return _run_split(cfg, out, spec)
 
 
@@ -220,7 +224,6 @@ def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> Non
 
 def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None) -> dict:
     resume = bool(cfg.get("resume", True))
-    integrity.check_resume(out, integrity.fingerprint(cfg), resume)
     if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # resubmitted, nothing left
         log.info("shard %d of %d is complete in %s; nothing to answer", spec.index, spec.count, out)
         return json.loads((out / report.METRICS).read_text(encoding="utf-8"))
