@@ -101,7 +101,8 @@ def test_a_hub_question_is_bounded_and_says_so_and_the_run_goes_on(hub_run, tmp_
     assert all("time budget of 1e-09 s used up" in p["extra"]["bounds"] for p in preds)
 
 
-def test_the_budget_in_a_batch_belongs_to_the_question_that_named_the_hub():
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_the_budget_in_a_batch_belongs_to_the_question_that_named_the_hub(concurrency):
     from rra.eval.run import answer_all
     from rra.methods import QAMethod
     from rra.records import Prediction
@@ -117,6 +118,6 @@ def test_the_budget_in_a_batch_belongs_to_the_question_that_named_the_hub():
 
     examples = [QAExample("who is from [usa]", ["usa"], [], qid="a"),
                 QAExample("what is in [state3]", ["city3"], [], qid="b")]
-    preds = [p for _, p in answer_all(Walker(), examples, batch_size=2)]
+    preds = [p for _, p in answer_all(Walker(), examples, batch_size=2, concurrency=concurrency)]
     assert preds[0].extra["bounds"] == ["path instances capped at 100 (^nationality from usa)"]
     assert "bounds" not in preds[1].extra and preds[0].status == Status.OK

@@ -406,10 +406,11 @@ def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32
     size = max(1, batch_size)
     for b in range(0, len(examples), size):
         batch = examples[b:b + size]
+        # streamed as the method yields them (a baseline answers one by one): each is written before
+        # the next is asked, so a kill loses nothing answered
         with question_budget(max_seconds * len(batch) if max_seconds else None) as budget:
-            preds = list(method.answer_batch(batch, concurrency))
-        for ex, pred in zip(batch, preds):
-            yield ex, with_gold(mark_bounds(pred, budget, len(batch) == 1), ex)
+            for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
+                yield ex, with_gold(mark_bounds(pred, budget, len(batch) == 1), ex)
 
 
 def answer_each(method: QAMethod, kg, examples: list[QAExample], max_seconds: float | None = None):

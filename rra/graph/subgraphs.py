@@ -27,7 +27,7 @@ from operator import itemgetter
 from typing import Callable, Iterable, Sequence
 
 from rra.graph.base import (Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            Triple, paused_gc)
+                            Triple, check_time, paused_gc)
 from rra.graph.cvt import CVTRule, cvt_like, fold
 from rra.graph.dict_graph import DictGraph
 
@@ -146,6 +146,7 @@ class QuestionGraphs(KnowledgeGraph):
             return {"cvts_folded": sum(self._cvts.values()), "unnamed_kept": sum(self._kept.values())}
 
     def current(self) -> DictGraph:
+        check_time()  # every protocol call of a question past its time budget stops here (rra.graph.base)
         key = _ACTIVE.get()
         if key is None:
             raise NoQuestionError("a per-question graph (graph=subgraphs) was asked outside a question: "
