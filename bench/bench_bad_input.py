@@ -14,7 +14,9 @@ runs (readers, infer.py's loop, train.py's, a live server on 127.0.0.1), and its
 hub cases are measured the same way for the before/after figures (seconds, peak RSS). The hub cases
 run in child processes with a memory limit (`--hub-memory-gb`) and a time limit (`--hub-timeout`).
 The real WebQSP / CWQ rows are not downloadable here: the per-question rows are the hand-written
-realistic ones of tests/data/freebase_rows.py. Writes bench/results/bench_bad_input.json.
+ones of tests/data/freebase_rows.py and a Freebase-style world (bench/kgs/freebase_subgraphs, scale
+0.3: RoG rows and NSM files, whose names file gives the true CVTs). Writes
+bench/results/bench_bad_input.json.
 """
 from __future__ import annotations
 
@@ -586,7 +588,43 @@ def run_cases(tmp: Path) -> list[Case]:
             run_case(12, "one_epoch_shorter_than_validation_interval", one_epoch, "handled")]
 
 
-SECTIONS = {"readers": reader_cases, "plans": plan_cases, "real_files": real_file_cases, "server": server_cases,
+# -- a realistic world (items 3, 4): bench/kgs/freebase_subgraphs, RoG and NSM rows ---------------
+def world_cases(tmp: Path, scale: float = 0.3) -> list[Case]:
+    """Every row of a Freebase-style world in RoG format is read (none refused), and its NSM files
+    without the names file fold CVTs against the truth the names file gives."""
+    from bench.kgs.freebase_subgraphs import generate
+    from rra.data.subgraph_formats import load_nsm, load_rog
+    from rra.graph.cvt import CVTRule
+    from rra.graph.subgraphs import QuestionGraphs, build_subgraph
+
+    generate(str(tmp), scale, 0, nsm=True)
+
+    def rog_rows():
+        counts = {split: len(load_rog(str(tmp / f"{split}.jsonl"), kg=QuestionGraphs())) for split in ("train", "dev", "test")}
+        return True, f"every row read and checked: {counts}", counts
+
+    def nsm_without_names():
+        named, plain = QuestionGraphs(), QuestionGraphs()
+        examples = load_nsm(str(tmp / "nsm" / "test.jsonl"), kg=named)
+        load_nsm(str(tmp / "nsm" / "test.jsonl"), kg=plain, names=str(tmp / "nsm" / "no_names.json"))
+        truth = folded = right = facts_named = facts_plain = 0
+        for ex in examples:
+            key = ex.extra["subgraph"]
+            g_named, cvts, _, _ = build_subgraph(named._sources[key](), CVTRule())
+            g_plain, guess, _, _ = build_subgraph(plain._sources[key](), CVTRule())
+            truth, folded, right = truth + len(cvts), folded + len(guess), right + len(cvts & guess)
+            facts_named, facts_plain = facts_named + g_named.stats().triples, facts_plain + g_plain.stats().triples
+        figures = {"questions": len(examples), "cvts": truth, "folded": folded, "real_entities_folded": folded - right,
+                   "precision": round(right / max(folded, 1), 4), "recall": round(right / max(truth, 1), 4),
+                   "facts_with_names": facts_named, "facts_without_names": facts_plain}
+        return figures["precision"] >= 0.99, (f"{folded} folded, {folded - right} of them real entities "
+                                              f"(precision {figures['precision']}, recall {figures['recall']})"), figures
+
+    return [run_case(4, "world_rog_rows_all_read", rog_rows, "handled"),
+            run_case(3, "world_nsm_without_names_against_names", nsm_without_names, "handled")]
+
+
+SECTIONS = {"world": world_cases, "readers": reader_cases, "plans": plan_cases, "real_files": real_file_cases, "server": server_cases,
             "runs": run_cases}
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Callable
 
 from rra.data import jsonl
-from rra.records import DataFormatError, QAExample
+from rra.graph.cvt import DESCRIBING, domain
 from rra.graph.subgraphs import QuestionGraphs, Subgraph
+from rra.records import DataFormatError, QAExample
 
 log = logging.getLogger(__name__)
 
@@ -295,16 +296,21 @@ def load_nsm(path: str, kg=None, entities: str | None = None, relations: str | N
                     "compound value only where it behaves like one (metrics.json: cvts_folded, "
                     "unnamed_kept); give the names file to fold exactly the unnamed ones", p, names_path)
     out, empty = [], []
+    entity_domains: set[str] = set()  # without names: the types of the topics' and answers' properties
     for source, row, read in _json_rows(p):
         if limit is not None and len(out) >= limit:
             break
         ex = nsm_example(row, source, ent_vocab, known)
         topics = list(ex.topic_entities)
         own = dict(zip(ex.answers, ex.answer_labels))
-        if not nsm_subgraph(row, source, ent_vocab, rel_vocab, known, own, topics).triples:
+        sub = nsm_subgraph(row, source, ent_vocab, rel_vocab, known, own, topics)  # checked now
+        if not sub.triples:
             empty.append(source)
+        if not known:
+            sure = set(topics) | set(own)
+            entity_domains.update(domain(r) for h, r, _ in sub.triples if h in sure and not r.startswith(DESCRIBING))
         graphs.add(source, lambda read=read, source=source, topics=topics, own=own: nsm_subgraph(
-            read(), source, ent_vocab, rel_vocab, known, own, topics))
+            read(), source, ent_vocab, rel_vocab, known, own, topics, frozenset(entity_domains)))
         out.append(ex)
     _warn_empty(path, empty, len(out))
     return out
@@ -343,7 +349,7 @@ def nsm_example(row: dict, source: str, ent_vocab, known: dict[str, str]) -> QAE
 
 
 def nsm_subgraph(row: dict, source: str, ent_vocab, rel_vocab, known: dict[str, str], own: dict[str, str],
-                 topics: list[str]) -> Subgraph:
+                 topics: list[str], entity_domains: frozenset[str] = frozenset()) -> Subgraph:
     sub = row.get("subgraph")
     if not isinstance(sub, dict) or not isinstance(sub.get("tuples", []), list):
         raise DataFormatError(source, "subgraph must be {entities, tuples}"
@@ -359,7 +365,8 @@ def nsm_subgraph(row: dict, source: str, ent_vocab, rel_vocab, known: dict[str, 
     labels = {e: known[e] for e in ids if e in known}
     labels.update({e: n for e, n in own.items() if e in ids and n != e})
     # Without a names file nothing says which ids are named: the fold then asks the structure too
-    return Subgraph(triples, labels, keep=frozenset(topics) | frozenset(own), named=bool(known))
+    return Subgraph(triples, labels, keep=frozenset(topics) | frozenset(own), named=bool(known),
+                    entity_domains=entity_domains)
 
 
 SOURCES: dict[str, Callable] = {"rog": load_rog, "nsm": load_nsm}

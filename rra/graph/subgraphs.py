@@ -41,8 +41,10 @@ class Subgraph:
     labels: dict[str, str] = field(default_factory=dict)
     keep: frozenset[str] = frozenset()
     # whether the dataset names its entities (then an unnamed id is a CVT); False (an NSM file
-    # without its names file): an unnamed id is folded only where it behaves like a CVT
+    # without its names file): an unnamed id is folded only where it behaves like a CVT, one sign
+    # being that its properties' type is none of `entity_domains` (rra.graph.cvt.cvt_like)
     named: bool = True
+    entity_domains: frozenset[str] = frozenset()
 
 
 def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], frozenset[str], int]:
@@ -50,7 +52,7 @@ def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], f
     relations, and how many unnamed ids it kept as entities (they did not behave like CVTs)."""
     entities = set(map(itemgetter(0), sub.triples)) | set(map(itemgetter(2), sub.triples))
     unnamed = {e for e in rule.candidates(entities) if e not in sub.keep and e not in sub.labels}
-    cvts = unnamed if sub.named else cvt_like(sub.triples, unnamed)
+    cvts = unnamed if sub.named else cvt_like(sub.triples, unnamed, sub.entity_domains)
     kept = len(unnamed - cvts)
     cvts |= {e for e in entities & rule.ids if e not in sub.keep}
     triples = fold(sub.triples, cvts) if cvts else sub.triples

@@ -36,6 +36,18 @@ def test_nsm_without_names_folds_only_what_behaves_like_a_cvt(tmp_path):
     assert kg.fold_report() == {"cvts_folded": 2, "unnamed_kept": 8}
 
 
+def test_a_look_alike_with_an_entitys_type_stays():
+    """A place reached by two people (born there) and inside a region looks like a CVT in one
+    question; that the dataset's topics and answers have `location.location` properties says it is
+    an entity."""
+    from rra.graph.cvt import cvt_like
+
+    triples = [("m.1", "location.location.people_born_here", "Ann"), ("m.1", "location.location.containedby", "Region"),
+               ("Ann", "people.person.place_of_birth", "m.1")]
+    assert cvt_like(triples, {"m.1"}) == {"m.1"}
+    assert cvt_like(triples, {"m.1"}, entity_domains={"location.location", "people.person"}) == set()
+
+
 def test_nsm_with_names_folds_the_unnamed_ids(tmp_path):
     kg = QuestionGraphs()
     [ex] = load_nsm(str(nsm_folder(tmp_path, names=True)), kg=kg)
