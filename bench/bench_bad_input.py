@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -607,16 +607,20 @@ def world_cases(tmp: Path, scale: float = 0.3) -> list[Case]:
         named, plain = QuestionGraphs(), QuestionGraphs()
         examples = load_nsm(str(tmp / "nsm" / "test.jsonl"), kg=named)
         load_nsm(str(tmp / "nsm" / "test.jsonl"), kg=plain, names=str(tmp / "nsm" / "no_names.json"))
-        truth = folded = right = facts_named = facts_plain = 0
+        truth = folded = right = facts_named = facts_plain = old_folded = old_facts = 0
         for ex in examples:
             key = ex.extra["subgraph"]
             g_named, cvts, _, _ = build_subgraph(named._sources[key](), CVTRule())
-            g_plain, guess, _, _ = build_subgraph(plain._sources[key](), CVTRule())
+            sub = plain._sources[key]()
+            g_plain, guess, _, _ = build_subgraph(sub, CVTRule())
+            g_old, every, _, _ = build_subgraph(replace(sub, named=True), CVTRule())  # the rule before: every unnamed id
             truth, folded, right = truth + len(cvts), folded + len(guess), right + len(cvts & guess)
             facts_named, facts_plain = facts_named + g_named.stats().triples, facts_plain + g_plain.stats().triples
+            old_folded, old_facts = old_folded + len(every), old_facts + g_old.stats().triples
         figures = {"questions": len(examples), "cvts": truth, "folded": folded, "real_entities_folded": folded - right,
                    "precision": round(right / max(folded, 1), 4), "recall": round(right / max(truth, 1), 4),
-                   "facts_with_names": facts_named, "facts_without_names": facts_plain}
+                   "facts_with_names": facts_named, "facts_without_names": facts_plain,
+                   "before": {"folded": old_folded, "real_entities_folded": old_folded - truth, "facts": old_facts}}
         return figures["precision"] >= 0.99, (f"{folded} folded, {folded - right} of them real entities "
                                               f"(precision {figures['precision']}, recall {figures['recall']})"), figures
 
