@@ -8,19 +8,18 @@ runs (readers, infer.py's loop, train.py's, a live server on 127.0.0.1), and its
     leak          a reply shows a server path or address, or a run leaves a temporary file behind
     stall         the case ran past its time limit
 
-    python -m bench.bench_bad_input [--before DIR] [--only readers,plans,...]
+    python -m bench.bench_bad_input [--before DIR] [--only world,readers,plans,real_files,server,runs,hub]
 
 `--before DIR`: a checkout of the code before the fixes (e.g. `git worktree add DIR c2a2d3e`), whose
 hub cases are measured the same way for the before/after figures (seconds, peak RSS). The hub cases
 run in child processes with a memory limit (`--hub-memory-gb`) and a time limit (`--hub-timeout`).
 The real WebQSP / CWQ rows are not downloadable here: the per-question rows are the hand-written
-ones of tests/data/freebase_rows.py and a Freebase-style world (bench/kgs/freebase_subgraphs, scale
+ones of bench/kgs/webqsp_rows.py and a Freebase-style world (bench/kgs/freebase_subgraphs, scale
 0.3: RoG rows and NSM files, whose names file gives the true CVTs). Writes
 bench/results/bench_bad_input.json.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -28,15 +27,12 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "tests" / "data"))  # the hand-written Freebase rows (freebase_rows.py)
+from bench.common import REPO, Run, arguments, compose
 
 OUTCOMES = ("clear_error", "handled", "crash", "silent_wrong", "leak", "stall")
 CASE_SECONDS = 120  # an in-process case that takes longer stalled
@@ -82,7 +78,7 @@ def _verdict(got) -> tuple[str, str, dict]:
 
 # -- readers (items 3, 4; the one JSON reader of issue 36) ---------------------------------------
 def reader_cases(tmp: Path) -> list[Case]:
-    from freebase_rows import NSM_ROW, ROG_ROWS, nsm_folder, write_jsonl
+    from bench.kgs.webqsp_rows import NSM_ROW, ROG_ROWS, nsm_folder, write_jsonl
 
     from rra.data.qa_files import load_qa_file
     from rra.data.subgraph_formats import load_nsm, load_rog
@@ -200,27 +196,11 @@ def plan_cases(tmp: Path) -> list[Case]:
 
 
 # -- real per-question files: inference and the oracle (items 1, 2) ------------------------------
-def compose(name: str, root: Path, overrides: list[str]):
-    from hydra import compose as hydra_compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import open_dict
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = hydra_compose(name, overrides=["logger=none"] * (name != "serve") + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(root)
-        cfg.paths.output_dir = str(root / "run")
-    return cfg
-
-
 TINY = ["model=retriever_tiny", "callbacks.early_stopping=null", "callbacks.progress_bar=null", "test=false"]
 
 
 def real_file_cases(tmp: Path) -> list[Case]:
-    from freebase_rows import ROG_ROWS, write_jsonl
+    from bench.kgs.webqsp_rows import ROG_ROWS, write_jsonl
 
     from rra.eval.run import run_split
     from rra.training.run import train
@@ -228,18 +208,18 @@ def real_file_cases(tmp: Path) -> list[Case]:
     files = [f"data.train_file={write_jsonl(tmp / 'train.jsonl', ROG_ROWS)}",
              f"data.val_file={write_jsonl(tmp / 'dev.jsonl', ROG_ROWS[:2])}"]
     test = write_jsonl(tmp / "test.jsonl", ROG_ROWS)
-    train(compose("train", tmp, ["data=subgraphs", *TINY, "trainer.max_epochs=3", *files, "name=rows"]))
+    train(compose("train", ["data=subgraphs", *TINY, "trainer.max_epochs=3", *files, "name=rows"], tmp))
     ckpt = tmp / "checkpoints" / "rows" / "best.ckpt"
 
     def infer_test_file_alone():
-        m = run_split(compose("infer", tmp, ["data=subgraphs", f"data.test_file={test}", f"retriever.ckpt={ckpt}",
-                                             "llm=none", "show_summary=false"]), tmp / "item1")
+        m = run_split(compose("infer", ["data=subgraphs", f"data.test_file={test}", f"retriever.ckpt={ckpt}",
+                                        "llm=none", "show_summary=false"], tmp), tmp / "item1")
         return m["n"] == 3, f"answered {m['n']} questions of the test file, statuses {m['status']}"
 
     def oracle(data):
         def run():
-            m = run_split(compose("infer", tmp, ["data=subgraphs", "method=tog", "llm=oracle", "limit=6",
-                                                 "show_summary=false", *data]), tmp / f"oracle{len(data)}")
+            m = run_split(compose("infer", ["data=subgraphs", "method=tog", "llm=oracle", "limit=6",
+                                            "show_summary=false", *data], tmp), tmp / f"oracle{len(data)}")
             return m.get("llm_oracle") and m["hits@1"] > 0, f"ToG ceiling Hits@1 {m['hits@1']:.1f} on {m['n']}", \
                 {"hits@1": m["hits@1"], "n": m["n"]}
         return run
@@ -292,7 +272,7 @@ print("RESULT " + json.dumps(result), flush=True)
 def hub_data(tmp: Path, people: int) -> Path:
     """A hub of `people` nationals (each born in a city, each city in a state) as a per-question
     file and as a KG file, with small countries to train on; retrievers trained on each."""
-    from freebase_rows import write_jsonl
+    from bench.kgs.webqsp_rows import write_jsonl
 
     from rra.training.run import train
 
@@ -325,10 +305,10 @@ def hub_data(tmp: Path, people: int) -> Path:
                         ("test_q", qa("usa", "hub"))):
         write_jsonl(d / f"{name}.jsonl", items)
     files = ["data=files", f"data.kb_path={d / 'kb.tsv'}"]
-    train(compose("train", d, [*TINY, "trainer.max_epochs=20", *files, f"data.train_file={d / 'train_q.jsonl'}",
-                               f"data.val_file={d / 'dev_q.jsonl'}", "name=hubfiles"]))
-    train(compose("train", d, ["data=subgraphs", *TINY, "trainer.max_epochs=20", f"data.train_file={d / 'train.jsonl'}",
-                               f"data.val_file={d / 'dev.jsonl'}", "name=hubrows"]))
+    train(compose("train", [*TINY, "trainer.max_epochs=20", *files, f"data.train_file={d / 'train_q.jsonl'}",
+                            f"data.val_file={d / 'dev_q.jsonl'}", "name=hubfiles"], d))
+    train(compose("train", ["data=subgraphs", *TINY, "trainer.max_epochs=20", f"data.train_file={d / 'train.jsonl'}",
+                            f"data.val_file={d / 'dev.jsonl'}", "name=hubrows"], d))
     common = ["logger=none", "llm=none", "show_summary=false", f"paths.root_dir={d}"]
     (d / "subgraph_infer.json").write_text(json.dumps(
         common + ["data=subgraphs", f"data.train_file={d / 'train.jsonl'}", f"data.val_file={d / 'dev.jsonl'}",
@@ -349,7 +329,7 @@ def hub_child(src: Path, case: str, data: Path, out: Path, memory_gb: float, tim
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", HUB_CHILD, case, str(data), str(out)], cwd=src, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=limit)
-    timer = __import__("threading").Timer(timeout, proc.kill)
+    timer = threading.Timer(timeout, proc.kill)
     timer.start()
     output = proc.stdout.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
@@ -383,16 +363,14 @@ def hub_cases(tmp: Path, before: Path | None, memory_gb: float, timeout: float, 
 
 # -- the server (items 6-9) ---------------------------------------------------------------------
 def server_cases(tmp: Path) -> list[Case]:
-    import threading
-
     import httpx
     import uvicorn
 
-    from common import free_port
+    from bench.common import free_port
     from rra.serve.app import create_app
     from rra.serve.service import Service
 
-    service = Service.from_config(compose("serve", tmp, ["method=kgqp", "llm=none"]))
+    service = Service.from_config(compose("serve", ["method=kgqp", "llm=none"], tmp))
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -457,7 +435,7 @@ def graph_error_reply(tmp: Path):
     """A server whose SPARQL store is down: the 502 names what failed, not the store's address."""
     from fastapi.testclient import TestClient
 
-    from common import build_method
+    from bench.common import build_method
     from rra.graph import SparqlGraph
     from rra.serve.app import create_app
     from rra.serve.service import Limits, Service
@@ -475,7 +453,6 @@ def graph_error_reply(tmp: Path):
 def stale_cache():
     """A SPARQL store edited while the server runs: the cached answer is trusted for
     graph_cache_ttl_s, then read again; clear_caches (SIGHUP) drops it at once."""
-    import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     from rra.graph import SparqlGraph
@@ -532,10 +509,10 @@ def run_cases(tmp: Path) -> list[Case]:
 
     def refused_resume():
         out = tmp / "resume"
-        run_split(compose("infer", tmp, base), out)
+        run_split(compose("infer", base, tmp), out)
         before = {p.name: p.read_bytes() for p in (out / ".hydra").iterdir()}
         try:
-            run_split(compose("infer", tmp, base + ["method=tog"]), out)
+            run_split(compose("infer", base + ["method=tog"], tmp), out)
             return False, "a resume with another method was accepted"
         except integrity.ResumeMismatchError as err:
             same = {p.name: p.read_bytes() for p in (out / ".hydra").iterdir()} == before
@@ -543,9 +520,9 @@ def run_cases(tmp: Path) -> list[Case]:
 
     def killed_temp_file():
         out = tmp / "temp"
-        run_split(compose("infer", tmp, base), out)
+        run_split(compose("infer", base, tmp), out)
         (out / ".predictions.jsonl.424242.tmp").write_bytes(b"x" * 43_000_000)
-        run_split(compose("infer", tmp, base + ["limit=4"]), out)
+        run_split(compose("infer", base + ["limit=4"], tmp), out)
         left = [p.name for p in out.glob(".*.tmp")]
         return ("leak" if left else True), f"temporary files left: {left or 'none'}"
 
@@ -556,14 +533,14 @@ def run_cases(tmp: Path) -> list[Case]:
             over = base + ["data=files", f"data.kb_path={kb}", f"data.test_file={questions}",
                            f"integrity.digest={mode}"]
             out = tmp / f"edit_{mode}"
-            run_split(compose("infer", tmp, over), out)
+            run_split(compose("infer", over, tmp), out)
             stat, data = kb.stat(), bytearray(kb.read_bytes())
             i = data.index(b"_", 10)  # an id's underscore: the KG still reads
             data[i:i + 1] = b"-"
             kb.write_bytes(bytes(data))
             os.utime(kb, ns=(stat.st_atime_ns, stat.st_mtime_ns))
             try:
-                run_split(compose("infer", tmp, over + ["limit=4"]), out)
+                run_split(compose("infer", over + ["limit=4"], tmp), out)
                 return False, f"digest={mode}: resumed over a KG edited in place (size and mtime restored)"
             except integrity.ResumeMismatchError as err:
                 return True, f"digest={mode}: refused: {str(err)[:150]}"
@@ -575,8 +552,8 @@ def run_cases(tmp: Path) -> list[Case]:
     questions = save_qa_file(builtin_questions("test")[:6], tmp / "builtin_test.jsonl")
 
     def one_epoch():
-        cfg = compose("train", tmp / "short", ["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
-                                               "trainer.limit_train_batches=5", "trainer.min_steps=0"])
+        cfg = compose("train", ["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
+                                "trainer.limit_train_batches=5", "trainer.min_steps=0"], tmp / "short")
         metrics = train(cfg)
         value = optimized(cfg, metrics)
         return "val/path_acc_best" in metrics, f"validated at the last step: val/path_acc_best = {value}"
@@ -636,25 +613,22 @@ def totals(cases: list[Case]) -> dict:
     return {o: sum(c.outcome == o for c in cases) for o in OUTCOMES}
 
 
-def main() -> None:
-    from common import machine
-
-    import rra.config
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parser():
+    ap = arguments("bench_bad_input", __doc__)
     ap.add_argument("--only", default="", help="comma-separated sections: " + ",".join([*SECTIONS, "hub"]))
     ap.add_argument("--before", default=None, help="a checkout of the code before the fixes (hub before/after)")
-    ap.add_argument("--hub-people", type=int, default=100_000)
-    ap.add_argument("--hub-memory-gb", type=float, default=4.0)
-    ap.add_argument("--hub-timeout", type=float, default=300.0)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_bad_input.json"))
-    args = ap.parse_args()
-    rra.config.register_resolvers(REPO)
-    os.environ.setdefault("WANDB_MODE", "disabled")
+    ap.add_argument("--hub-people", type=int, default=100_000, help="neighbours of the hub entity")
+    ap.add_argument("--hub-memory-gb", type=float, default=4.0, help="address-space limit of each hub child")
+    ap.add_argument("--hub-timeout", type=float, default=300.0, help="seconds before a hub child counts as a stall")
+    ap.add_argument("--out", default=None, help="the record (default bench/results/bench_bad_input.json)")
+    return ap
+
+
+def run_sections(args) -> list[Case]:
     wanted = [s for s in args.only.split(",") if s] or [*SECTIONS, "hub"]
     cases: list[Case] = []
     with tempfile.TemporaryDirectory(prefix="bench_bad_input_") as tmp:
-        os.environ["RRA_CACHE_DIR"] = str(Path(tmp) / "cache")
+        os.environ["RRA_CACHE_DIR"] = str(Path(tmp) / "cache")  # digests of this run's files only
         for name in wanted:
             where = Path(tmp) / name
             where.mkdir()
@@ -663,11 +637,16 @@ def main() -> None:
                                    args.hub_timeout, args.hub_people)
             else:
                 cases += SECTIONS[name](where)
-    record = {"totals": totals(cases), "cases": [asdict(c) for c in cases],
-              "command": "python -m bench.bench_bad_input " + " ".join(sys.argv[1:]), "config": vars(args),
-              "timestamp": datetime.now(timezone.utc).isoformat(), "machine": machine()}
-    Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    print(json.dumps(record["totals"]))
+    return cases
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_bad_input", args, argv)
+    os.environ.setdefault("WANDB_MODE", "disabled")
+    cases = run_sections(args)
+    run.write({"totals": totals(cases), "cases": [asdict(c) for c in cases]}, args.out)
+    print(json.dumps(totals(cases)))
 
 
 if __name__ == "__main__":

@@ -551,27 +551,27 @@ def test_strict_is_a_parameter_of_the_method_not_of_the_process(toy_cfg, trained
 
 
 # -- issue 37 item 11: a refused resume rewrites nothing; temporary files; content digests --------
-def test_a_refused_resume_leaves_the_runs_record_as_it_was(trained_root, tmp_path):
+def test_a_refused_resume_leaves_the_runs_record_as_it_was(toy_cfg, trained_root, tmp_path):
     from rra.eval.integrity import ResumeMismatchError
     from rra.eval.run import run_split
 
-    run_split(compose_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
     before = {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()}
     assert {p.name for p in before} == {"config.yaml", "hydra.yaml", "overrides.yaml"}
     with pytest.raises(ResumeMismatchError):
-        run_split(compose_cfg("infer", trained_root, ["limit=3", "llm=none", "method=tog"]), tmp_path)
+        run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "method=tog"]), tmp_path)
     assert {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()} == before
 
 
-def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(trained_root, tmp_path, monkeypatch):
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(toy_cfg, trained_root, tmp_path, monkeypatch):
     from rra.eval import report
     from rra.eval.run import run_split
 
-    run_split(compose_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
     left = tmp_path / ".predictions.jsonl.99999.tmp"  # a resume killed (-9) while rewriting the answers
     left.write_bytes(b"x" * 1_000_000)
     (tmp_path / ".run.json.tmp").write_text("{")
-    run_split(compose_cfg("infer", trained_root, ["limit=4", "llm=none", "show_summary=false"]), tmp_path)
+    run_split(toy_cfg("infer", trained_root, ["limit=4", "llm=none", "show_summary=false"]), tmp_path)
     assert not left.exists() and not (tmp_path / ".run.json.tmp").exists()
     # interrupted in the middle of the rewrite: no copy left behind, the answers as they were
     monkeypatch.setattr(report.os, "fsync", lambda fd: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -582,7 +582,7 @@ def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(trained_root, t
 
 
 @pytest.mark.parametrize("where, refused_by", [("first block", {"sample", "content"}), ("between blocks", {"content"})])
-def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(trained_root, tmp_path, where, refused_by):
+def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(toy_cfg, trained_root, tmp_path, where, refused_by):
     """A KG edited in place, its size and mtime restored: `integrity.digest=sample` (the default)
     sees it where one of its 16 sampled blocks changed, `content` wherever it is, `stamp` never."""
     import shutil
@@ -602,7 +602,7 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(trained_ro
     for mode in ("stamp", "sample", "content"):
         out = tmp_path / mode
         over = ["limit=2", "llm=none", f"data.kb_path={kb}", "show_summary=false", f"integrity.digest={mode}"]
-        run_split(compose_cfg("infer", trained_root, over), out)
+        run_split(toy_cfg("infer", trained_root, over), out)
         stat = kb.stat()
         data = bytearray(kb.read_bytes())
         while data[where] not in b"0123456789":  # a digit of an id: the KG still reads
@@ -613,6 +613,6 @@ def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(trained_ro
         assert kb.stat().st_size == stat.st_size and kb.stat().st_mtime_ns == stat.st_mtime_ns
         if mode in refused_by:
             with pytest.raises(ResumeMismatchError, match=r"data\.kb_path \(.*kb\.txt\): content changed"):
-                run_split(compose_cfg("infer", trained_root, over + ["limit=3"]), out)
+                run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)
         else:
-            assert run_split(compose_cfg("infer", trained_root, over + ["limit=3"]), out)["new_questions"] == 1
+            assert run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)["new_questions"] == 1

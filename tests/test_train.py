@@ -122,21 +122,14 @@ def test_optuna_direction_and_search_space_follow_the_task(cfg_train, tmp_path):
         optuna_direction("up")
 
 
-def test_a_run_shorter_than_the_validation_interval_validates_at_its_end(tmp_path):
+def test_a_run_shorter_than_the_validation_interval_validates_at_its_end(cfg_train, tmp_path):
     """issue 37 item 12: `python train.py trainer.max_epochs=1 trainer.limit_train_batches=5
     trainer.min_steps=0` (the built-in data: 5 steps, an interval of 10) validated nowhere and then
     failed over the missing optimized metric."""
     from rra.training.run import optimized
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null",
-                                          "trainer.max_epochs=1", "trainer.limit_train_batches=5", "trainer.min_steps=0"],
-                      return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(tmp_path)
-        cfg.paths.output_dir = str(tmp_path / "run")
+    cfg = cfg_train(["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
+                     "trainer.limit_train_batches=5", "trainer.min_steps=0"])
     metrics = train(cfg)
     assert "val/path_acc_best" in metrics and optimized(cfg, metrics) == metrics["val/path_acc_best"]
     assert (tmp_path / "checkpoints" / "retriever" / "best.ckpt").is_file()  # validated, so a best one

@@ -2,9 +2,7 @@
 growing at its instance limit, answers and evidence are capped, a question past its time budget ends
 `over_budget` with what it had, each bound hit is named in the prediction, and the run goes on."""
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -13,9 +11,6 @@ from rra.graph.dict_graph import DictGraph
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.records import QAExample, Status, Triple
 
-REPO = Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO / "data"))
-sys.path.insert(0, str(REPO))
 
 
 def hub_triples(people: int) -> list[tuple[str, str, str]]:
@@ -51,13 +46,15 @@ def test_a_question_past_its_time_budget_raises_in_the_graph_layer():
 
 
 @pytest.fixture(scope="module")
-def hub_run(tmp_path_factory):
+def hub_run(compose_cfg, tmp_path_factory):
     """A per-question benchmark file with a hub (20,000 people of one country) and an ordinary
-    question, and a retriever trained on small countries."""
-    from freebase_rows import write_jsonl
-    from test_real_subgraph_files import TRAIN, compose_cfg
-
+    question, and a retriever trained on small countries; hub_run[1](name, overrides) composes
+    conf/NAME.yaml around them."""
+    from bench.kgs.webqsp_rows import write_jsonl
     from rra.training.run import train
+
+    TRAIN = ["model=retriever_tiny", "trainer.max_epochs=3", "callbacks.early_stopping=null",
+             "callbacks.progress_bar=null", "test=false"]
 
     root = tmp_path_factory.mktemp("hub")
 
@@ -73,18 +70,19 @@ def hub_run(tmp_path_factory):
     write_jsonl(root / "train.jsonl", train_rows)
     write_jsonl(root / "dev.jsonl", train_rows[:4])
     write_jsonl(root / "test.jsonl", rows("Hubland", 20_000, "hub") + rows("Smallia", 3, "small"))
-    train(compose_cfg("train", root, [*TRAIN, "trainer.max_epochs=25", f"data.train_file={root}/train.jsonl",
-                                      f"data.val_file={root}/dev.jsonl", "name=hub"]))
-    return root, compose_cfg
+    subgraphs = lambda name, overrides: compose_cfg(name, ["data=subgraphs", *overrides], root)  # noqa: E731
+    train(subgraphs("train", [*TRAIN, "trainer.max_epochs=25", f"data.train_file={root}/train.jsonl",
+                               f"data.val_file={root}/dev.jsonl", "name=hub"]))
+    return root, subgraphs
 
 
 def test_a_hub_question_is_bounded_and_says_so_and_the_run_goes_on(hub_run, tmp_path):
     from rra.eval.run import run_split
 
-    root, compose_cfg = hub_run
+    root, subgraphs = hub_run
     common = [f"data.test_file={root}/test.jsonl", f"retriever.ckpt={root}/checkpoints/hub/best.ckpt", "llm=none",
               "retriever.max_instances=500", "answer.max_answers=20"]
-    metrics = run_split(compose_cfg("infer", root, common), tmp_path / "a")
+    metrics = run_split(subgraphs("infer", common), tmp_path / "a")
     preds = {d["qid"]: d for d in map(json.loads, (tmp_path / "a" / "predictions.jsonl").read_text().splitlines())}
     assert metrics["n"] == 4 and set(metrics["status"]) == {"ok"}
     hub = preds["hub-who"]
@@ -95,7 +93,7 @@ def test_a_hub_question_is_bounded_and_says_so_and_the_run_goes_on(hub_run, tmp_
     assert metrics["bounds_hit"]["answers capped at 20"] >= 1
 
     # a time budget too small for anything: every question ends over_budget, none is lost
-    metrics = run_split(compose_cfg("infer", root, common + ["bounds.max_seconds=1e-9"]), tmp_path / "b")
+    metrics = run_split(subgraphs("infer", common + ["bounds.max_seconds=1e-9"]), tmp_path / "b")
     preds = [json.loads(x) for x in (tmp_path / "b" / "predictions.jsonl").read_text().splitlines()]
     assert metrics["n"] == 4 and metrics["status"] == {"over_budget": 4}
     assert all("time budget of 1e-09 s used up" in p["extra"]["bounds"] for p in preds)

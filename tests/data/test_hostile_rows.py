@@ -3,19 +3,14 @@ when its file is read, naming file:line; an NSM file without names folds only wh
 compound value, and says how many it folded."""
 import copy
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from freebase_rows import (NSM_ROW, NSM_TRIPLES, PADME, PERF, PORTMAN, ROG_ROWS, SIBLING_CVT,  # noqa: E402
-                           nsm_folder, write_jsonl)
-
-from rra.data.qa_files import load_qa_file  # noqa: E402
-from rra.data.subgraph_formats import load_nsm, load_rog, load_subgraph_questions  # noqa: E402
-from rra.graph.subgraphs import QuestionGraphs  # noqa: E402
-from rra.records import DataFormatError  # noqa: E402
+from bench.kgs.webqsp_rows import NSM_ROW, NSM_TRIPLES, PADME, PERF, PORTMAN, ROG_ROWS, SIBLING_CVT, nsm_folder, write_jsonl
+from rra.data.qa_files import load_qa_file
+from rra.data.subgraph_formats import load_nsm, load_rog, load_subgraph_questions
+from rra.graph.subgraphs import QuestionGraphs
+from rra.records import DataFormatError
 
 
 # -- item 3: NSM without a names file ---------------------------------------------------------

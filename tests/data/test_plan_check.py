@@ -80,26 +80,13 @@ def test_both_entry_points_check_through_the_dataset(tmp_path):
         dataset.questions("train", KG)
 
 
-def test_infer_counts_the_doubtful_questions_in_its_metrics(tmp_path):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import open_dict
-
+def test_infer_counts_the_doubtful_questions_in_its_metrics(cfg_infer, tmp_path):
     from rra.eval.run import run_split
-    from pathlib import Path
-
-    REPO = Path(__file__).resolve().parents[2]
 
     kb = tmp_path / "kb.tsv"
     kb.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in FACTS))
     path = write(tmp_path, {"relation_paths": [["^written_by"], ["^set_in"]]}, {"relation_paths": [["^written_by"]]})
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=["data=files", f"data.kb_path={kb}", f"data.test_file={path}", "method=kgqp",
-                                          "llm=none", "logger=none", "show_summary=false"], return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(tmp_path / "run")
+    cfg = cfg_infer(["data=files", f"data.kb_path={kb}", f"data.test_file={path}", "method=kgqp", "llm=none",
+                     "show_summary=false"])
     metrics = run_split(cfg, tmp_path / "run")
     assert metrics["n"] == 2 and metrics["plan_warnings"] == 1

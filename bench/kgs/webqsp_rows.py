@@ -1,5 +1,5 @@
 """Small, realistic rows of the per-question Freebase benchmarks (WebQSP / CWQ as RoG and NSM ship
-them), written by hand for the tests: Freebase machine ids (m.0abc), compound value nodes (CVTs:
+them), written by hand for the tests and bench/bench_bad_input.py: Freebase machine ids (m.0abc), compound value nodes (CVTs:
 an actor's performance, a sibling relationship), `type.object.type` and `common.topic.notable_types`
 edges, both directions of a property pair where Freebase stores both, leaves around the answer.
 The real files are not in the repository (they cannot be downloaded where it is built).
