@@ -245,13 +245,19 @@ def plan_from_record(record: dict, topics: Sequence[str], relation_path, source:
     if paths is not None:
         if isinstance(paths, str):  # "r1|^r2;r3" in a TSV/CSV cell: ';' between anchors
             paths = [p.split("|") for p in paths.split(";") if p.strip()]
-        if not isinstance(paths, list) or not all(isinstance(p, list) and p and all(isinstance(r, str) for r in p)
-                                                  for p in paths):
+        if not isinstance(paths, list) or not all(isinstance(p, list) and p and all(isinstance(r, str) and r
+                                                                                   for r in p) for p in paths):
             raise DataFormatError(source, "relation_paths must be a list of relation paths (one list of "
                                   "relations per topic entity)", paths)
+        if not paths:
+            raise DataFormatError(source, "relation_paths is empty: give one relation path per topic entity, "
+                                  "or leave the key out (the plan is then derived from the KG)", paths)
         if len(paths) > len(topics):
             raise DataFormatError(source, f"relation_paths has {len(paths)} paths but the question has "
                                   f"{len(topics)} topic entities (one path per anchor)", paths)
+        if relation_path and list(relation_path) not in [list(p) for p in paths]:
+            raise DataFormatError(source, f"relation_path {list(relation_path)} is none of relation_paths "
+                                  f"{paths}: the two contradict each other", relation_path)
     if isinstance(constraint, str):
         try:
             constraint = json.loads(constraint)

@@ -548,3 +548,71 @@ def test_strict_is_a_parameter_of_the_method_not_of_the_process(toy_cfg, trained
     _, _, strict = build(toy_cfg("infer", trained_root, ["llm=none", "strict=true"]))
     assert strict.strict and not lenient.strict and not QAMethod.strict
     assert "RRA_STRICT_ERRORS" not in os.environ
+
+
+# -- issue 37 item 11: a refused resume rewrites nothing; temporary files; content digests --------
+def test_a_refused_resume_leaves_the_runs_record_as_it_was(toy_cfg, trained_root, tmp_path):
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    before = {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()}
+    assert {p.name for p in before} == {"config.yaml", "hydra.yaml", "overrides.yaml"}
+    with pytest.raises(ResumeMismatchError):
+        run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "method=tog"]), tmp_path)
+    assert {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()} == before
+
+
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(toy_cfg, trained_root, tmp_path, monkeypatch):
+    from rra.eval import report
+    from rra.eval.run import run_split
+
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    left = tmp_path / ".predictions.jsonl.99999.tmp"  # a resume killed (-9) while rewriting the answers
+    left.write_bytes(b"x" * 1_000_000)
+    (tmp_path / ".run.json.tmp").write_text("{")
+    run_split(toy_cfg("infer", trained_root, ["limit=4", "llm=none", "show_summary=false"]), tmp_path)
+    assert not left.exists() and not (tmp_path / ".run.json.tmp").exists()
+    # interrupted in the middle of the rewrite: no copy left behind, the answers as they were
+    monkeypatch.setattr(report.os, "fsync", lambda fd: (_ for _ in ()).throw(KeyboardInterrupt()))
+    kept = (tmp_path / "predictions.jsonl").read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        report.replace_lines(tmp_path / "predictions.jsonl", ["{}\n"])
+    assert list(tmp_path.glob(".*.tmp")) == [] and (tmp_path / "predictions.jsonl").read_bytes() == kept
+
+
+@pytest.mark.parametrize("where, refused_by", [("first block", {"sample", "content"}), ("between blocks", {"content"})])
+def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(toy_cfg, trained_root, tmp_path, where, refused_by):
+    """A KG edited in place, its size and mtime restored: `integrity.digest=sample` (the default)
+    sees it where one of its 16 sampled blocks changed, `content` wherever it is, `stamp` never."""
+    import shutil
+
+    from rra.eval import integrity
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    kb = tmp_path / "kb.txt"
+    shutil.copy(REPO / "tests" / "models" / "toy_kb.txt", kb)
+    with kb.open("a") as f:  # past 1 MB, so that the sample does not read all of it
+        f.writelines(f"filler_{i}|unrelated_to|filler_{i + 1}\n" for i in range(80_000))
+    size = kb.stat().st_size
+    step = (size - integrity.SAMPLE_BLOCK) // (integrity.SAMPLE_BLOCKS - 1)
+    where = 10 if where == "first block" else integrity.SAMPLE_BLOCK + (step - integrity.SAMPLE_BLOCK) // 2
+    assert step > 2 * integrity.SAMPLE_BLOCK  # there is a gap between the first two sampled blocks
+    for mode in ("stamp", "sample", "content"):
+        out = tmp_path / mode
+        over = ["limit=2", "llm=none", f"data.kb_path={kb}", "show_summary=false", f"integrity.digest={mode}"]
+        run_split(toy_cfg("infer", trained_root, over), out)
+        stat = kb.stat()
+        data = bytearray(kb.read_bytes())
+        while data[where] not in b"0123456789":  # a digit of an id: the KG still reads
+            where += 1
+        data[where] = ord("1") if data[where] != ord("1") else ord("2")
+        kb.write_bytes(bytes(data))
+        os.utime(kb, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert kb.stat().st_size == stat.st_size and kb.stat().st_mtime_ns == stat.st_mtime_ns
+        if mode in refused_by:
+            with pytest.raises(ResumeMismatchError, match=r"data\.kb_path \(.*kb\.txt\): content changed"):
+                run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)
+        else:
+            assert run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)["new_questions"] == 1

@@ -120,3 +120,27 @@ def test_optuna_direction_and_search_space_follow_the_task(cfg_train, tmp_path):
     assert retriever.hydra.sweeper.direction == "maximize" and "model.head_lr" in retriever.hydra.sweeper.params
     with pytest.raises(ValueError, match="max or min"):
         optuna_direction("up")
+
+
+def test_a_run_shorter_than_the_validation_interval_validates_at_its_end(cfg_train, tmp_path):
+    """issue 37 item 12: `python train.py trainer.max_epochs=1 trainer.limit_train_batches=5
+    trainer.min_steps=0` (the built-in data: 5 steps, an interval of 10) validated nowhere and then
+    failed over the missing optimized metric."""
+    from rra.training.run import optimized
+
+    cfg = cfg_train(["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
+                     "trainer.limit_train_batches=5", "trainer.min_steps=0"])
+    metrics = train(cfg)
+    assert "val/path_acc_best" in metrics and optimized(cfg, metrics) == metrics["val/path_acc_best"]
+    assert (tmp_path / "checkpoints" / "retriever" / "best.ckpt").is_file()  # validated, so a best one
+
+
+def test_a_missing_optimized_metric_is_nan_not_a_failure_after_training(caplog):
+    import math
+
+    from omegaconf import OmegaConf
+
+    from rra.training.run import optimized
+
+    value = optimized(OmegaConf.create({"optimized_metric": "val/path_acc_best"}), {"train/loss": 0.3})
+    assert math.isnan(value) and "val/path_acc_best' was not logged" in caplog.text

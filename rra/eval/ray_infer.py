@@ -29,7 +29,8 @@ from tqdm import tqdm
 
 from rra.config import build_graph
 from rra.eval import integrity, merge, report, shards
-from rra.eval.run import INPUT_ERRORS, answer_all, build, check_limit, load_split, oracle_of, save_hydra_record
+from rra.eval.run import (INPUT_ERRORS, answer_all, build, check_limit, load_split, oracle_of, question_seconds,
+                          save_hydra_record)
 from rra.records import QAExample
 
 log = logging.getLogger("infer")
@@ -64,6 +65,7 @@ class Answerer:
         self.oracle = oracle_of(self.llm)
         self.batch_size = int(cfg.get("batch_size", 32))
         self.concurrency = int(cfg.get("concurrency", 1) or 1)
+        self.question_seconds = question_seconds(cfg)  # bounds.max_seconds, as in one process
 
     def __call__(self, batch: dict) -> dict:
         import numpy as np
@@ -76,7 +78,7 @@ class Answerer:
         if self.oracle is not None:  # llm=oracle answers from the gold labels of what it is asked
             self.oracle.observe(examples, self.kg)
         lines = [report.json_line(pred.to_dict()) for _, pred in
-                 answer_all(self.method, examples, self.batch_size, self.concurrency)]
+                 answer_all(self.method, examples, self.batch_size, self.concurrency, self.question_seconds)]
         return {"shard": np.asarray(batch["shard"]), "prediction": np.array(lines, dtype=object)}
 
 
@@ -113,16 +115,17 @@ def run_ray(cfg: DictConfig, num_workers: int = 2, num_shards: int | None = None
     out.mkdir(parents=True, exist_ok=True)
     resume = bool(cfg.get("resume", True))
     with integrity.RunLock(out), ExitStack() as held:
-        save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))
         count = shard_count(cfg, out, num_shards, num_workers)
         specs = [shards.ShardSpec(i, count) for i in range(count)]
         dirs = [out / s.dirname for s in specs]
         fp = integrity.fingerprint(cfg)
+        digest = OmegaConf.select(cfg, "integrity.digest", default="sample")
         for d in dirs:  # no `shard=i` run may write into a shard while the driver does
             d.mkdir(exist_ok=True)
             held.enter_context(integrity.RunLock(d))
-            integrity.check_resume(d, fp, resume)
+            integrity.check_resume(d, fp, resume, digest)
+        save_hydra_record(cfg, out)  # only once every shard accepted the resume (a refusal rewrites nothing)
         examples = load_split(cfg, cfg.split, build_graph(cfg))  # the driver needs the questions only
         writers, todo = [], []
         for spec, d in zip(specs, dirs):

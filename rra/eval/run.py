@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from pathlib import Path
 
 from hydra.utils import instantiate
@@ -112,6 +113,16 @@ def name_gold_answers(examples: list[QAExample], kg) -> None:
         ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
 
 
+def question_seconds(cfg: DictConfig) -> float | None:
+    """`bounds.max_seconds`: each question's time budget (null or 0: none)."""
+    value = OmegaConf.select(cfg, "bounds.max_seconds", default=None)
+    if value in (None, 0):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"bounds.max_seconds must be null or a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def check_limit(limit):
     """`limit`: null (every question) or a positive number of questions."""
     if limit is None:
@@ -184,8 +195,12 @@ def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
         out = out / spec.dirname
     out.mkdir(parents=True, exist_ok=True)
     with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
-        save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))  # before anything slow is built
+        resume = bool(cfg.get("resume", True))
+        digest = OmegaConf.select(cfg, "integrity.digest", default="sample")
+        # a resume refused for a different setup leaves the run's record (.hydra/) as it was
+        integrity.check_resume(out, integrity.fingerprint(cfg), resume, digest)
+        save_hydra_record(cfg, out)
         return _run_split(cfg, out, spec)
 
 
@@ -209,7 +224,6 @@ def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> Non
 
 def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None) -> dict:
     resume = bool(cfg.get("resume", True))
-    integrity.check_resume(out, integrity.fingerprint(cfg), resume)
     if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # resubmitted, nothing left
         log.info("shard %d of %d is complete in %s; nothing to answer", spec.index, spec.count, out)
         return json.loads((out / report.METRICS).read_text(encoding="utf-8"))
@@ -227,7 +241,8 @@ def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None)
     requests_before = getattr(kg, "requests", None)  # SPARQL backends count their queries
     metrics, preds = answer_and_score(method, examples, writer, int(cfg.get("batch_size", 32)),
                                       int(cfg.get("concurrency", 1) or 1),
-                                      desc=f"{getattr(method, 'name', 'method')} {cfg.split}")
+                                      desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
+                                      question_seconds=question_seconds(cfg))
     metrics.update(split=cfg.split, method=getattr(method, "name", "?"))
     if requests_before is not None and metrics["new_questions"]:
         metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / metrics["new_questions"], 3)
@@ -239,6 +254,15 @@ def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None)
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     if oracle is not None:
         metrics["llm_oracle"] = True
+    warned = sum(1 for ex in examples if ex.extra.get("plan_warnings"))
+    if warned:  # questions whose given path or plan looked doubtful on the KG (rra.data.plan_check)
+        metrics["plan_warnings"] = warned
+    bounded = Counter(h.split(" (")[0].split(" of ")[0] for d in preds for h in (d.get("extra") or {}).get("bounds", []))
+    if bounded:  # questions that hit a work bound (each says which in extra.bounds)
+        metrics["bounds_hit"] = dict(bounded)
+    folded = getattr(kg, "fold_report", None)
+    if folded is not None:  # per-question graphs: compound values folded, unnamed ids kept as entities
+        metrics.update(folded())
     failures = run_warnings(metrics, llm)
     coverage = question_coverage(method, [ex.question for ex in examples], cfg.split)
     if coverage is not None:  # does the encoder read the questions' language (rra/data/coverage.py)
@@ -289,18 +313,20 @@ def oracle_of(llm):
 
 
 def answer_and_score(method, examples: list[QAExample], writer: report.PredictionWriter, batch_size: int = 32,
-                     concurrency: int = 1, max_seconds: float | None = None, desc: str = "") -> tuple[dict, list[dict]]:
+                     concurrency: int = 1, max_seconds: float | None = None, desc: str = "",
+                     question_seconds: float | None = None) -> tuple[dict, list[dict]]:
     """The evaluation loop of infer.py and the benchmarks: answer the examples that `writer` (an
     opened predictions.jsonl, resumed) does not hold yet, streaming each prediction to it, then
     score every example's latest prediction. `max_seconds`: stop after the question that crosses
-    it (the metrics' `n` says how many were answered). Returns (metrics, predictions)."""
+    it (the metrics' `n` says how many were answered); `question_seconds`: each question's time
+    budget (`bounds.max_seconds`). Returns (metrics, predictions)."""
     todo = [ex for ex in examples if ex.qid not in writer.done]
     wanted = {ex.qid for ex in examples}
     start = time.perf_counter()
     new = 0
     with writer, tqdm(total=len(todo), desc=desc or getattr(method, "name", "method"), unit="q",
                       dynamic_ncols=True) as bar:
-        answers = answer_all(method, todo, batch_size, concurrency)
+        answers = answer_all(method, todo, batch_size, concurrency, question_seconds)
         for _, pred in answers:
             writer.write(pred)
             new += 1
@@ -364,36 +390,63 @@ def run_warnings(metrics: dict, llm) -> list[str]:
     return out
 
 
-def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
+def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1,
+               max_seconds: float | None = None):
     """Yield (example, prediction with its gold labels attached) in order: the evaluation loop of
     infer.py and the benchmarks. Each `batch_size` questions go to `method.answer_batch` (RRA runs
-    its encoder on the batch; the baselines answer `concurrency` of them at once in threads)."""
+    its encoder on the batch; the baselines answer `concurrency` of them at once in threads).
+    `max_seconds`: each question's time budget (`bounds.max_seconds`; a batch gets its questions'
+    budgets together); the bounds a question hit are in its prediction (`mark_bounds`)."""
+    from rra.graph.base import question_budget
+
     kg = getattr(method, "kg", None)
     if getattr(kg, "per_question", False):  # each question on its own subgraph (rra.graph.subgraphs)
-        yield from answer_each(method, kg, examples)
+        yield from answer_each(method, kg, examples, max_seconds)
         return
     size = max(1, batch_size)
     for b in range(0, len(examples), size):
         batch = examples[b:b + size]
-        for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
-            yield ex, with_gold(pred, ex)
+        # streamed as the method yields them (a baseline answers one by one): each is written before
+        # the next is asked, so a kill loses nothing answered
+        with question_budget(max_seconds * len(batch) if max_seconds else None) as budget:
+            for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
+                yield ex, with_gold(mark_bounds(pred, budget, len(batch) == 1), ex)
 
 
-def answer_each(method: QAMethod, kg, examples: list[QAExample]):
+def answer_each(method: QAMethod, kg, examples: list[QAExample], max_seconds: float | None = None):
     """`answer_all` for per-question graphs: one question at a time, inside its own subgraph (so
     batch_size and concurrency do not apply), which also says whether the subgraph holds a gold
     answer at all (the ceiling, `rra.eval.metrics`)."""
-    from rra.graph.base import GraphError
+    from rra.graph.base import GraphError, question_budget
 
     for ex in examples:
-        try:
-            with kg.scope(ex) as graph:
-                ids = [a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias]
-                ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
-                pred = list(method.answer_batch([ex], 1))[0]
-        except GraphError as err:  # no subgraph for this question: it costs only itself
-            pred = Prediction(ex.qid, ex.question, [], status=Status.GRAPH_ERROR, errors=[f"{type(err).__name__}: {err}"])
-        yield ex, with_gold(pred, ex)
+        with question_budget(max_seconds) as budget:
+            try:
+                with kg.scope(ex) as graph:
+                    ids = [a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias]
+                    ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
+                    pred = list(method.answer_batch([ex], 1))[0]
+            except GraphError as err:  # no subgraph for this question: it costs only itself
+                pred = Prediction(ex.qid, ex.question, [], status=Status.GRAPH_ERROR,
+                                  errors=[f"{type(err).__name__}: {err}"])
+        yield ex, with_gold(mark_bounds(pred, budget, True), ex)
+
+
+def mark_bounds(pred: Prediction, budget, alone: bool) -> Prediction:
+    """Say in the prediction which work bounds its question hit (`extra["bounds"]`: instances,
+    answers, evidence, time), and mark a question whose time ran out `over_budget` (not retried on
+    resume: it would run out again). In a batch (`alone` false) a bound noted by the graph layer
+    belongs to the question whose topic entity it names."""
+    own = list(pred.extra.get("bounds") or [])
+    mine = [h for h in budget.hits if alone or any(h.endswith(f"from {t})") for t in pred.topic_entities)]
+    ran_out = budget.expired and (alone or any("OverBudgetError" in e for e in pred.errors))
+    if ran_out:
+        pred.status = Status.OVER_BUDGET
+        mine.append(f"time budget of {budget.seconds:g} s used up")
+    hits = list(dict.fromkeys(own + mine))
+    if hits:
+        pred.extra["bounds"] = hits
+    return pred
 
 
 def with_gold(pred: Prediction, ex: QAExample) -> Prediction:

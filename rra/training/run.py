@@ -188,8 +188,12 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
 
 def optimized(cfg: DictConfig, metrics: dict[str, float]) -> float | None:
-    """The metric a sweep optimises (`optimized_metric`), which the run must have logged."""
+    """The metric a sweep optimises (`optimized_metric`). A run that never logged it (no
+    validation ran, e.g. `trainer.limit_val_batches=0`) has trained and saved its results: it
+    returns NaN, which a sweep records as a failed trial, and says why, instead of failing now."""
     name = cfg.get("optimized_metric")
     if name and name not in metrics:
-        raise KeyError(f"optimized_metric {name!r} was not logged; logged: {sorted(metrics)}")
+        log.error("optimized_metric %r was not logged (no validation ran?); the run's results are kept, a sweep "
+                  "gets NaN for it; logged: %s", name, sorted(metrics))
+        return float("nan")
     return metrics.get(name) if name else None
