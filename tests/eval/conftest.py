@@ -1,15 +1,14 @@
 """Fixtures of the sharded / Ray answering tests: a tiny retriever trained on the built-in KG once
 per session, the infer config composed around it, and the single-process run every sharded run
 is compared with."""
-import json
 from pathlib import Path
 
 import pytest
 
+from shard_checks import read_predictions  # noqa: E402 (helpers the tests import by name)
+
 QUESTIONS = 24  # the first questions of the built-in test split: every run here answers these
 INFER = ["llm=none", f"limit={QUESTIONS}", "batch_size=4", "show_summary=false"]
-# Fields that differ between two runs of the same setup: wall-clock measurements.
-TIMING = ("latency_s",)
 
 
 @pytest.fixture(scope="session")
@@ -39,29 +38,3 @@ def single_run(infer_cfg, tmp_path_factory) -> tuple[dict, list[dict]]:
     out = tmp_path_factory.mktemp("single")
     metrics = run_split(infer_cfg(), out)
     return metrics, read_predictions(out)
-
-
-def read_predictions(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (Path(run_dir) / "predictions.jsonl").read_text().splitlines()]
-
-
-def comparable(preds: list[dict]) -> list[dict]:
-    """Predictions without their timings, rounded so that float noise between batchings is not a difference."""
-    def clean(v):
-        if isinstance(v, float):
-            return round(v, 5)
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items() if k not in TIMING}
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        return v
-    return [clean(p) for p in preds]
-
-
-# The metrics that say what was answered (the rest are timings).
-ANSWER_METRICS = ("n", "labelled", "hits@1", "hits@1_strict", "f1", "hit", "em", "answer_coverage", "hop_acc",
-                  "hop_acc_n", "path_acc", "path_acc_n", "llm_calls_per_q", "status", "hits_mode", "by_shape")
-
-
-def same_answers(a: dict, b: dict) -> dict:
-    return {k: (a.get(k), b.get(k)) for k in ANSWER_METRICS if a.get(k) != b.get(k)}

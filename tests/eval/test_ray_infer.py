@@ -2,7 +2,7 @@
 what one process answers; a driver killed mid-way resumes with nothing lost or counted twice.
 One local Ray session (2 CPUs) for the module: Ray starts in several seconds."""
 import pytest
-from conftest import comparable, read_predictions, same_answers
+from shard_checks import comparable, read_predictions, same_answers
 
 from rra.eval import report, shards
 

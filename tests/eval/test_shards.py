@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from conftest import comparable, read_predictions, same_answers
+from shard_checks import comparable, read_predictions, same_answers
 
 from rra.eval import merge, report, shards
 from rra.eval.run import run_split
