@@ -407,25 +407,28 @@ class RetrieverDataModule(L.LightningDataModule):
     def _step_candidates(self, starts: list[tuple[str, object]], path: list[str], rng: random.Random,
                          frontier_cap: int = 500) -> list[list[str]] | None:
         """Per step t of `path`, the relations around the entities path[:t] reaches from the item's
-        anchors (`starts`: (anchor, subgraph key) of the questions the item stands for, up to
-        STARTS_PER_ITEM): one item of a wording learns against what every kind of anchor offers
-        (a film with a rating and one without); at most `max_candidates` per step (a seeded sample,
-        the gold relation kept)."""
-        kg, steps = self.kg, None
-        for anchor, graph_key in starts:
+        anchor, at most `max_candidates` per step (a seeded sample, the gold relation kept). The
+        first step also takes the relations of the other anchors the item stands for (`starts`:
+        (anchor, subgraph key) of the questions de-duplicated into it, up to STARTS_PER_ITEM): one
+        item of a wording learns against what every kind of anchor offers (a film with a rating and
+        one without). Later steps start from many entities already, so their own frontier varies."""
+        kg, walked = self.kg, []
+        for k, (anchor, graph_key) in enumerate(starts):
+            limit_path = path if k == 0 else path[:1]
             if getattr(kg, "per_question", False):
                 if not graph_key:
                     continue
                 with kg.scope(graph_key):
-                    found = _walk_candidates(kg, anchor, path, self.max_hops, 10**9, rng, frontier_cap)
+                    found = _walk_candidates(kg, anchor, limit_path, self.max_hops, 10**9, rng, frontier_cap)
             else:
-                found = _walk_candidates(kg, anchor, path, self.max_hops, 10**9, rng, frontier_cap)
-            if found is None:
-                continue
-            steps = [set(c) for c in found] if steps is None else \
-                [a | set(b) for a, b in zip(steps, found)] + [set(c) for c in found[len(steps):]]
-        if steps is None:
+                found = _walk_candidates(kg, anchor, limit_path, self.max_hops, 10**9, rng, frontier_cap)
+            if found is not None:
+                walked.append(found)
+        if not walked:
             return None
+        steps = [set(c) for c in walked[0]]
+        if steps:
+            steps[0] = steps[0].union(*(w[0] for w in walked[1:] if w))
         out = []
         for t, cands in enumerate(steps):
             gold = path[t]
