@@ -60,6 +60,7 @@ UNIT = re.compile(f"[{UNSEGMENTED}]|[^\\s{UNSEGMENTED}]+")
 _UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
 # Edge punctuation that is part of the sentence, not of a label ("... Alien?", "《卧虎藏龙》？").
 EDGE_PUNCT = "?!.,;:\"'()？！。，、；：“”‘’（）《》〈〉【】「」『』"
+SENTENCE_END = "?!.,;:"  # what ends a sentence or clause after a name, never part of it at the end
 # An n-gram made only of these never counts as an entity mention on its own: KGs such as MetaQA
 # hold entities like "The" or "It" that would otherwise match every question.
 STOPWORDS = frozenset(
@@ -180,7 +181,7 @@ def link_entities(
     kg: KnowledgeGraph,
     question: str,
     given: list[str] | None = None,
-    max_ngram: int = 8,
+    max_ngram: int = 16,
     max_entities: int = 3,
     rel_words: frozenset[str] | None = None,
     given_labels: dict[str, str] | None = None,
@@ -290,7 +291,11 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
         if all(w.strip(EDGE_PUNCT).casefold() in STOPWORDS for w in gram):
             continue
         # try the raw span first ("Paris, Texas."), then without sentence punctuation
-        forms = [f for f in dict.fromkeys([text, text.strip(EDGE_PUNCT)]) if f.strip(EDGE_PUNCT)]
+        # ("Paper (Extended Version)?" keeps its closing bracket: only the sentence's mark goes first)
+        # "Jürgen MacDonald's affiliation": the possessive is the question's, not the name's
+        bare = text.rstrip(SENTENCE_END)
+        owner = bare[:-2] if bare[-2:] in ("'s", "’s") else bare
+        forms = [f for f in dict.fromkeys([text, bare, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
         hits, same_case, mention = [], False, ""
         for f in forms:
             hits, same_case = _lookup(kg, f)
@@ -376,7 +381,7 @@ class TopicLinker:
     batch made ahead (`LookAhead`); a question linked to several candidates lets the retriever
     choose between them (`choose`)."""
 
-    def __init__(self, kg: KnowledgeGraph, use_gold_topic: bool = True, max_ngram: int = 8,
+    def __init__(self, kg: KnowledgeGraph, use_gold_topic: bool = True, max_ngram: int = 16,
                  link_candidates: int = 3, fuzzy: bool = True, char_ngrams: bool = True):
         self.kg, self.use_gold_topic, self.char_ngrams = kg, use_gold_topic, char_ngrams
         self.max_ngram, self.link_candidates = max_ngram, link_candidates

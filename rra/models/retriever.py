@@ -474,6 +474,8 @@ class Retriever(L.LightningModule):
         scale = float(self.path_head.scale)
 
         def step(items):
+            if frontier is not None:
+                frontier.prepare(items)  # the round's graph lookups in a few batched calls
             prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
             vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items) if not p}
             if prefixed:

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 class RRAPipeline(QAMethod):
     def __init__(self, kg: KnowledgeGraph, retrieval: PathRetrieval, rewriter: Rewriter,
                  answerer: Answerer, name: str = "rra", use_gold_topic: bool = True,
-                 max_ngram: int = 8, link_candidates: int = 3, retriever_ckpt: str | None = None,
+                 max_ngram: int = 16, link_candidates: int = 3, retriever_ckpt: str | None = None,
                  relation_labels=None, fuzzy_linking: bool = True):
         for step, protocol in ((rewriter, Rewriter), (answerer, Answerer)):
             if not isinstance(step, protocol):  # its batch method is what the pipeline calls
@@ -289,7 +289,7 @@ def build_step(cfg, llm=None):
 
 
 def build_rra(kg: KnowledgeGraph, retriever, rewriter, answer, llm=None, name: str = "rra",
-              use_gold_topic: bool = True, max_ngram: int = 8, check_relations: bool = True,
+              use_gold_topic: bool = True, max_ngram: int = 16, check_relations: bool = True,
               semantics=None, link_candidates: int = 3, strict_relations: bool = False,
               relation_labels=None, fuzzy_linking: bool = True) -> RRAPipeline:
     """Hydra target of conf/method/rra.yaml (`_recursive_: false`): builds the three steps from
