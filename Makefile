@@ -7,7 +7,7 @@ install:
 	bash scripts/install.sh serve
 
 install-test:
-	bash scripts/install.sh test,optuna,serve
+	bash scripts/install.sh test,optuna,serve,ray,launchers
 	bash scripts/install-virtuoso.sh
 	bash scripts/install-chromium.sh
 

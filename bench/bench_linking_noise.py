@@ -1,6 +1,6 @@
 """Entity linking on questions typed the way people type them (issue 28, item 4).
 
-    python bench/bench_linking_noise.py [--metaqa-limit 300]
+    python -m bench.bench_linking_noise [--metaqa-limit 300]
 
 Each test question loses its `[...]` marks and its topic mention is rewritten by one kind of noise
 (seeded): `clean` (as written), `no_article` (a leading "the"/"a" dropped: "Iron Atlas"), `lower`
@@ -9,25 +9,20 @@ For each, the share of questions whose first linked anchor is the gold topic, wi
 only (`fuzzy=False`, what rra did before) and with the fuzzy index (rapidfuzz; the default of RRA's
 linker), and the linking time. Data: the built-in test split (200), the first `--metaqa-limit` of
 each MetaQA test hop set (questions with a noise-able mention), and two-anchor questions over the
-sports KG of bench/template_kg.py ("which player of [club] is from [country]": both anchors linked).
+sports KG of bench.template_kg ("which player of [club] is from [country]": both anchors linked).
 Writes bench/results/bench_linking_noise.json.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
-import sys
 import time
-from datetime import datetime, timezone
-from pathlib import Path
 
-from common import machine  # bench/common.py
+from bench.common import METAQA, RESULTS, Run, arguments
+from bench.template_kg import build_kg
 from rra.linking import FuzzyIndex, link_entities, relation_vocabulary
 
-REPO = Path(__file__).resolve().parents[1]
-RESULT = REPO / "bench" / "results" / "bench_linking_noise.json"
 MARK = re.compile(r"\[([^\]]+)\]")
 NOISES = ("clean", "no_article", "lower", "typo")
 
@@ -80,9 +75,6 @@ def score(kg, examples, seed: int = 0) -> dict:
 
 def two_anchor(seed: int = 0, n: int = 200) -> dict:
     """Both anchors of "which player of <club> is from <country>" (names as written, and with a typo)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    from template_kg import build_kg
-
     from rra.graph import NetworkXGraph, Triple
 
     rng = random.Random(seed)
@@ -102,29 +94,31 @@ def two_anchor(seed: int = 0, n: int = 200) -> dict:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.bench_linking_noise`."""
+    ap = arguments("bench_linking_noise", __doc__)
     ap.add_argument("--metaqa-limit", type=int, default=300, help="questions per MetaQA hop set (0: skip)")
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    ap.add_argument("--out", default=str(RESULTS / "bench_linking_noise.json"))
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     from rra.data.builtin import builtin_questions, load_builtin_graph
 
-    result = {"benchmark": "bench_linking_noise", "command": "python bench/bench_linking_noise.py "
-              + " ".join(argv if argv is not None else sys.argv[1:]),
-              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(),
-              "metric": "first linked anchor == gold topic entity (percent), questions without [brackets]"}
-    kg = load_builtin_graph()
-    result["builtin_test"] = score(kg, builtin_questions("test"), args.seed)
-    result["two_anchor_sports"] = two_anchor(args.seed)
-    metaqa = REPO.parent / "shared" / "data" / "metaqa"
-    if args.metaqa_limit and (metaqa / "kb.txt").exists():
+    run = Run.start("bench_linking_noise", args, argv)
+    figures = {"metric": "first linked anchor == gold topic entity (percent), questions without [brackets]",
+               "builtin_test": score(load_builtin_graph(), builtin_questions("test"), args.seed),
+               "two_anchor_sports": two_anchor(args.seed)}
+    if args.metaqa_limit and (METAQA / "kb.txt").exists():
         from rra.data.metaqa import load_metaqa, load_metaqa_graph
 
-        mkg = load_metaqa_graph(metaqa)
-        result["metaqa_test"] = {f"{h}hop": score(mkg, load_metaqa(metaqa, hops=[h], split="test",
-                                                              limit=args.metaqa_limit), args.seed) for h in (1, 2, 3)}
-    RESULT.write_text(json.dumps(result, indent=1))
-    print(json.dumps({k: v for k, v in result.items() if k not in ("machine",)}, indent=1))
+        kg = load_metaqa_graph(METAQA)
+        figures["metaqa_test"] = {f"{h}hop": score(kg, load_metaqa(METAQA, hops=[h], split="test",
+                                                                   limit=args.metaqa_limit), args.seed) for h in (1, 2, 3)}
+    run.write(figures, args.out)
+    print(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Benchmarks of the RRA pipeline on MetaQA (test split; the retriever was trained on the **dev** split).
 
     # (a) graph scorer, full test splits, Hits@1 + throughput -> bench/results/bench_pipeline_metaqa.json
-    python bench/bench_pipeline.py metaqa --ckpt checkpoints/metaqa/best.ckpt
+    python -m bench.bench_pipeline metaqa --ckpt checkpoints/metaqa/best.ckpt
     # (b) 2-hop, fixed 500-question sample, local SmolLM2 answerer -> bench/results/bench_pipeline_llm.json
-    python bench/bench_pipeline.py llm --ckpt checkpoints/metaqa/best.ckpt --n 500
+    python -m bench.bench_pipeline llm --ckpt checkpoints/metaqa/best.ckpt --n 500
 
 Each configuration streams its predictions to bench/cache/bench_pipeline/<name>.jsonl (a killed run
 resumes there) and its metrics into the results JSON, merged with what is already there, so
@@ -13,29 +13,22 @@ scoring); graph-scorer and choice configurations count the top answer only.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import random
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 
-from common import build_method, data_semantics, machine  # bench/common.py
+from bench import common
+from bench.common import DATA, METAQA_CKPT, RESULTS, Run, arguments, build_method, data_semantics, previous
 from rra.data.metaqa import load_metaqa
 from rra.eval.metrics import scored
-from rra.eval.run import answer_and_score
 from rra.eval.report import PredictionWriter, read_predictions
+from rra.eval.run import answer_and_score
 from rra.graph import load_graph
 from rra.pipeline.method import RRAPipeline
 
-REPO = Path(__file__).resolve().parents[1]
-
-RESULTS = REPO / "bench" / "results"
-CACHE = REPO / "bench" / "cache" / "bench_pipeline"
+CACHE = common.CACHE / "bench_pipeline"
 ANCHORS = {  # published MetaQA Hits@1 (1/2/3-hop), models trained on the full official train split
     "TransferNet": [97.5, 100.0, 100.0],
     "UniKGQA": [97.5, 99.0, 99.1],
@@ -51,15 +44,6 @@ def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:
     m["wall_s"] = round(m["wall_s"], 2)
     m["resumed"] = m["n"] - m.pop("new_questions")
     return m
-
-
-def merge(path: Path, update: dict) -> dict:
-    old = json.loads(path.read_text()) if path.exists() else {}
-    old.setdefault("figures", {}).update(update.pop("figures", {}))
-    old.update(update)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(old, indent=2) + "\n")
-    return old
 
 
 def ambiguity(kg, predictions: Path, wanted: set[str]) -> dict:
@@ -88,9 +72,8 @@ def ambiguity(kg, predictions: Path, wanted: set[str]) -> dict:
             "hits@1_unambiguous": round(100 * hits_rest / max(1, n_rest), 2), "unambiguous_n": n_rest}
 
 
-def bench_metaqa(args) -> None:
+def bench_metaqa(args, writer: Run) -> None:
     root = Path(args.data) / "metaqa"
-    load0 = os.getloadavg()
     t = time.perf_counter()
     kg = load_graph(root / "kb.txt")
     kg_s = time.perf_counter() - t
@@ -102,8 +85,7 @@ def bench_metaqa(args) -> None:
         m = run(pipe, examples, f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}",
                 args.batch_size)
         m["run_config"] = {"topk": args.topk, "candidates": args.candidates, "limit": args.limit,
-                           "max_triples": args.max_triples, "aggregate": args.aggregate,
-                           "command": "python " + " ".join(sys.argv)}
+                           "max_triples": args.max_triples, "aggregate": args.aggregate, "command": writer.command}
         m.update(ambiguity(kg, CACHE / f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}.jsonl",
                            {e.qid for e in examples}))
         m["target_hits@1"] = TARGETS[f"{hop}hop"]
@@ -112,19 +94,17 @@ def bench_metaqa(args) -> None:
         print(f"{hop}-hop: Hits@1 {m['hits@1']:.2f} (target {TARGETS[f'{hop}hop']}), ambiguous "
               f"{m['ambiguous_share']}%, Hits@1 on the rest {m['hits@1_unambiguous']}, "
               f"{m['questions_per_s']} q/s, status {m['status']}")
-    merge(RESULTS / "bench_pipeline_metaqa.json", {
-        "figures": figures,
+    out = args.out or RESULTS / "bench_pipeline_metaqa.json"  # configurations run one at a time merge into it
+    writer.write({
+        "figures": {**previous(out).get("figures", {}), **figures},
         "what": "MetaQA test, full splits (unless limit), RRA retriever + graph scorer (no LLM): Hits@1 "
                 "= top-ranked end entity is a gold answer; ambiguous = the gold relation path from the topic "
                 "entity also reaches non-gold entities (merged same-title films), hits@1_unambiguous = on the rest",
         "train_split": "dev",
         "note": "retriever trained on MetaQA dev (official train split absent, see ../shared/data/README.md); "
                 "published anchors were trained on the full official train split",
-        "command": "python " + " ".join(sys.argv),
-        "config": {**{k: v for k, v in vars(args).items() if k != "func"}, "kg_load_s": round(kg_s, 1)},
-        "machine": machine(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    })
+        "kg_load_s": round(kg_s, 1),
+    }, out)
 
 
 LLM_CONFIGS = {
@@ -164,11 +144,10 @@ def sample_2hop(root: Path, n: int, seed: int) -> list:
     return [examples[i] for i in sorted(random.Random(seed).sample(range(len(examples)), n))]
 
 
-def bench_llm(args) -> None:
+def bench_llm(args, writer: Run) -> None:
     from rra.llm import TransformersLLM
 
     root = Path(args.data) / "metaqa"
-    load0 = os.getloadavg()
     kg = load_graph(root / "kb.txt")
     examples = sample_2hop(root, args.n, args.seed)
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
@@ -181,8 +160,9 @@ def bench_llm(args) -> None:
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f} ({m['hits_mode']}), F1 {m['f1']:.1f}, "
               f"LLM calls/q {m['llm_calls_per_q']:.2f}, {m['questions_per_s']} q/s")
-    merge(RESULTS / "bench_pipeline_llm.json", {
-        "figures": figures,
+    out = args.out or RESULTS / "bench_pipeline_llm.json"
+    writer.write({
+        "figures": {**previous(out).get("figures", {}), **figures},
         "what": f"MetaQA 2-hop test, fixed {args.n}-question sample (random.Random({args.seed})), local "
                 f"LLM {args.llm}; llm_only = same LLM and prompt family with no knowledge; "
                 "free = free-form reply, Hits@1 = a gold answer appears in the reply (case-insensitive, "
@@ -190,20 +170,18 @@ def bench_llm(args) -> None:
                 "triples by log-likelihood (Hits@1 = chosen entity is gold); number = numbered options, "
                 "parsed reply; graph = graph scorer, no LLM",
         "train_split": "dev",
-        "command": "python " + " ".join(sys.argv),
-        "config": {k: v for k, v in vars(args).items() if k != "func"},
-        "machine": machine(), "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    })
+    }, out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+def parser():
+    """The command line of `python -m bench.bench_pipeline`."""
+    ap = arguments("bench_pipeline", __doc__)
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--ckpt", default=str(METAQA_CKPT))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--topk", type=int, default=3)
     ap.add_argument("--candidates", type=int, default=10)
+    ap.add_argument("--out", help="results file (default bench/results/bench_pipeline_<metaqa|llm>.json)")
     sub = ap.add_subparsers(dest="which", required=True)
     a = sub.add_parser("metaqa")
     a.add_argument("--hops", type=int, nargs="+", default=[1, 2, 3])
@@ -223,9 +201,13 @@ def main() -> None:
     b.add_argument("--max-new-tokens", type=int, default=32)
     b.add_argument("--max-input-tokens", type=int, default=1024)
     b.set_defaults(func=bench_llm)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     torch.set_num_threads(args.threads)
-    args.func(args)
+    args.func(args, Run.start("bench_pipeline", args))
 
 
 if __name__ == "__main__":

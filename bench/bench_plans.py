@@ -2,7 +2,7 @@
 conjunction / comparison / order) with the graph scorer, on each graph backend, and what the new
 shapes cost the default training run (training rows, against the chain-only data).
 
-    python bench/bench_plans.py --ckpt checkpoints/retriever/best.ckpt [--backends networkx oxigraph]
+    python -m bench.bench_plans --ckpt checkpoints/retriever/best.ckpt [--backends networkx oxigraph]
         [--train-summary outputs/retriever/runs/<time>/train_summary.json]
 
 The checkpoint is the one `python train.py` publishes (built-in data, default config). Writes
@@ -10,16 +10,11 @@ bench/results/bench_plans.json (figures, command, config, machine with its load 
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/common.py
-
-from common import build_method, infer_config, machine  # noqa: E402
+from bench.common import REPO, RESULTS, Run, arguments, build_method, infer_config
 
 
 def training_rows(plans: bool) -> dict:
@@ -46,55 +41,59 @@ def training_rows(plans: bool) -> dict:
     return {"items": len(items), "encoder_rows": rows, "plan_ranker": dm.plan_ranker}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ckpt", default=str(ROOT / "checkpoints" / "retriever" / "best.ckpt"))
-    ap.add_argument("--backends", nargs="+", default=["networkx", "oxigraph"])
-    ap.add_argument("--train-summary", help="train_summary.json of the run that made --ckpt (its fit time)")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_plans.json"))
-    args = ap.parse_args(argv)
-
-    from rra.config import build_graph, register_resolvers
-
-    register_resolvers(ROOT)  # ${builtin_data:...} in conf/data/builtin.yaml
+def answer_on(backend: str, ckpt: str) -> tuple[dict, dict]:
+    """The built-in test split answered on one backend (graph scorer): figures, and the top answers."""
+    from rra.config import build_graph
     from rra.eval.metrics import compute_metrics
     from rra.eval.run import answer_all, load_split
 
-    results = {"command": " ".join(["python", *sys.argv]), "ckpt": args.ckpt, "machine": machine(), "backends": {}}
+    overrides = [f"graph={backend}", f"retriever.ckpt={ckpt}", "answer=graph"]
+    cfg = infer_config(overrides)
+    kg = build_graph(cfg)
+    method = build_method(kg, None, overrides)
+    examples = load_split(cfg, "test", kg)
+    start = time.perf_counter()
+    preds = [p for _, p in answer_all(method, examples, batch_size=32)]
+    m = compute_metrics(preds, wall_s=time.perf_counter() - start)
+    return ({"n": m["n"], "hits@1": m["hits@1"], "f1": m["f1"], "by_shape": m["by_shape"],
+             "questions_per_s": m["questions_per_s"], "status": m["status"], "config": overrides},
+            {p.qid: p.answers[:1] for p in preds})
+
+
+def training_run(path: str) -> dict:
+    """What train_summary.json says of the run that made the checkpoint (its fit time, test figures)."""
+    s = json.loads(Path(path).read_text())
+    return {"fit_seconds": s.get("fit_seconds"), "epochs": s.get("epochs"), "global_step": s.get("global_step"),
+            "plans": (s.get("data") or {}).get("plans"),
+            "test_metrics": {k: v for k, v in (s.get("metrics") or {}).items() if k.startswith("test/")}}
+
+
+def parser():
+    """The command line of `python -m bench.bench_plans`."""
+    ap = arguments("bench_plans", __doc__)
+    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
+    ap.add_argument("--backends", nargs="+", default=["networkx", "oxigraph"])
+    ap.add_argument("--train-summary", help="train_summary.json of the run that made --ckpt (its fit time)")
+    ap.add_argument("--out", default=str(RESULTS / "bench_plans.json"))
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_plans", args, argv)
+    figures, first = {"ckpt": args.ckpt, "backends": {}}, None
     for backend in args.backends:
-        overrides = [f"graph={backend}", f"retriever.ckpt={args.ckpt}", "answer=graph"]
-        cfg = infer_config(overrides)
-        kg = build_graph(cfg)
-        method = build_method(kg, None, overrides)
-        examples = load_split(cfg, "test", kg)
-        start = time.perf_counter()
-        preds = [p for _, p in answer_all(method, examples, batch_size=32)]
-        wall = time.perf_counter() - start
-        m = compute_metrics(preds, wall_s=wall)
-        answers = {p.qid: p.answers[:1] for p in preds}
-        results["backends"][backend] = {"n": m["n"], "hits@1": m["hits@1"], "f1": m["f1"], "by_shape": m["by_shape"],
-                                        "questions_per_s": m["questions_per_s"], "status": m["status"],
-                                        "config": overrides}
-        results["backends"][backend]["_answers"] = answers
-        print(backend, json.dumps({k: v for k, v in results["backends"][backend].items() if k != "_answers"}, indent=1))
-    first = None
-    for backend, r in results["backends"].items():
-        answers = r.pop("_answers")
+        row, answers = answer_on(backend, args.ckpt)
         first = first or answers
-        r["same_top_answers_as_first_backend"] = answers == first
-    results["training_rows"] = {"chain_only": training_rows(False), "with_plans": training_rows(True)}
+        figures["backends"][backend] = {**row, "same_top_answers_as_first_backend": answers == first}
+        print(backend, json.dumps(row, indent=1))
+    rows = {"chain_only": training_rows(False), "with_plans": training_rows(True)}
+    rows["ratio"] = round(rows["with_plans"]["encoder_rows"] / rows["chain_only"]["encoder_rows"], 3)
+    figures["training_rows"] = rows
     if args.train_summary:
-        s = json.loads(Path(args.train_summary).read_text())
-        results["train"] = {"fit_seconds": s.get("fit_seconds"), "epochs": s.get("epochs"),
-                            "global_step": s.get("global_step"),
-                            "plans": (s.get("data") or {}).get("plans"),
-                            "test_metrics": {k: v for k, v in (s.get("metrics") or {}).items() if k.startswith("test/")}}
-    rows = results["training_rows"]
-    results["training_rows"]["ratio"] = round(rows["with_plans"]["encoder_rows"] / rows["chain_only"]["encoder_rows"], 3)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
-    print(json.dumps(results["training_rows"], indent=1))
-    print(f"wrote {args.out}")
+        figures["train"] = training_run(args.train_summary)
+    run.write(figures, args.out)
+    print(json.dumps(rows, indent=1))
     return 0
 
 

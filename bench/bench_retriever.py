@@ -1,8 +1,8 @@
 """MetaQA retriever figures: hop / top-1 / top-3 path accuracy per hop on the full test splits,
 and batched top-3 retrieval throughput on the 2-hop test split.
 
-    python bench/bench_retriever.py --train          # python train.py experiment=metaqa, then evaluate
-    python bench/bench_retriever.py --ckpt checkpoints/metaqa/best.ckpt   # evaluate an existing one
+    python -m bench.bench_retriever --train          # python train.py experiment=metaqa, then evaluate
+    python -m bench.bench_retriever --ckpt checkpoints/metaqa/best.ckpt   # evaluate an existing one
 
 We train on MetaQA **dev** (a seeded 10% held out for validation; the official train split is not
 available here) and score every test question against the gold path of its qtype file.
@@ -10,23 +10,20 @@ Writes bench/results/bench_retriever.json.
 """
 from __future__ import annotations
 
-import argparse
+import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+
 import json
-import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import torch
 
-import rra  # noqa: E402,F401  (first: sets OMP_WAIT_POLICY before torch loads)
-import torch  # noqa: E402
-from common import machine  # noqa: E402  (bench/common.py)
-from rra.data.metaqa import load_metaqa  # noqa: E402
-from rra.models.retriever import Retriever  # noqa: E402
+from bench.common import METAQA, METAQA_CKPT, REPO, RESULTS, Run, arguments
+from rra.data.metaqa import load_metaqa
+from rra.models.retriever import Retriever
 
 
 def train(overrides: list[str]) -> dict:
@@ -116,11 +113,53 @@ def raw_encoder_speed(model: Retriever, n: int = 512, batch_size: int = 128) -> 
     return {"sequences_per_s": seq_s, "questions_per_s_2hop_top3_without_dedup": seq_s / (1 + 3)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def uncached_table(model: Retriever, args) -> dict:
+    """The cache-off figures per hop, on the split as it comes and on distinct masked templates,
+    graph pruning off and on."""
+    from rra.data.metaqa import load_metaqa_graph
+
+    kg = load_metaqa_graph(args.root)
+    table = {}
+    for hop in (1, 2, 3):
+        test = load_metaqa(Path(args.root), hops=[hop], split="test")
+        distinct = list({model.mask(e.question): e for e in reversed(test)}.values())[::-1]
+        # "test": as the split comes (masked templates repeat inside a call, encoded once);
+        # "distinct": one question per masked text, so nothing is shared: what users' questions cost
+        for name, examples in (("test", test[: args.nocache_n]), ("distinct", distinct[: args.nocache_n])):
+            for pruning in (False, True):
+                key = f"{hop}hop_top3_{name}_{'pruned' if pruning else 'model_only'}"
+                table[key] = uncached(model, examples, kg, args.call_size, args.batch_size, pruning)
+                print(key, json.dumps(table[key]), flush=True)
+    return table
+
+
+def accuracy_and_speed(model: Retriever, args) -> dict:
+    """Path accuracy on the full test splits (unless --skip-eval) and the throughput figures."""
+    root, out = Path(args.root), {}
+    start = time.perf_counter()
+    if not args.skip_eval:
+        out["test"] = evaluate(model, root, args.batch_size)
+        out["test_eval_seconds"] = time.perf_counter() - start
+    out["throughput_2hop_top3"] = throughput(model, root, args.call_size, args.batch_size, args.throughput_n)
+    out["throughput_2hop_top3_no_cache"] = throughput(model, root, args.call_size, args.batch_size,
+                                                      args.nocache_n, use_cache=False)
+    out["throughput_2hop_top3_whole_split_one_call"] = throughput(model, root, 10**6, args.batch_size)
+    out["raw_encoder"] = raw_encoder_speed(model)
+    return out
+
+
+UNCACHED_NOTE = ("MetaQA test questions (first --nocache-n per hop; 'distinct': one per masked template, so no "
+                 "encoding is shared inside a call), encoding cache off, calls of --call-size questions; retriever "
+                 "trained on MetaQA dev. 'pruned': graph_pruning with the MetaQA KG and the gold topic entity; "
+                 "'model_only': the pure model beam search.")
+
+
+def parser():
+    """The command line of `python -m bench.bench_retriever`."""
+    ap = arguments("bench_retriever", __doc__)
     ap.add_argument("--train", action="store_true", help="train first (python train.py experiment=metaqa)")
-    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
-    ap.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "metaqa"))
+    ap.add_argument("--ckpt", default=str(METAQA_CKPT))
+    ap.add_argument("--root", default=str(METAQA))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--call-size", type=int, default=32, help="questions per predict() call (infer.py's batch_size)")
@@ -131,58 +170,31 @@ def main() -> None:
     ap.add_argument("--training-json", help="training figures of an earlier run (JSON file) instead of --train")
     ap.add_argument("--quantize", choices=["int8"], help="dynamic int8 encoder (CPU); writes bench_retriever_int8.json")
     ap.add_argument("--skip-eval", action="store_true", help="throughput only (no full test-split accuracy)")
+    ap.add_argument("--out", help="results file (default bench/results/bench_retriever[_uncached][_int8].json)")
     ap.add_argument("overrides", nargs="*", help="extra train.py overrides")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    result = {"command": "python bench/bench_retriever.py " + " ".join(sys.argv[1:]),
-              "timestamp": datetime.now(timezone.utc).isoformat(), "train_split": "dev",
-              "test_split": "test (full 1/2/3-hop, gold paths from qtype files)", "machine": machine()}
-    if args.train:
-        result["training"] = train(args.overrides)
-    elif args.training_json:
-        result["training"] = json.loads(Path(args.training_json).read_text())
-    model = Retriever.load(args.ckpt).quantize(args.quantize)
-    result["checkpoint"] = args.ckpt
-    result["quantize"] = args.quantize
-    if args.uncached_only:
-        from rra.data.metaqa import load_metaqa_graph
+    return ap
 
-        kg = load_metaqa_graph(args.root)
-        table = {}
-        for hop in (1, 2, 3):
-            test = load_metaqa(Path(args.root), hops=[hop], split="test")
-            distinct = list({model.mask(e.question): e for e in reversed(test)}.values())[::-1]
-            # "test": as the split comes (masked templates repeat inside a call, encoded once);
-            # "distinct": one question per masked text, so nothing is shared: what users' questions cost
-            for name, examples in (("test", test[: args.nocache_n]), ("distinct", distinct[: args.nocache_n])):
-                for pruning in (False, True):
-                    key = f"{hop}hop_top3_{name}_{'pruned' if pruning else 'model_only'}"
-                    table[key] = uncached(model, examples, kg, args.call_size, args.batch_size, pruning)
-                    print(key, json.dumps(table[key]), flush=True)
-        result["uncached"] = table
-        result["note"] = ("MetaQA test questions (first --nocache-n per hop; 'distinct': one per masked template, "
-                          "so no encoding is shared inside a call), encoding cache off, calls of "
-                          "--call-size questions; retriever trained on MetaQA dev. 'pruned': graph_pruning with "
-                          "the MetaQA KG and the gold topic entity; 'model_only': the pure model beam search.")
-        result["machine"]["loadavg_end"] = os.getloadavg()
-        out = REPO / "bench" / "results" / f"bench_retriever_uncached{'_' + args.quantize if args.quantize else ''}.json"
-        out.write_text(json.dumps(result, indent=1, default=str))
-        return
-    result["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}
-    start = time.perf_counter()
-    if not args.skip_eval:
-        result["test"] = evaluate(model, Path(args.root), args.batch_size)
-        result["test_eval_seconds"] = time.perf_counter() - start
-    result["throughput_2hop_top3"] = throughput(model, Path(args.root), args.call_size, args.batch_size, args.throughput_n)
-    result["throughput_2hop_top3_no_cache"] = throughput(model, Path(args.root), args.call_size, args.batch_size,
-                                                         args.nocache_n, use_cache=False)
-    result["throughput_2hop_top3_whole_split_one_call"] = throughput(model, Path(args.root), 10**6, args.batch_size)
-    result["raw_encoder"] = raw_encoder_speed(model)
-    result["machine"]["loadavg_end"] = os.getloadavg()
-    out = REPO / "bench" / "results" / ("bench_retriever_int8.json" if args.quantize else "bench_retriever.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=str))
-    print(json.dumps({k: result.get(k) for k in ("test", "throughput_2hop_top3", "throughput_2hop_top3_no_cache", "raw_encoder")}, indent=1))
+
+def main() -> None:
+    args = parser().parse_args()
+    torch.set_num_threads(args.threads)
+    run = Run.start("bench_retriever", args)
+    figures = {"train_split": "dev", "test_split": "test (full 1/2/3-hop, gold paths from qtype files)"}
+    if args.train:
+        figures["training"] = train(args.overrides)
+    elif args.training_json:
+        figures["training"] = json.loads(Path(args.training_json).read_text())
+    model = Retriever.load(args.ckpt).quantize(args.quantize)
+    figures.update(checkpoint=args.ckpt, quantize=args.quantize)
+    suffix = ("_uncached" if args.uncached_only else "") + (f"_{args.quantize}" if args.quantize else "")
+    if args.uncached_only:
+        figures.update(uncached=uncached_table(model, args), note=UNCACHED_NOTE)
+    else:
+        figures["model"] = {k: v for k, v in dict(model.hparams).items() if k != "relations"}
+        figures.update(accuracy_and_speed(model, args))
+    run.write(figures, args.out or RESULTS / f"bench_retriever{suffix}.json")
+    print(json.dumps({k: figures.get(k) for k in ("test", "throughput_2hop_top3", "throughput_2hop_top3_no_cache",
+                                                 "raw_encoder", "uncached") if k in figures}, indent=1))
 
 
 if __name__ == "__main__":

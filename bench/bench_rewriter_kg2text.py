@@ -1,9 +1,9 @@
 """BLEU / chrF of rewriters on the held-out part of the RRA authors' KG-to-text corpus (data=rra_kg2text).
 
-    python bench/bench_rewriter_kg2text.py --n 40 --systems zero_shot \
+    python -m bench.bench_rewriter_kg2text --n 40 --systems zero_shot \
         webnlg=checkpoints/rewriter/bench_final.ckpt \
         corpus_metaqa=checkpoints/rewriter_kg2text_metaqa/best.ckpt ...
-    python bench/bench_rewriter_kg2text.py --show 5          # outputs beside the corpus references
+    python -m bench.bench_rewriter_kg2text --show 5          # outputs beside the corpus references
 
 Evaluation sets, from the held-out inputs of conf/data/rra_kg2text.yaml (split_seed 0, at most
 max_triples triples; never trained on): `metaqa` = the first N held-out MetaQA inputs, `wqsp` = the
@@ -18,20 +18,14 @@ from ../shared/data/rra_kg2text.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
-from common import machine  # bench/common.py
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
-OUT = RESULTS / "bench_rewriter_kg2text.json"
+from bench.common import DATA, REPO, RESULTS, Run, arguments, loadavg, now, previous
+
 EXAMPLES = RESULTS / "bench_rewriter_kg2text_examples.jsonl"
 KEEP = 20  # outputs kept per set and system
 
@@ -80,9 +74,39 @@ def show(data: Path, k: int) -> None:
             print(f"  {system}: {text}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "rra_kg2text")
+def score_system(model, sets: dict, batch_size: int, kept: dict, name: str) -> dict:
+    """BLEU / chrF of one rewriter on every set; its first outputs go into `kept` (set, eid) -> row."""
+    from rra.eval.rewriter import evaluate_rewriter
+
+    rows = {}
+    for set_name, entries in sets.items():
+        r = evaluate_rewriter(lambda s: model.generate(s, batch_size=batch_size), entries, batch_size, progress=False)
+        rows[set_name] = {k: round(v, 3) if isinstance(v, float) else v for k, v in r["scores"].items()}
+        for ex in r["examples"][:KEEP]:
+            row = kept.setdefault((set_name, ex["eid"]), {"set": set_name, "eid": ex["eid"], "outputs": {}})
+            row["outputs"][name] = ex["output"]
+        print(f"{name} {set_name}: BLEU {rows[set_name]['bleu']:.1f} chrF {rows[set_name]['chrf']:.1f} "
+              f"({rows[set_name]['seconds_per_example']:.2f} s/example)", flush=True)
+    return rows
+
+
+def describe(args, sets: dict) -> dict:
+    """What the record says about the evaluation beside the figures."""
+    part = {"metaqa": " of the MetaQA part", "wqsp": " of the WebQSP part without CVT nodes",
+            "wqsp_cvt": " of the WebQSP part with CVT nodes"}
+    return {"what": "BLEU / chrF on held-out inputs of the RRA authors' KG-to-text corpus (data=rra_kg2text, "
+                    "split_seed 0, inputs with <= max_triples triples)",
+            "sets": {k: f"first {args.n} held-out inputs" + part[k] for k in sets},
+            "n": {k: len(v) for k, v in sets.items()},
+            "metrics": "sacrebleu corpus BLEU (13a) and chrF, all texts of an input as references",
+            "generation": {"decoding": "greedy", "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size,
+                           "threads": args.threads}}
+
+
+def parser():
+    """The command line of `python -m bench.bench_rewriter_kg2text`."""
+    ap = arguments("bench_rewriter_kg2text", __doc__)
+    ap.add_argument("--data", type=Path, default=DATA / "rra_kg2text")
     ap.add_argument("--systems", nargs="*", default=[])
     ap.add_argument("--sets", nargs="+", default=["metaqa", "wqsp", "wqsp_cvt"])
     ap.add_argument("--n", type=int, default=40, help="inputs per evaluation set")
@@ -93,55 +117,29 @@ def main() -> None:
                     help="results stem under bench/results (a second process running beside another)")
     ap.add_argument("--show", type=int, default=None, metavar="K",
                     help="print the first K kept examples beside their references (0: all) and exit")
-    args = ap.parse_args()
-    global OUT
-    OUT = RESULTS / f"{args.out_name}.json"  # the examples file is shared: every rewriter side by side
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.show is not None:
         return show(args.data, args.show)
     torch.set_num_threads(args.threads)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from rra.eval.rewriter import evaluate_rewriter
-
+    run = Run.start("bench_rewriter_kg2text", args)
+    out = RESULTS / f"{args.out_name}.json"  # the examples file is shared: every rewriter side by side
     sets = {k: v for k, v in eval_sets(args.data, args.n).items() if k in args.sets}
-    result = json.loads(OUT.read_text()) if OUT.exists() else {}
-    kept = {}
-    if EXAMPLES.exists():
-        for line in EXAMPLES.read_text().splitlines():
-            row = json.loads(line)
-            kept[(row["set"], row["eid"])] = row
+    figures = previous(out).get("figures", {})
+    kept = {(r["set"], r["eid"]): r for r in map(json.loads, EXAMPLES.read_text().splitlines())} \
+        if EXAMPLES.exists() else {}
     for system in args.systems:
-        load0 = os.getloadavg()
+        load0 = loadavg()
         name, ckpt, model = build(system, args.max_new_tokens)
-        rows = {}
-        for set_name, entries in sets.items():
-            r = evaluate_rewriter(lambda s: model.generate(s, batch_size=args.batch_size), entries,
-                                  args.batch_size, progress=False)
-            rows[set_name] = {k: round(v, 3) if isinstance(v, float) else v for k, v in r["scores"].items()}
-            for ex in r["examples"][:KEEP]:
-                row = kept.setdefault((set_name, ex["eid"]), {"set": set_name, "eid": ex["eid"], "outputs": {}})
-                row["outputs"][name] = ex["output"]
-            print(f"{name} {set_name}: BLEU {rows[set_name]['bleu']:.1f} chrF {rows[set_name]['chrf']:.1f} "
-                  f"({rows[set_name]['seconds_per_example']:.2f} s/example)", flush=True)
-        result.setdefault("figures", {})[name] = {
-            "checkpoint": os.path.relpath(ckpt, REPO) if ckpt else "packaged SmolLM2-135M-Instruct, chat prompt",
-            "sets": rows, "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-            "command": "python " + " ".join(sys.argv),
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        result.update({
-            "what": "BLEU / chrF on held-out inputs of the RRA authors' KG-to-text corpus (data=rra_kg2text, "
-                    "split_seed 0, inputs with <= max_triples triples)",
-            "sets": {k: f"first {args.n} held-out inputs" + {"metaqa": " of the MetaQA part",
-                                                            "wqsp": " of the WebQSP part without CVT nodes",
-                                                            "wqsp_cvt": " of the WebQSP part with CVT nodes"}[k]
-                     for k in sets},
-            "n": {k: len(v) for k, v in sets.items()},
-            "metrics": "sacrebleu corpus BLEU (13a) and chrF, all texts of an input as references",
-            "generation": {"decoding": "greedy", "max_new_tokens": args.max_new_tokens, "batch_size": args.batch_size,
-                           "threads": args.threads},
-            "machine": machine(),
-        })
-        OUT.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")  # after each system
+        rows = score_system(model, sets, args.batch_size, kept, name)
+        figures[name] = {"checkpoint": os.path.relpath(ckpt, REPO) if ckpt else "packaged SmolLM2-135M-Instruct, "
+                         "chat prompt", "sets": rows, "loadavg_start": load0, "loadavg_end": loadavg(),
+                         "command": run.command, "timestamp": now()}
+        run.write({"figures": figures, **describe(args, sets)}, out)  # after each system
         EXAMPLES.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept.values()))
         del model
 

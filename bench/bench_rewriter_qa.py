@@ -2,11 +2,11 @@
 same LLM (packaged SmolLM2-135M, free-form answers) and the same question sample, varying only the
 rewriter: triple form, template verbaliser, trained rewriter (bench_rewriter.py's checkpoint).
 
-    python bench/bench_rewriter_qa.py --n 500 --configs triple template trained trained_silver
-    python bench/bench_rewriter_qa.py --n 500 --first 100 --configs corpus \
+    python -m bench.bench_rewriter_qa --n 500 --configs triple template trained trained_silver
+    python -m bench.bench_rewriter_qa --n 500 --first 100 --configs corpus \
         --rewriter corpus=checkpoints/rewriter_kg2text_metaqa/best.ckpt      # any checkpoint, by name
 
-Sample and settings: exactly those of `bench_pipeline.py llm` (its `sample_2hop` and `run`, same
+Sample and settings: exactly those of `python -m bench.bench_pipeline llm` (its `sample_2hop` and `run`, same
 retriever options, LLM and answer prompt), so the triple and template configurations *are* its
 triple_free / template_free runs: they share its prediction files in bench/cache/bench_pipeline/
 and are not recomputed. `trained` = the WebNLG-fine-tuned rewriter (--rewriter-ckpt),
@@ -19,19 +19,14 @@ Results: bench/results/bench_rewriter_qa.json (whole sample) or bench_rewriter_q
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 
+from bench import bench_pipeline
+from bench.common import DATA, METAQA_CKPT, REPO, RESULTS, Run, arguments, build_method, loadavg, previous
 from rra.pipeline.rewrite import Rewriter
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 class TimedRewriter(Rewriter):
@@ -69,10 +64,46 @@ class TimedRewriter(Rewriter):
         return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--ckpt", default=str(REPO / "checkpoints" / "metaqa" / "best.ckpt"))
+def configurations(args) -> tuple[dict, dict]:
+    """The rewriter= overrides of each configuration, and the checkpoints of the trained ones."""
+    trained = ["rewriter=trained", f"rewriter.chunk_size={args.chunk_size}", f"rewriter.batch_size={args.rewrite_batch_size}",
+               f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}", f"rewriter.pack={str(args.pack).lower()}"]
+    ckpts = {"trained": args.rewriter_ckpt, "trained_silver": args.silver_ckpt}
+    for spec in args.rewriter:
+        name, _, ckpt = spec.partition("=")
+        if not ckpt or name in ("triple", "template"):
+            raise SystemExit(f"--rewriter {spec!r}: expected NAME=CHECKPOINT with a new NAME")
+        ckpts[name] = ckpt
+    rewriters = {"triple": ["rewriter=triple"], "template": ["rewriter=template"],
+                 **{name: trained + [f"rewriter.ckpt={Path(ckpt).resolve()}"] for name, ckpt in ckpts.items()}}
+    unknown = [c for c in args.configs if c not in rewriters]
+    if unknown:
+        raise SystemExit(f"--configs {unknown}: not one of {sorted(rewriters)} (add NAME=CKPT with --rewriter)")
+    return rewriters, ckpts
+
+
+def answer_with(name: str, overrides: list[str], kg, llm, examples, args) -> dict:
+    """The sample answered with one rewriter (sharing bench_pipeline's prediction files), and the
+    seconds spent rewriting per question."""
+    pipe = build_method(kg, llm, bench_pipeline.rra_overrides(args) + overrides
+                        + ["answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"])
+    pipe.rewriter = rewriter = TimedRewriter(pipe.rewriter, args.together)
+    # same file names as bench_pipeline llm: triple/template are its triple_free/template_free runs
+    m = bench_pipeline.run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}_free", args.batch_size)
+    m.update(rewrite_s_per_q=rewriter.seconds / rewriter.calls if rewriter.calls else None, loadavg_end=loadavg(),
+             rewriter_settings=None if name in ("triple", "template") else {
+                 "chunk_size": args.chunk_size, "batch_size": args.rewrite_batch_size,
+                 "max_new_tokens": args.rewrite_max_new_tokens, "questions_together": args.together,
+                 "pack": args.pack})
+    print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
+    return m
+
+
+def parser():
+    """The command line of `python -m bench.bench_rewriter_qa`."""
+    ap = arguments("bench_rewriter_qa", __doc__)
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--ckpt", default=str(METAQA_CKPT))
     ap.add_argument("--rewriter-ckpt", default=str(REPO / "checkpoints" / "rewriter" / "bench_final.ckpt"))
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
@@ -100,65 +131,29 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=None,
                     help="only the first K questions of the n-question sample (CPU budget); every "
                          "configuration is scored on the same K, from the shared prediction files")
-    args = ap.parse_args()
+    ap.add_argument("--out", help="results file (default bench/results/bench_rewriter_qa[_first<K>].json)")
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     torch.set_num_threads(args.threads)
-
-    sys.path.insert(0, str(REPO / "bench"))
-    from bench_pipeline import rra_overrides, run, sample_2hop
-    from common import build_method, machine
-
     from rra.graph import load_graph
     from rra.llm import TransformersLLM
 
-    load0 = os.getloadavg()
+    run = Run.start("bench_rewriter_qa", args)
+    rewriters, ckpts = configurations(args)
     root = Path(args.data) / "metaqa"
-    kg = load_graph(root / "kb.txt")
-    examples = sample_2hop(root, args.n, args.seed)[: args.first]
+    kg, examples = load_graph(root / "kb.txt"), bench_pipeline.sample_2hop(root, args.n, args.seed)[: args.first]
     llm = TransformersLLM(model=args.llm, batch_size=args.batch_size, max_input_tokens=args.max_input_tokens)
-    trained = ["rewriter=trained", f"rewriter.chunk_size={args.chunk_size}", f"rewriter.batch_size={args.rewrite_batch_size}",
-               f"rewriter.max_new_tokens={args.rewrite_max_new_tokens}", f"rewriter.pack={str(args.pack).lower()}"]
-    rewriters = {  # the rewriter= overrides of each configuration
-        "triple": ["rewriter=triple"],
-        "template": ["rewriter=template"],
-        "trained": trained + [f"rewriter.ckpt={Path(args.rewriter_ckpt).resolve()}"],
-        "trained_silver": trained + [f"rewriter.ckpt={Path(args.silver_ckpt).resolve()}"],
-    }
-    ckpts = {"trained": args.rewriter_ckpt, "trained_silver": args.silver_ckpt}
-    for spec in args.rewriter:
-        name, _, ckpt = spec.partition("=")
-        if not ckpt or name in ("triple", "template"):
-            raise SystemExit(f"--rewriter {spec!r}: expected NAME=CHECKPOINT with a new NAME")
-        rewriters[name] = trained + [f"rewriter.ckpt={Path(ckpt).resolve()}"]
-        ckpts[name] = ckpt
-    unknown = [c for c in args.configs if c not in rewriters]
-    if unknown:
-        raise SystemExit(f"--configs {unknown}: not one of {sorted(rewriters)} (add NAME=CKPT with --rewriter)")
-    out_path = REPO / "bench" / "results" / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
-    result = json.loads(out_path.read_text()) if out_path.exists() else {}
-    figures = result.setdefault("figures", {})
+    out = args.out or RESULTS / f"bench_rewriter_qa{'_first' + str(args.first) if args.first else ''}.json"
+    figures = previous(out).get("figures", {})
     for name in args.configs:
-        pipe = build_method(kg, llm, rra_overrides(args) + rewriters[name]
-                            + ["answer=llm", f"answer.max_new_tokens={args.max_new_tokens}"])
-        pipe.rewriter = rewriter = TimedRewriter(pipe.rewriter, args.together)
-        # same file names as bench_pipeline.py llm: triple/template are its triple_free/template_free runs
-        m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}_free", args.batch_size)
-        m.update(rewrite_s_per_q=rewriter.seconds / rewriter.calls if rewriter.calls else None,
-                 rewriter_ckpt=ckpts.get(name), loadavg_end=os.getloadavg(),
-                 rewriter_settings=None if name in ("triple", "template") else {
-                     "chunk_size": args.chunk_size, "batch_size": args.rewrite_batch_size,
-                     "max_new_tokens": args.rewrite_max_new_tokens, "questions_together": args.together,
-                     "pack": args.pack})
-        figures[name] = m
-        print(f"{name}: Hits@1 {m['hits@1']:.1f}, rewrite {m['rewrite_s_per_q']} s/q, wall {m['wall_s']:.0f} s")
-        result.update({
-            "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed})){', first ' + str(args.first) if args.first else ''}, RRA retriever + "
-                    f"rewriter + free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply",
-            "train_split": "dev", "command": "python " + " ".join(sys.argv), "config": vars(args),
-            "machine": machine(),
-            "loadavg_start": load0, "loadavg_end": os.getloadavg(),
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        })
-        out_path.write_text(json.dumps(result, indent=2) + "\n")  # after each config: nothing lost
+        figures[name] = {**answer_with(name, rewriters[name], kg, llm, examples, args), "rewriter_ckpt": ckpts.get(name)}
+        run.write({"figures": figures, "train_split": "dev",  # after each configuration: nothing lost
+                    "what": f"MetaQA 2-hop test, {args.n}-question sample (random.Random({args.seed}))"
+                            f"{', first ' + str(args.first) if args.first else ''}, RRA retriever + rewriter + "
+                            f"free-form {args.llm} answer; Hits@1 = a gold answer appears in the reply"}, out)
 
 
 if __name__ == "__main__":

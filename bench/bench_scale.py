@@ -1,6 +1,6 @@
 """How cost grows with the KG: seeded synthetic KGs of growing size on each backend.
 
-    python bench/bench_scale.py --sizes 100000 1000000 10000000
+    python -m bench.bench_scale --sizes 100000 1000000 10000000
 
 For every size a KG with a MetaQA-like shape is generated (18 relations; "movie" heads with a few
 facts each, tails drawn from a Zipf-like pool so a few entities -- genres, years, languages -- have
@@ -28,12 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from common import free_port, machine, oxigraph_binary, wait_http  # noqa: E402  (bench/common.py)
+from bench.common import REPO, RESULTS, Run, arguments, free_port, oxigraph_binary, oxigraph_serve, previous
 
 RELATIONS = [f"rel_{i:02d}" for i in range(18)]
 GRAPH_IRI = "http://rra.local/graph/scale"
@@ -139,12 +136,8 @@ def worker(backend: str, work: Path, n_heads: int) -> dict:
         subprocess.run([binary, "load", "--location", str(loc), "--file", str(work / "kb.nt")],
                        check=True, capture_output=True)
         load_s = time.perf_counter() - t0
-        port = free_port()
-        proc = subprocess.Popen([binary, "serve-read-only", "--location", str(loc), "--bind", f"127.0.0.1:{port}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc, url = oxigraph_serve(work / "kb.nt", loc)  # the loaded store, served
         try:
-            url = f"http://127.0.0.1:{port}/query"
-            wait_http(url)
             kg = SparqlGraph(url, trust_env=False, timeout=120, cache_size=0)
             out = {"load_s": load_s, **measure(kg, n_heads)}
             out["rss_mb"] = rss_mb(proc.pid)
@@ -196,54 +189,61 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_size(size: int, backends: list[str], work: Path, timeout: float) -> tuple[dict, dict]:
+    """One KG size: the generated KG's shape and each backend's figures, each backend in its own
+    process (`python -m bench.bench_scale --worker ...`) so its memory is its own."""
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    shape = generate(size, work)
+    shape["generate_s"] = round(time.perf_counter() - t0, 1)
+    print(f"{size} triples generated in {shape['generate_s']} s", flush=True)
+    out = {}
+    for backend in backends:
+        cmd = [sys.executable, "-m", "bench.bench_scale", "--worker", backend, str(work), str(shape["heads"])]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+            lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+            r = json.loads(lines[-1]) if lines else {"error": (done.stderr or done.stdout)[-600:]}
+        except subprocess.TimeoutExpired:
+            r = {"error": f"did not finish within {timeout} s"}
+        out[backend] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
+        print(f"  {backend}: {out[backend]}", flush=True)
+    return shape, out
+
+
+def parser():
+    """The command line of `python -m bench.bench_scale`."""
+    ap = arguments("bench_scale", __doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
     ap.add_argument("--backends", nargs="+", default=["networkx", "oxigraph", "oxigraph_serve", "virtuoso"])
     ap.add_argument("--work", help="scratch directory (default: a temp dir, removed afterwards)")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per backend and size")
+    ap.add_argument("--out", default=str(RESULTS / "bench_scale.json"), help="merged: sizes run one at a time add up")
     ap.add_argument("--worker", nargs=3, metavar=("BACKEND", "DIR", "HEADS"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.worker:
         backend, work, heads = args.worker
         print(json.dumps(worker(backend, Path(work), int(heads))))
         return
-    out_json = REPO / "bench" / "results" / "bench_scale.json"
-    previous = json.loads(out_json.read_text()) if out_json.exists() else {}
-    results: dict = previous.get("results", {})
-    shapes: dict = previous.get("shapes", {})
+    run = Run.start("bench_scale", args)
+    old = previous(args.out)
+    results, shapes = old.get("results", {}), old.get("shapes", {})
     root = Path(args.work or tempfile.mkdtemp(prefix="bench_scale_"))
     try:
         for size in args.sizes:
-            work = root / str(size)
-            work.mkdir(parents=True, exist_ok=True)
-            t0 = time.perf_counter()
-            shape = generate(size, work)
-            shape["generate_s"] = round(time.perf_counter() - t0, 1)
-            shapes[str(size)] = shape
-            print(f"{size} triples generated in {shape['generate_s']} s", flush=True)
-            for backend in args.backends:
-                cmd = [sys.executable, __file__, "--worker", backend, str(work), str(shape["heads"])]
-                try:
-                    done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-                    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-                    r = json.loads(lines[-1]) if lines else {"error": (done.stderr or done.stdout)[-600:]}
-                except subprocess.TimeoutExpired:
-                    r = {"error": f"did not finish within {args.timeout} s"}
-                r = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}
+            shapes[str(size)], by_backend = run_size(size, args.backends, root / str(size), args.timeout)
+            for backend, r in by_backend.items():
                 results.setdefault(backend, {})[str(size)] = r
-                print(f"  {backend}: {r}", flush=True)
-                record = {"results": results, "shapes": shapes,
-                          "command": "python bench/bench_scale.py " + " ".join(sys.argv[1:]),
-                          "config": vars(args), "timestamp": datetime.now(timezone.utc).isoformat(),
-                          "machine": machine()}
-                out_json.write_text(json.dumps(record, indent=1))
-            shutil.rmtree(work, ignore_errors=True)
+            run.write({"results": results, "shapes": shapes}, args.out)
+            shutil.rmtree(root / str(size), ignore_errors=True)
     finally:
         if not args.work:
             shutil.rmtree(root, ignore_errors=True)
-    plot(results, out_json.with_suffix(".png"))
-    print(f"wrote {out_json} and {out_json.with_suffix('.png')}")
+    plot(results, Path(args.out).with_suffix(".png"))
 
 
 if __name__ == "__main__":

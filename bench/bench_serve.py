@@ -1,7 +1,7 @@
 """Load test of `python serve.py` on loopback, against infer.py's batch path on the same questions.
 
-    python bench/bench_serve.py builtin --ckpt checkpoints/retriever/best.ckpt
-    python bench/bench_serve.py metaqa --ckpt checkpoints/metaqa/best.ckpt
+    python -m bench.bench_serve builtin --ckpt checkpoints/retriever/best.ckpt
+    python -m bench.bench_serve metaqa --ckpt checkpoints/metaqa/best.ckpt
 
 Every request asks a question the server has not seen (the retriever caches encodings, so a
 repeated question would be cheaper): the levels (`--clients` 1, 8, 32, each client sending
@@ -27,7 +27,6 @@ the retriever was trained on MetaQA dev, the questions are from test.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -36,18 +35,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import free_port, machine  # noqa: E402  (bench/common.py)
-
-from rra.serve.adapter import INPUT_STATUSES  # noqa: E402  (a question naming no KG entity: the server's 422)
-
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
+from bench.common import REPO, RESULTS, Run, arguments, free_port
+from rra.serve.adapter import INPUT_STATUSES  # a question naming no KG entity: the server's 422
 BATCH = 32  # infer.py's batch_size (its default) and the server's batching.max_batch
 DATASETS = {  # the overrides that pick each dataset's questions (the same for infer.py and serve.py), split
     "builtin": ([], "train"),
@@ -284,8 +277,9 @@ def bench(dataset: str, ckpt: str, clients: list[int], requests: int, extra: lis
             "server_rss_start_mb": max(rss for _, rss in served), "levels": levels}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parser():
+    """The command line of `python -m bench.bench_serve`."""
+    ap = arguments("bench_serve", __doc__)
     ap.add_argument("dataset", choices=sorted(DATASETS))
     ap.add_argument("--ckpt", required=True, help="retriever checkpoint (builtin: checkpoints/retriever/best.ckpt)")
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
@@ -293,23 +287,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="fresh infer.py + server pairs, alternating which goes first")
     ap.add_argument("--out", default=None, help="results JSON (default bench/results/bench_serve_<dataset>.json)")
     ap.add_argument("overrides", nargs="*", help="more Hydra overrides for both infer.py and serve.py")
-    args = ap.parse_args()
-    ckpt = str(Path(args.ckpt).resolve())
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    run = Run.start("bench_serve", args)
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as tmp:
-        load_before = os.getloadavg()
-        result = bench(args.dataset, ckpt, args.clients, args.requests, args.overrides, Path(tmp), args.rounds)
-    result.update(command=" ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]), machine=machine(),
-                  loadavg_before=[round(x, 2) for x in load_before],
-                  date=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    if args.dataset == "metaqa":
-        result["note"] = "retriever trained on MetaQA dev, questions from MetaQA test (2-hop)"
-    else:
-        result["note"] = "built-in KG, questions from its train split (the first ones; the test split has only 200)"
-    out = Path(args.out) if args.out else RESULTS / f"bench_serve_{args.dataset}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+        result = bench(args.dataset, str(Path(args.ckpt).resolve()), args.clients, args.requests, args.overrides,
+                       Path(tmp), args.rounds)
+    result["note"] = ("retriever trained on MetaQA dev, questions from MetaQA test (2-hop)" if args.dataset == "metaqa"
+                      else "built-in KG, questions from its train split (the first ones; the test split has only 200)")
+    run.write(result, args.out or RESULTS / f"bench_serve_{args.dataset}.json")
     errors = sum(level["errors"] for level in result["levels"])
-    print(f"wrote {out}; batch path {result['batch_path']['q_s']} q/s; errors {errors}")
+    print(f"batch path {result['batch_path']['q_s']} q/s; errors {errors}")
     sys.exit(1 if errors else 0)
 
 

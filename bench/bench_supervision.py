@@ -1,6 +1,6 @@
 """Supervision benchmark on MetaQA: relation-path labels from the KG for every dev and test question.
 
-    python bench/bench_supervision.py [--metaqa ../shared/data/metaqa] [--max-hops 3] [--max-frontier 500]
+    python -m bench.bench_supervision [--metaqa ../shared/data/metaqa] [--max-hops 3] [--max-frontier 500]
 
 Cold run: load kb.txt into NetworkX, load the 1/2/3-hop vanilla dev + test questions (78,231), and
 label them all with `rra.data.supervision.label_examples` into an empty cache directory (so nothing
@@ -14,23 +14,19 @@ report on test; this benchmark labels both. Writes bench/results/bench_supervisi
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
-from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
-from common import data_semantics, machine  # bench/common.py
+from bench.common import METAQA, RESULTS, Run, arguments, data_semantics
 from rra.data.metaqa import load_metaqa, load_metaqa_graph
 from rra.data.supervision import SupervisionConfig, label_examples
 
-REPO = Path(__file__).resolve().parents[1]
 TARGETS = {"wall_s": 180.0, "coverage": 0.999}
 
 
@@ -63,85 +59,67 @@ def breakdown(examples) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--metaqa", default=str(REPO.parent / "shared" / "data" / "metaqa"))
-    ap.add_argument("--max-hops", type=int, default=3)
-    ap.add_argument("--max-frontier", type=int, default=SupervisionConfig.max_frontier)
-    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "bench_supervision.json"))
-    args = ap.parse_args()
-    load_start = os.getloadavg()
-    config = SupervisionConfig(max_hops=args.max_hops, max_frontier=args.max_frontier,
-                               semantics=data_semantics("metaqa"))
-
+def label_all(metaqa: str, config: SupervisionConfig) -> tuple[dict, list]:
+    """Cold: load the KB and the dev + test questions, label them into an empty cache; warm: label
+    fresh copies from that cache (must agree). The figures, and the labelled questions."""
     with tempfile.TemporaryDirectory() as cache:
-        t0 = time.perf_counter()
-        cpu0 = time.process_time()
-        kg = load_metaqa_graph(args.metaqa)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        kg = load_metaqa_graph(metaqa)
         t_kg = time.perf_counter() - t0
-        examples = load_metaqa(args.metaqa, split="dev") + load_metaqa(args.metaqa, split="test")
+        examples = load_metaqa(metaqa, split="dev") + load_metaqa(metaqa, split="test")
         t_questions = time.perf_counter() - t0 - t_kg
         report = label_examples(kg, examples, config, cache_dir=cache, progress=sys.stderr.isatty())
-        wall = time.perf_counter() - t0
-        cpu = time.process_time() - cpu0
-
-        warm_examples = load_metaqa(args.metaqa, split="dev") + load_metaqa(args.metaqa, split="test")
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        warm_examples = load_metaqa(metaqa, split="dev") + load_metaqa(metaqa, split="test")
         warm = label_examples(kg, warm_examples, config, cache_dir=cache)
         assert warm.cache_hit and [e.relation_path for e in warm_examples] == [e.relation_path for e in examples]
         cache_bytes = Path(report.cache_file).stat().st_size
-
-    uncovered = [{"qid": e.qid, "question": e.question, "answers": e.answers, "source": e.source}
-                 for e in examples if not e.relation_path]
-    figures = {
-        "questions": report.n,
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu, 2),
-        "kb_load_s": round(t_kg, 2),
-        "question_load_s": round(t_questions, 2),
-        "labelling_s": round(report.seconds, 2),
-        "warm_labelling_s_from_cache": round(warm.seconds, 2),
-        "cache_file_mb": round(cache_bytes / 2**20, 2),
-        "coverage": report.coverage,
-        "covered": report.covered,
-        "exact_f1_share": report.exact / report.n,
-        "hop_label_counts": report.hop_label_counts,
-        "gold_path_agreement": report.gold_agreement,
+    return {
+        "questions": report.n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "kb_load_s": round(t_kg, 2),
+        "question_load_s": round(t_questions, 2), "labelling_s": round(report.seconds, 2),
+        "warm_labelling_s_from_cache": round(warm.seconds, 2), "cache_file_mb": round(cache_bytes / 2**20, 2),
+        "coverage": report.coverage, "covered": report.covered, "exact_f1_share": report.exact / report.n,
+        "hop_label_counts": report.hop_label_counts, "gold_path_agreement": report.gold_agreement,
         "gold_hop_agreement": report.gold_hop_agree / report.gold_known,
         "gold_among_best_f1": report.gold_best_f1 / report.gold_known,
         "gold_in_top_k": report.gold_in_top_k / report.gold_known,
-        "by_split_and_hop": breakdown(examples),
-        "uncovered": uncovered,
-    }
-    result = {
-        "benchmark": "bench_supervision",
-        "command": "python " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]),
-        "config": {**asdict(config), "metaqa": args.metaqa, "splits": ["dev", "test"], "hops": [1, 2, 3],
-                   "variant": "vanilla", "backend": "networkx"},
-        "train_split": "dev",
-        "note": ("MetaQA's official train split is absent here: rra trains on dev and reports on test. "
-                 "Gold paths come from the qtype files; ties in F1 are broken by shorter path, then "
-                 "relation names, so a KG path can differ from the qtype path with the same answers "
-                 "(e.g. a person who both wrote and directed the films). "
-                 "The uncovered questions are 1-hop ones whose only answer is the topic entity itself "
-                 "(MetaQA ids are names, so the film 'Lemmy' and the actor 'Lemmy' are one node); "
-                 "the topic entity is never an answer, as in MetaQA's own multi-hop answers."),
-        "figures": figures,
-        "targets": TARGETS,
-        "targets_met": {"wall_s": wall <= TARGETS["wall_s"], "coverage": report.coverage >= TARGETS["coverage"]},
-        "machine": machine() | {
-            "networkx": version("networkx"),
-            "loadavg_start": [round(x, 2) for x in load_start],
-            "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-            "note": "2 cores shared with other jobs; wall time depends on the load averages, cpu_s less so",
-        },
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    }, examples
+
+
+NOTE = ("MetaQA's official train split is absent here: rra trains on dev and reports on test. Gold paths come from "
+        "the qtype files; ties in F1 are broken by shorter path, then relation names, so a KG path can differ from "
+        "the qtype path with the same answers (e.g. a person who both wrote and directed the films). The uncovered "
+        "questions are 1-hop ones whose only answer is the topic entity itself (MetaQA ids are names, so the film "
+        "'Lemmy' and the actor 'Lemmy' are one node); the topic entity is never an answer, as in MetaQA's own "
+        "multi-hop answers.")
+
+
+def parser():
+    """The command line of `python -m bench.bench_supervision`."""
+    ap = arguments("bench_supervision", __doc__)
+    ap.add_argument("--metaqa", default=str(METAQA))
+    ap.add_argument("--max-hops", type=int, default=3)
+    ap.add_argument("--max-frontier", type=int, default=SupervisionConfig.max_frontier)
+    ap.add_argument("--out", default=str(RESULTS / "bench_supervision.json"))
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
+    run = Run.start("bench_supervision", args)
+    config = SupervisionConfig(max_hops=args.max_hops, max_frontier=args.max_frontier,
+                               semantics=data_semantics("metaqa"))
+    figures, examples = label_all(args.metaqa, config)
+    figures["by_split_and_hop"] = breakdown(examples)
+    figures["uncovered"] = [{"qid": e.qid, "question": e.question, "answers": e.answers, "source": e.source}
+                            for e in examples if not e.relation_path]
+    run.write({"supervision": {**asdict(config), "splits": ["dev", "test"], "hops": [1, 2, 3], "variant": "vanilla",
+                               "backend": "networkx", "networkx": version("networkx")},
+               "train_split": "dev", "note": NOTE, "figures": figures, "targets": TARGETS,
+               "targets_met": {"wall_s": figures["wall_s"] <= TARGETS["wall_s"],
+                               "coverage": figures["coverage"] >= TARGETS["coverage"]}}, args.out)
     print(json.dumps({k: figures[k] for k in ("questions", "wall_s", "cpu_s", "labelling_s", "coverage",
                                              "gold_path_agreement", "gold_among_best_f1")}, indent=2))
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Ask a running `python serve.py` a question through its page in headless Chromium, and save a screenshot.
 
     python serve.py &                      # after `python train.py`
-    python bench/serve_page.py --question "what city was the writer of [The Narrow Tide] born in" \\
+    python -m bench.serve_page --question "what city was the writer of [The Narrow Tide] born in" \\
         --out bench/results/serve_page.png
 
 Needs Debian's chromium + chromium-driver (scripts/install-chromium.sh) and selenium (test extra).
@@ -9,10 +9,11 @@ tests/serve/test_page.py drives the page through `ask_in_browser` too.
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 from pathlib import Path
+
+from bench.common import arguments
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -70,12 +71,17 @@ def ask_in_browser(url: str, question: str, screenshot: str | Path | None = None
             driver.quit()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parser():
+    """The command line of `python -m bench.serve_page`."""
+    ap = arguments("serve_page", __doc__)
     ap.add_argument("--url", default="http://127.0.0.1:8000/")
     ap.add_argument("--question", default="what city was the writer of [The Narrow Tide] born in")
     ap.add_argument("--out", default="bench/results/serve_page.png")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     shown = ask_in_browser(args.url, args.question, args.out)
     print(f"answers {shown['answers'][:5]}; drawn {shown['nodes']}; wrote {args.out}")
 

@@ -1,7 +1,7 @@
 """A sports KG whose questions repeat few templates: the data that a budget counted in epochs of the
 de-duplicated questions under-trains (issue 28, item 7).
 
-    python bench/template_kg.py OUT_DIR [--train 5000] [--test 500] [--seed 0]
+    python -m bench.template_kg OUT_DIR [--train 5000] [--test 500] [--seed 0]
 
 writes OUT_DIR/kb.tsv (head<TAB>relation<TAB>tail), OUT_DIR/train.jsonl and OUT_DIR/test.jsonl in the
 `data=files` format. 24 distinct masked questions (11 relation paths, 1 and 2 hops, 1-3 wordings
@@ -11,10 +11,11 @@ optimizer step. Entity ids are their names (no labels file needed); seeded, so r
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
+
+from bench.common import arguments
 
 POSITIONS = ["goalkeeper", "defender", "midfielder", "forward"]
 SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "sul", "dar", "en", "ri", "bo", "ne", "tas", "qui", "mor"]
@@ -111,13 +112,18 @@ def write(out_dir: str | Path, train: int = 5000, test: int = 500, seed: int = 0
             "templates": sum(len(w) for *_, w in TEMPLATES), "seed": seed}
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parser():
+    """The command line of `python -m bench.template_kg`."""
+    ap = arguments("template_kg", __doc__)
     ap.add_argument("out_dir")
     ap.add_argument("--train", type=int, default=5000)
     ap.add_argument("--test", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     print(json.dumps(write(args.out_dir, args.train, args.test, args.seed)))
 
 

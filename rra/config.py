@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -129,3 +130,27 @@ def quote_question(argv: list[str]) -> list[str]:
             arg = f"question='{value}'"
         out.append(arg)
     return out
+
+
+def compose_config(name: str | None, overrides: Sequence[str] = (), *, config_dir: str | Path,
+                   root: str | Path | None = None, output_dir: str | Path | None = None) -> DictConfig:
+    """conf/NAME.yaml composed with `overrides` as `python NAME.py OVERRIDES` sees it, outside
+    `@hydra.main`: for tests, benchmarks and notebooks. Hydra's runtime config is set too, so code
+    that reads it (`${hydra:...}`, HydraConfig.get()) works. `root` moves every path of the run
+    (checkpoints, outputs) under one folder, its output directory to ROOT/run unless `output_dir`
+    names another. The resolvers must be registered first (`register_resolvers`)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict
+
+    GlobalHydra.instance().clear()  # a second compose in one process starts afresh
+    with initialize_config_dir(config_dir=str(Path(config_dir).resolve()), version_base="1.3"):
+        cfg = compose(config_name=name, overrides=list(overrides), return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    if root is not None or output_dir is not None:
+        with open_dict(cfg):
+            if root is not None:
+                cfg.paths.root_dir = str(root)
+            cfg.paths.output_dir = str(output_dir if output_dir is not None else Path(root) / "run")
+    return cfg

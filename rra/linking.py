@@ -3,12 +3,20 @@
 Three sources, tried in order:
 1. entities the dataset already gives (`QAExample.topic_entities`), checked against the KG;
 2. mentions marked `[...]` in the text, as MetaQA writes them;
-3. otherwise every word n-gram of the question that names a KG entity (its id, its label, or the
+3. otherwise every n-gram of the question that names a KG entity (its id, its label, or the
    same with `_` for spaces, case-insensitively) becomes a candidate, and the candidates are
-   *ranked*, not taken longest-first: a single word written in lower case ("which writer ...") is
-   a common word even when some entity is labelled "Writer", and a word of the KG's relation names
-   ("genre", "directed") is the question's relation, not its topic; among the rest, a match in the
-   label's own case beats a case-insensitive one, and a longer mention beats a shorter one.
+   *ranked*, not taken longest-first: a number, year or date ("higher than 13", "in 1999") is a
+   value for a condition, not a topic, even where a KG holds it as an entity (a bare TSV cell),
+   unless nothing else in the question names one; a single word written in lower case ("which
+   writer ...") is a common word even when some entity is labelled "Writer", and a word of the KG's
+   relation names ("genre", "directed") is the question's relation, not its topic; among the rest,
+   a match in the label's own case beats a case-insensitive one, and a longer mention beats a
+   shorter one.
+
+N-grams are of *units*: a word between spaces, or one character of a script written without
+spaces (Chinese, Japanese, Thai, ...; Korean too, whose particles cling to the noun), so
+"谁导演了卧虎藏龙" finds 卧虎藏龙 and "刘德华主演的Infernal Affairs" finds both names. A unit span
+reads as the question writes it (no space between characters, one between words).
    `LinkResult.candidates` keeps the ranked list, so the RRA pipeline can let the retriever decide
    between the first few (prefer the entity from which a predicted relation path has instances).
 
@@ -44,8 +52,15 @@ from rra.records import AnswerSemantics, QAExample, Status
 from rra.text import BRACKETED
 
 WORD = re.compile(r"\S+")
-# Edge punctuation that is part of the sentence, not of a label ("... Alien?").
-EDGE_PUNCT = "?!.,;:\"'()"
+# Scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, CJK punctuation, kana,
+# bopomofo, CJK ideographs, Hangul, fullwidth forms, the supplementary ideographs): one unit each.
+UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3100-\u312f\u3400-\u4dbf"
+               "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f")
+UNIT = re.compile(f"[{UNSEGMENTED}]|[^\\s{UNSEGMENTED}]+")
+_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
+# Edge punctuation that is part of the sentence, not of a label ("... Alien?", "《卧虎藏龙》？").
+EDGE_PUNCT = "?!.,;:\"'()？！。，、；：“”‘’（）《》〈〉【】「」『』"
+SENTENCE_END = "?!.,;:"  # what ends a sentence or clause after a name, never part of it at the end
 # An n-gram made only of these never counts as an entity mention on its own: KGs such as MetaQA
 # hold entities like "The" or "It" that would otherwise match every question.
 STOPWORDS = frozenset(
@@ -85,10 +100,11 @@ class Candidate:
     same_case: bool  # the question writes it exactly as the label (or id) does
     score: float = 100.0  # how closely the mention spells the label (rapidfuzz ratio, 0-100)
     fuzzy: bool = False  # found by `FuzzyIndex` (article dropped, punctuation, typo), not as written
+    value: bool = False  # the mention is a number, year or date: a condition's value before a topic
 
     def key(self) -> tuple:
-        return (self.common_word, self.fuzzy, not self.same_case, -self.score, -len(self.mention), self.start,
-                self.entity)
+        return (self.value, self.common_word, self.fuzzy, not self.same_case, -self.score, -len(self.mention),
+                self.start, self.entity)
 
     def overlaps(self, other: "Candidate") -> bool:
         return self.start < other.start + other.words and other.start < self.start + self.words
@@ -165,15 +181,20 @@ def link_entities(
     kg: KnowledgeGraph,
     question: str,
     given: list[str] | None = None,
-    max_ngram: int = 8,
+    max_ngram: int = 16,
     max_entities: int = 3,
     rel_words: frozenset[str] | None = None,
     given_labels: dict[str, str] | None = None,
     fuzzy: FuzzyIndex | None = None,
+    char_ngrams: bool = True,
+    max_chars: int = 16,
 ) -> LinkResult:
     """`rel_words`: `relation_vocabulary(kg)`, computed once by a caller that links many questions.
     `given_labels`: `kg.labels(...)` of the given topics, fetched once for a batch (the KG's
-    entities among them, with their labels). `fuzzy`: also link misspelt and partial names."""
+    entities among them, with their labels). `fuzzy`: also link misspelt and partial names.
+    `char_ngrams`: n-grams of single characters in scripts without spaces (False: of
+    space-separated words only, which finds nothing inside a Chinese question); `max_chars` such
+    characters at most in one mention."""
     if given:
         if given_labels is None:
             given_labels = {e: kg.label(e) for e in given if kg.has_entity(e)}
@@ -187,7 +208,8 @@ def link_entities(
     if marked:
         return _link_mentions(kg, [m.strip() for m in marked], "marked", max_entities, fuzzy)
     return _link_lexical(kg, question, max_ngram, max_entities,
-                         relation_vocabulary(kg) if rel_words is None else rel_words, fuzzy)
+                         relation_vocabulary(kg) if rel_words is None else rel_words, fuzzy,
+                         max_chars if char_ngrams else 0)
 
 
 def _link_mentions(kg, mentions, source, max_entities, fuzzy: FuzzyIndex | None = None) -> LinkResult:
@@ -225,33 +247,73 @@ def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     return frozenset(words)
 
 
-def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: FuzzyIndex | None = None) -> LinkResult:
-    words = WORD.findall(question)
+def _is_value(mention: str) -> bool:
+    """A number, year or date ("13", "1999", "2017-05-01"): what a condition compares with."""
+    return any(c.isdigit() for c in mention) and literal_value(mention) is not None
+
+
+def units(question: str, char_ngrams: bool = True) -> list[tuple[int, int, bool]]:
+    """The question's units as (start, end, is one character of a script without spaces)."""
+    if not char_ngrams:
+        return [(m.start(), m.end(), False) for m in WORD.finditer(question)]
+    return [(m.start(), m.end(), bool(_UNSEGMENTED_CHAR.fullmatch(m.group()))) for m in UNIT.finditer(question)]
+
+
+def spans(question: str, max_ngram: int, max_chars: int) -> list[tuple[int, int, str, list[str]]]:
+    """Every n-gram of units, longest first: (first unit, units, its text, its units' texts). At
+    most `max_ngram` words and `max_chars` unspaced characters; units are joined as written (a
+    space where the question has any, none between characters)."""
+    found = units(question, max_chars > 0)
+    before = [0]  # unspaced characters before each unit
+    for u in found:
+        before.append(before[-1] + u[2])
+    longest = max(max_ngram, max_chars) if before[-1] else max_ngram
+    out = []
+    for n in range(min(len(found), longest), 0, -1):
+        for i in range(len(found) - n + 1):
+            chars = before[i + n] - before[i]
+            if chars > max_chars or n - chars > max_ngram:
+                continue
+            span = found[i:i + n]
+            pieces = [question[a:b] for a, b, _ in span]
+            text = pieces[0] + "".join((" " if span[k][1] < span[k + 1][0] else "") + pieces[k + 1]
+                                       for k in range(n - 1))
+            out.append((i, n, text, pieces))
+    return out
+
+
+def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: FuzzyIndex | None = None,
+                  max_chars: int = 16) -> LinkResult:
     cands: list[Candidate] = []
     ambiguous: dict[str, list[str]] = {}
-    for n in range(min(max_ngram, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            gram = words[i:i + n]
-            if all(w.strip(EDGE_PUNCT).casefold() in STOPWORDS for w in gram):
-                continue
-            text = " ".join(gram)
-            # try the raw span first ("Paris, Texas."), then without sentence punctuation
-            forms = [f for f in dict.fromkeys([text, text.strip(EDGE_PUNCT)]) if f]
-            hits, same_case, mention = [], False, ""
-            for f in forms:
-                hits, same_case = _lookup(kg, f)
-                if hits:
-                    mention = f
-                    break
-            if not hits:
-                continue
-            if len(hits) > 1:
-                ambiguous[mention] = hits
-            # one plain lower-case word ("writer", not "1979" or "julie_london"), or a relation word
-            common = n == 1 and ((mention.isalpha() and mention.islower()) or mention.casefold() in rel_words)
-            cands += [Candidate(mention, e, i, n, common, same_case) for e in hits]
+    grams = spans(question, max_ngram, max_chars)
+    for i, n, text, gram in grams:
+        if all(w.strip(EDGE_PUNCT).casefold() in STOPWORDS for w in gram):
+            continue
+        # try the raw span first ("Paris, Texas."), then without sentence punctuation
+        # ("Paper (Extended Version)?" keeps its closing bracket: only the sentence's mark goes first)
+        # "Jürgen MacDonald's affiliation": the possessive is the question's, not the name's
+        bare = text.rstrip(SENTENCE_END)
+        owner = bare[:-2] if bare[-2:] in ("'s", "’s") else bare
+        forms = [f for f in dict.fromkeys([text, bare, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
+        hits, same_case, mention = [], False, ""
+        for f in forms:
+            hits, same_case = _lookup(kg, f)
+            if hits:
+                mention = f
+                break
+        if not hits:
+            continue
+        if len(hits) > 1:
+            ambiguous[mention] = hits
+        # one plain lower-case word ("writer", not "1979" or "julie_london"), one character of a
+        # script without spaces ("的"), or a word of the relation names
+        common = ((n == 1 and ((mention.isalpha() and mention.islower()) or bool(_UNSEGMENTED_CHAR.fullmatch(mention))))
+                  or mention.casefold() in rel_words)
+        value = _is_value(mention)
+        cands += [Candidate(mention, e, i, n, common, same_case, value=value) for e in hits]
     if fuzzy is not None:
-        cands += _fuzzy_candidates(words, cands, fuzzy, max_ngram, rel_words)
+        cands += _fuzzy_candidates(grams, cands, fuzzy, rel_words)
     if not cands:
         return LinkResult([], Status.NO_TOPIC_ENTITY, [], {}, "lexical",
                           error="no knowledge-graph entity label found in the question")
@@ -261,12 +323,13 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
                       candidates=cands)
 
 
-def _fuzzy_candidates(words: list[str], exact: list[Candidate], fuzzy: FuzzyIndex, max_ngram: int,
+def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[Candidate], fuzzy: FuzzyIndex,
                       rel_words: frozenset[str]) -> list[Candidate]:
-    """Fuzzy matches of the n-grams that no exact name covers (an exact match of a name is never
-    second-guessed). A name neither starts (after an article) nor ends with a common or relation
-    word, so such n-grams are skipped: on MetaQA's 3-hop questions that is most of them, and each
-    lookup scans every name of the KG."""
+    """Fuzzy matches of the word n-grams that no exact name covers (an exact match of a name is
+    never second-guessed). A name neither starts (after an article) nor ends with a common or
+    relation word, so such n-grams are skipped: on MetaQA's 3-hop questions that is most of them,
+    and each lookup scans every name of the KG. Spans holding characters of a script without
+    spaces are left to the exact lookups (a wrong character is another word there, not a typo)."""
     taken = [c for c in exact if not c.common_word]
 
     def common(word: str) -> bool:
@@ -274,30 +337,29 @@ def _fuzzy_candidates(words: list[str], exact: list[Candidate], fuzzy: FuzzyInde
         return not w or w in STOPWORDS or w in rel_words
 
     out = []
-    for n in range(min(max_ngram, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            span = Candidate("", "", i, n, False, False)
-            if any(span.overlaps(c) for c in taken):
-                continue
-            gram = words[i:i + n]
-            first = 1 if n > 1 and gram[0].strip(EDGE_PUNCT).casefold() in ("the", "a", "an") else 0
-            if common(gram[first]) or common(gram[-1]):
-                continue
-            mention = " ".join(words[i:i + n]).strip(EDGE_PUNCT)
-            for entity, score in fuzzy.match(mention):
-                out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True))
+    for i, n, text, gram in grams:
+        span = Candidate("", "", i, n, False, False)
+        if any(span.overlaps(c) for c in taken) or any(_UNSEGMENTED_CHAR.search(w) for w in gram):
+            continue
+        first = 1 if n > 1 and gram[0].strip(EDGE_PUNCT).casefold() in ("the", "a", "an") else 0
+        if common(gram[first]) or common(gram[-1]):
+            continue
+        mention = text.strip(EDGE_PUNCT)
+        for entity, score in fuzzy.match(mention):
+            out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True, value=_is_value(mention)))
     return out
 
 
 def anchors(candidates: list[Candidate], limit: int = 3) -> list[Candidate]:
     """The anchors of a question: ranked candidates whose mentions do not overlap, one per entity,
     at most `limit` ("which player in Real Madrid is from Spain" -> Real Madrid, Spain; not also
-    Madrid). A common word is an anchor only when nothing better is (the sole match of a question)."""
+    Madrid). A common word or a value ("higher than 13") is an anchor only when nothing better is
+    (the sole match of a question): a value is what a condition compares with."""
     chosen: list[Candidate] = []
     for c in candidates:
         if len(chosen) >= limit:
             break
-        if c.common_word and chosen:
+        if (c.common_word or c.value) and chosen:
             continue
         if any(c.entity == d.entity or c.overlaps(d) for d in chosen):
             continue
@@ -319,9 +381,9 @@ class TopicLinker:
     batch made ahead (`LookAhead`); a question linked to several candidates lets the retriever
     choose between them (`choose`)."""
 
-    def __init__(self, kg: KnowledgeGraph, use_gold_topic: bool = True, max_ngram: int = 8,
-                 link_candidates: int = 3, fuzzy: bool = True):
-        self.kg, self.use_gold_topic = kg, use_gold_topic
+    def __init__(self, kg: KnowledgeGraph, use_gold_topic: bool = True, max_ngram: int = 16,
+                 link_candidates: int = 3, fuzzy: bool = True, char_ngrams: bool = True):
+        self.kg, self.use_gold_topic, self.char_ngrams = kg, use_gold_topic, char_ngrams
         self.max_ngram, self.link_candidates = max_ngram, link_candidates
         self._rel_words: frozenset[str] | None = None
         self.fuzzy = fuzzy  # misspelt / partial names (FuzzyIndex), built on first need
@@ -363,7 +425,7 @@ class TopicLinker:
         try:
             given = ex.topic_entities if self.use_gold_topic else None
             return link_entities(kg or self.kg, ex.question, given, self.max_ngram, rel_words=self._relation_words(),
-                                 given_labels=given_labels, fuzzy=self._fuzzy(kg))
+                                 given_labels=given_labels, fuzzy=self._fuzzy(kg), char_ngrams=self.char_ngrams)
         except GraphError as err:
             return LinkResult([], status=Status.GRAPH_ERROR, error=f"linking: {type(err).__name__}: {err}")
 

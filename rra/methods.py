@@ -59,11 +59,15 @@ class QAMethod(ABC):
             for ex in examples:
                 yield safe_answer(self, ex)
             return
+        import contextvars
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(max_workers=concurrency)
+        # each question in a copy of the caller's context: the question's work budget (rra.graph.base)
+        # reaches the worker threads
+        tasks = [(contextvars.copy_context(), ex) for ex in examples]
         try:
-            yield from pool.map(lambda ex: safe_answer(self, ex), examples)
+            yield from pool.map(lambda task: task[0].run(safe_answer, self, task[1]), tasks)
         finally:  # closed early (a time cap): drop the questions not started instead of waiting
             pool.shutdown(wait=False, cancel_futures=True)
 

@@ -238,18 +238,20 @@ _QUESTION_LITERAL = re.compile(r"(?<![\w/])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?
 
 def question_literals(question: str, mentions: Sequence[str] = ()) -> list[str]:
     """The literals written in a question (numbers, years, ISO dates), in text order, outside
-    `[...]` marks and outside the anchors' mentions ("[Route 66] ... after 1990" -> ["1990"])."""
+    `[...]` marks and outside the anchors' mentions ("[Route 66] ... after 1990" -> ["1990"]).
+    A mention that is itself a value ("13", linked because a KG holds the bare cell 13 as an
+    entity) stays: "a number higher than 13" compares with 13 whatever the linker made of it."""
     text = re.sub(r"\[[^\[\]]*\]", " ", question)
     for m in sorted(mentions, key=len, reverse=True):
-        if m:
+        if m and literal_value(m) is None:
             text = re.sub(re.escape(m), " ", text, flags=re.IGNORECASE)
     return _QUESTION_LITERAL.findall(text)
 
 
-def as_written(literal: str):
+def written_value(text: str) -> int | str:
     """A question's literal as a condition keeps it: an integer as an int ("13" -> 13), anything
-    else (a decimal, a date) as written."""
-    t = literal.strip()
+    else (a decimal, a date, a number too long to be an id of anything countable) as written."""
+    t = text.strip()
     return int(t) if t.lstrip("+-").isdigit() and len(t) <= 18 else t
 
 
@@ -373,10 +375,13 @@ def plan_answers(kg: KnowledgeGraph, plan: QueryPlan, semantics=None) -> list[st
 def _paths_field(paths, topics, source) -> list[list[str]]:
     if isinstance(paths, str):  # "r1|^r2;r3" in a TSV/CSV cell: ';' between anchors
         paths = [p.split("|") for p in paths.split(";") if p.strip()]
-    if not isinstance(paths, list) or not paths or not all(
+    if not isinstance(paths, list) or not all(
             isinstance(p, list) and p and all(isinstance(r, str) and r for r in p) for p in paths):
         raise DataFormatError(source, "relation_paths must be a list of relation paths (one list of "
                               "relations per topic entity)", paths)
+    if not paths:
+        raise DataFormatError(source, "relation_paths is empty: give one relation path per topic entity, "
+                              "or leave the key out (the plan is then derived from the KG)", paths)
     if len(paths) > len(topics):
         raise DataFormatError(source, f"relation_paths has {len(paths)} paths but the question has "
                               f"{len(topics)} topic entities (one path per anchor)", paths)
@@ -409,6 +414,9 @@ def plan_from_record(record: dict, topics: Sequence[str], relation_path, source:
     paths = record.get("relation_paths")
     if paths not in (None, ""):
         paths = _paths_field(paths, topics, source)
+        if relation_path and list(relation_path) not in [list(p) for p in paths]:
+            raise DataFormatError(source, f"relation_path {list(relation_path)} is none of relation_paths "
+                                  f"{paths}: the two contradict each other", relation_path)
     else:
         paths = None
     raw = _json_field(record.get("constraints") or record.get("constraint"), "constraint", source)

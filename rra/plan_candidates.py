@@ -32,7 +32,7 @@ from typing import Sequence
 
 from rra.graph.base import inverse
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
-    as_written, literal_value
+    written_value, literal_value
 from rra.text import normalize_answer
 
 
@@ -283,7 +283,7 @@ def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_
             for op in COMPARISONS:
                 kept = apply_condition(vals, op, v)
                 if kept and kept != b.nodes:
-                    c = Constraint(r, op, as_written(lit))
+                    c = Constraint(r, op, written_value(lit))
                     pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [c], b.plan.via), kept, b.prior)
                     singles[lit].setdefault((r, frozenset(kept)), c)
     pairs = 0

@@ -219,6 +219,7 @@ class Status(StrEnum):
     LLM_ERROR = "llm_error"  # LLM call failed or timed out after retries; answered as well as possible
     UNPARSEABLE = "unparseable"  # LLM replied but the reply could not be parsed; answered as well as possible
     ERROR = "error"  # anything else went wrong (a bug): recorded with the exception type; raised under strict
+    OVER_BUDGET = "over_budget"  # the question used up its time budget (bounds.max_seconds): answered with what it had
 
 
 STATUSES = tuple(s.value for s in Status)

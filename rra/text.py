@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from rra.graph.base import base_relation, is_inverse
-from rra.graph.rdf import display
+from rra.graph.literals import value_text
+from rra.graph.rdf import display, is_literal
 from rra.records import Triple
 
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
@@ -247,9 +248,12 @@ def normalize(s: str) -> str:
 def normalize_answer(s: str) -> str:
     """The form answers are scored in (rra.eval.metrics): case-folded, whitespace collapsed.
     Stricter than `normalize` on purpose: "AC/DC" and "AC DC" are different answers. A literal
-    node ("1985"^^xsd:gYear) is scored as its value, which is what a gold answer "1985" says."""
+    node ("1985"^^xsd:gYear, "1.9E3"^^xsd:double) is scored as its value ("1985", "1900"), which is what
+    a gold answer "1985" says."""
     s = str(s)
-    return " ".join((display(s) if s[:1] == '"' else s).casefold().split())
+    if s[:1] == '"':
+        s = value_text(s) or display(s) if is_literal(s) else s
+    return " ".join(s.casefold().split())
 
 
 def find_mentions(text: str, names: Sequence[str]) -> list[str]:

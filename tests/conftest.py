@@ -31,6 +31,34 @@ def repo_root() -> Path:
     return REPO
 
 
+# -- the real config, composed as the entry points compose it (lightning-hydra-template's cfg_train) --
+@pytest.fixture(scope="session")
+def compose_cfg():
+    """compose_cfg(name, overrides, root=None, output_dir=None): conf/NAME.yaml as `python NAME.py
+    OVERRIDES` composes it, W&B off (`logger=none`, where the config has a logger), every path of the
+    run under `root`. Session-scoped, so session fixtures that train a model can use it too."""
+    from rra.config import compose_config
+
+    def compose(name: str, overrides=(), root: Path | None = None, output_dir: Path | None = None):
+        quiet = ["logger=none"] if name in ("train", "infer") else []
+        return compose_config(name, [*quiet, *overrides], config_dir=REPO / "conf", root=root, output_dir=output_dir)
+
+    return compose
+
+
+@pytest.fixture
+def cfg_train(compose_cfg, tmp_path):
+    """cfg_train(overrides=()): the training config of `python train.py OVERRIDES`, run under tmp_path;
+    a test overrides what it needs and nothing else."""
+    return lambda overrides=(), root=tmp_path: compose_cfg("train", overrides, root)
+
+
+@pytest.fixture
+def cfg_infer(compose_cfg, tmp_path):
+    """cfg_infer(overrides=()): the config of `python infer.py OVERRIDES`, run under tmp_path."""
+    return lambda overrides=(), root=tmp_path: compose_cfg("infer", overrides, root)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """../shared/data, or skip: the real datasets are never part of the repository."""

@@ -13,8 +13,15 @@ from rra.eval.dashboard import BREAKDOWNS, breakdown, build_tables, predictions_
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from test_infer import SEARCH, compose_cfg, trained_root  # noqa: E402,F401  (the tiny trained retriever)
+from test_infer import SEARCH, toy_cfg, trained_root  # noqa: E402,F401  (the tiny trained retriever)
 from wandb_files import offline_run  # noqa: E402
+
+from rra.config import compose_config  # noqa: E402
+
+
+def compose_cfg(name, root, overrides):
+    """The toy KG's config as infer.py composes it, with the logger each test picks."""
+    return compose_config(name, ["data=toy", SEARCH, *overrides], config_dir=REPO / "conf", root=root)
 
 
 def pred(qid, hit, hop, path, status="ok", **extra):

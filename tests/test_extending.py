@@ -5,12 +5,7 @@ with the built-in KG, through the same evaluation loop, metrics and summary as e
 import json
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
-REPO = Path(__file__).resolve().parents[1]
 
 MODULE = '''
 import re
@@ -69,7 +64,7 @@ class WordOverlapLLM(LLM):
 '''
 
 
-def test_a_new_baseline_and_llm_backend_are_one_module_and_one_yaml_each(tmp_path, monkeypatch):
+def test_a_new_baseline_and_llm_backend_are_one_module_and_one_yaml_each(compose_cfg, tmp_path, monkeypatch):
     from rra.eval.run import run_split
 
     (tmp_path / "my_kgqa.py").write_text(MODULE)
@@ -80,14 +75,8 @@ def test_a_new_baseline_and_llm_backend_are_one_module_and_one_yaml_each(tmp_pat
     (conf / "llm" / "word_overlap.yaml").write_text("_target_: my_kgqa.WordOverlapLLM\nname: word_overlap\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=[f"hydra.searchpath=[file://{conf}]", "method=one_hop",
-                                          "llm=word_overlap", "logger=none", "limit=30", "show_summary=false"],
-                      return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(tmp_path / "run")
+    cfg = compose_cfg("infer", [f"hydra.searchpath=[file://{conf}]", "method=one_hop", "llm=word_overlap",
+                                "limit=30", "show_summary=false"], output_dir=tmp_path / "run")
     metrics = run_split(cfg, tmp_path / "run")
 
     assert metrics["method"] == "one_hop" and metrics["n"] == 30
@@ -196,16 +185,11 @@ class DictGraph(KnowledgeGraph):
 '''
 
 
-def infer_with(tmp_path: Path, conf: Path, overrides: list[str], run: str) -> tuple[dict, list[dict]]:
+def infer_with(compose_cfg, tmp_path: Path, conf: Path, overrides: list[str], run: str) -> tuple[dict, list[dict]]:
     from rra.eval.run import run_split
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=[f"hydra.searchpath=[file://{conf}]", "method=one_hop", "llm=word_overlap",
-                                          "logger=none", "show_summary=false", *overrides], return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(tmp_path / run)
+    cfg = compose_cfg("infer", [f"hydra.searchpath=[file://{conf}]", "method=one_hop", "llm=word_overlap",
+                                "show_summary=false", *overrides], output_dir=tmp_path / run)
     metrics = run_split(cfg, tmp_path / run)
     lines = (tmp_path / run / "predictions.jsonl").read_text().splitlines()
     return metrics, [json.loads(line) for line in lines]
@@ -223,7 +207,7 @@ def extension_dir(tmp_path: Path, monkeypatch) -> Path:
     return conf
 
 
-def test_a_new_question_format_is_a_reader_and_a_yaml(tmp_path, monkeypatch):
+def test_a_new_question_format_is_a_reader_and_a_yaml(compose_cfg, tmp_path, monkeypatch):
     """infer.py answers the format's questions and train.py's datamodule trains on them: nothing in
     rra/ or conf/ names the format."""
     from rra.data.builtin import builtin_questions
@@ -242,16 +226,13 @@ def test_a_new_question_format_is_a_reader_and_a_yaml(tmp_path, monkeypatch):
         "train: {_target_: pipe_format.read_pipe_questions, _partial_: true, path: '${data.question_file}'}\n"
         "test: {_target_: pipe_format.read_pipe_questions, _partial_: true, path: '${data.question_file}'}\n")
 
-    metrics, preds = infer_with(tmp_path, conf, ["data=pipes"], "pipes")
-    _, same = infer_with(tmp_path, conf, ["limit=20"], "builtin")  # the same questions, built-in format
+    metrics, preds = infer_with(compose_cfg, tmp_path, conf, ["data=pipes"], "pipes")
+    _, same = infer_with(compose_cfg, tmp_path, conf, ["limit=20"], "builtin")  # the same questions, built-in format
     assert metrics["n"] == 20 and [p["qid"] for p in preds] == [f"pipe-{n}" for n in range(2, 22)]
     assert [p["gold_answers"] for p in preds] == [q.answers for q in questions]
     assert [(p["answers"], p["status"]) for p in preds] == [(p["answers"], p["status"]) for p in same]
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=[f"hydra.searchpath=[file://{conf}]", "data=pipes", "logger=none",
-                                          "datamodule.supervision_cache=false"])
+    cfg = compose_cfg("train", [f"hydra.searchpath=[file://{conf}]", "data=pipes", "datamodule.supervision_cache=false"])
     datamodule = build_datamodule(cfg)
     datamodule.setup("fit")
     coverage = datamodule.summary["coverage"]["train"]
@@ -259,15 +240,15 @@ def test_a_new_question_format_is_a_reader_and_a_yaml(tmp_path, monkeypatch):
     assert datamodule.summary["train_questions"] == 18  # 10% held out for validation
 
 
-def test_a_new_graph_backend_is_a_module_and_a_yaml(tmp_path, monkeypatch):
+def test_a_new_graph_backend_is_a_module_and_a_yaml(compose_cfg, tmp_path, monkeypatch):
     """The `graph` group alone picks the backend: the same run on it and on NetworkX answers alike."""
     conf = extension_dir(tmp_path, monkeypatch)
     (tmp_path / "dict_graph.py").write_text(BACKEND)
     (conf / "graph" / "dict.yaml").write_text(
         "_target_: dict_graph.DictGraph\npath: ${data.kb_path}\nlabels_path: ${oc.select:data.labels_path,null}\n")
 
-    on_dicts, preds = infer_with(tmp_path, conf, ["graph=dict", "limit=40"], "dict")
-    on_networkx, reference = infer_with(tmp_path, conf, ["limit=40"], "networkx")
+    on_dicts, preds = infer_with(compose_cfg, tmp_path, conf, ["graph=dict", "limit=40"], "dict")
+    on_networkx, reference = infer_with(compose_cfg, tmp_path, conf, ["limit=40"], "networkx")
     assert "DictGraph" in (tmp_path / "dict" / "summary.md").read_text()  # the backend that answered
     assert [(p["answers"], p["status"], p["paths"]) for p in preds] == \
         [(p["answers"], p["status"], p["paths"]) for p in reference]

@@ -7,10 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
 REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"  # the retriever tests' toy KG + questions (data=toy)
@@ -22,32 +18,27 @@ from rra.training.run import train  # noqa: E402
 SEARCH = f"hydra.searchpath=[file://{TOY_CONF}]"
 
 
-def compose_cfg(name: str, root: Path, overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(name, overrides=["data=toy", "logger=none", SEARCH] + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(root)
-        cfg.paths.output_dir = str(root / "run")
-    return cfg
+@pytest.fixture(scope="module")
+def toy_cfg(compose_cfg):
+    """toy_cfg(name, root, overrides): the real train / infer config on the toy KG, paths under `root`."""
+    return lambda name, root, overrides: compose_cfg(name, ["data=toy", SEARCH, *overrides], root)
 
 
 @pytest.fixture(scope="module")
-def trained_root(tmp_path_factory) -> Path:
+def trained_root(toy_cfg, tmp_path_factory) -> Path:
     """`python train.py` (tiny encoder, toy KG) publishing checkpoints/retriever/best.ckpt in tmp."""
     root = tmp_path_factory.mktemp("infer_root")
-    cfg = compose_cfg("train", root, ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
-                                      "callbacks.progress_bar=null"])
+    cfg = toy_cfg("train", root, ["model=retriever_tiny", "trainer.max_epochs=3", "test=false",
+                                  "callbacks.progress_bar=null"])
     train(cfg)
     assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
     return root
 
 
-def test_split_run_writes_outputs_and_resumes(trained_root, tmp_path):
+def test_split_run_writes_outputs_and_resumes(toy_cfg, trained_root, tmp_path):
     from rra.eval.run import run_split
 
-    cfg = compose_cfg("infer", trained_root, ["limit=10", "llm=none"])
+    cfg = toy_cfg("infer", trained_root, ["limit=10", "llm=none"])
     metrics = run_split(cfg, tmp_path)
     lines = (tmp_path / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 10 and metrics["n"] == 10 and metrics["new_questions"] == 10
@@ -60,15 +51,15 @@ def test_split_run_writes_outputs_and_resumes(trained_root, tmp_path):
     # the method describes its own parts (rra.methods.QAMethod.describe)
     assert "best.ckpt" in summary and "- **rewriter**: template" in summary and "- **answer**: graph" in summary
     # same output dir: nothing is answered twice, the metrics cover all questions
-    again = run_split(compose_cfg("infer", trained_root, ["limit=12", "llm=none"]), tmp_path)
+    again = run_split(toy_cfg("infer", trained_root, ["limit=12", "llm=none"]), tmp_path)
     assert again["new_questions"] == 2 and again["n"] == 12
     assert len((tmp_path / "predictions.jsonl").read_text().splitlines()) == 12
 
 
-def test_llm_that_returns_nothing_costs_a_status_not_the_run(trained_root, tmp_path):
+def test_llm_that_returns_nothing_costs_a_status_not_the_run(toy_cfg, trained_root, tmp_path):
     from rra.eval.run import run_split
 
-    cfg = compose_cfg("infer", trained_root, ["limit=4", "llm=fake", "answer=llm", "rewriter=llm"])
+    cfg = toy_cfg("infer", trained_root, ["limit=4", "llm=fake", "answer=llm", "rewriter=llm"])
     metrics = run_split(cfg, tmp_path)
     assert metrics["n"] == 4 and set(metrics["status"]) <= {"unparseable", "no_path"}
     assert metrics["llm_calls_per_q"] >= 1  # rewriter + answerer were asked
@@ -76,10 +67,10 @@ def test_llm_that_returns_nothing_costs_a_status_not_the_run(trained_root, tmp_p
     assert any("empty reply" in e for e in pred["errors"])
 
 
-def test_single_question_prints_paths_triples_and_answer(trained_root, capsys):
+def test_single_question_prints_paths_triples_and_answer(toy_cfg, trained_root, capsys):
     from rra.eval.run import answer_question
 
-    cfg = compose_cfg("infer", trained_root, ["llm=none", "rewriter=template",
+    cfg = toy_cfg("infer", trained_root, ["llm=none", "rewriter=template",
                                               "question='who directed [Movie 3]'"])
     pred = answer_question(cfg)
     out = capsys.readouterr().out
@@ -91,14 +82,14 @@ def test_single_question_prints_paths_triples_and_answer(trained_root, capsys):
     cut = [c for c in cands if c["score"] < 0.1 * cands[0]["score"]]
     assert all(c["entity"] not in pred.answers for c in cut)
     assert ("below the answer cut-off" in out) == bool(cut[:10 - len(pred.answers)])
-    missing = answer_question(compose_cfg("infer", trained_root, ["llm=none", "question='who directed [Zorro]'"]))
+    missing = answer_question(toy_cfg("infer", trained_root, ["llm=none", "question='who directed [Zorro]'"]))
     assert missing.status == "unknown_entity"
 
 
-def test_missing_checkpoint_is_a_clear_error(tmp_path):
+def test_missing_checkpoint_is_a_clear_error(toy_cfg, tmp_path):
     from rra.eval.run import build
 
-    cfg = compose_cfg("infer", tmp_path, ["llm=none"])
+    cfg = toy_cfg("infer", tmp_path, ["llm=none"])
     with pytest.raises(Exception, match="python train.py"):
         build(cfg)
 
@@ -146,12 +137,10 @@ def test_a_refused_run_leaves_the_running_runs_directory_untouched(trained_root,
     assert after == before
 
 
-def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):
+def test_default_config_reads_the_builtin_graph_and_test_split(cfg_infer):
     from rra.eval.run import build_graph, load_split
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("infer", overrides=["logger=none"])
+    cfg = cfg_infer(root=None)
     assert cfg.retriever.ckpt.endswith("checkpoints/retriever/best.ckpt")  # what train.py publishes
     assert cfg.method._target_ == "rra.pipeline.method.build_rra" and cfg.answer._target_ == "rra.pipeline.answer.GraphScorer"
     kg = build_graph(cfg)
@@ -161,45 +150,45 @@ def test_default_config_reads_the_builtin_graph_and_test_split(tmp_path):
         load_split(cfg, "nope", kg)
 
 
-def test_checkpoint_of_another_kg_is_refused(trained_root, tmp_path):
+def test_checkpoint_of_another_kg_is_refused(toy_cfg, trained_root, tmp_path):
     from rra.eval.run import build
 
     kb = tmp_path / "kb.txt"
     kb.write_text("A|likes|B\nB|likes|C\n")
-    cfg = compose_cfg("infer", trained_root, ["llm=none", f"data.kb_path={kb}"])
+    cfg = toy_cfg("infer", trained_root, ["llm=none", f"data.kb_path={kb}"])
     with pytest.raises(Exception, match="relation.s. this knowledge graph does not have"):  # Hydra wraps it, message intact
         build(cfg)
 
 
-def test_baseline_with_concurrency_pools_llm_calls(trained_root, tmp_path):
+def test_baseline_with_concurrency_pools_llm_calls(toy_cfg, trained_root, tmp_path):
     """`concurrency=3`: a baseline answers three questions at a time; the LLM is wrapped in
     BatchingLLM and every question still gets its prediction, once, with its own call count."""
     from rra.eval.run import build, run_split
     from rra.llm import BatchingLLM
 
     overrides = ["limit=6", "llm=fake", "method=tog", "method.mode=llm", "concurrency=3"]
-    _, llm, _ = build(compose_cfg("infer", trained_root, overrides))
+    _, llm, _ = build(toy_cfg("infer", trained_root, overrides))
     assert isinstance(llm, BatchingLLM)
-    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path)
+    metrics = run_split(toy_cfg("infer", trained_root, overrides), tmp_path)
     lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert metrics["n"] == 6 and len({d["qid"] for d in lines}) == 6
     assert all(d["llm_calls"] >= 1 for d in lines) and metrics["llm_usage"]["calls"] == sum(d["llm_calls"] for d in lines)
 
 
-def test_sparql_backends_report_graph_requests_per_question(trained_root, tmp_path):
+def test_sparql_backends_report_graph_requests_per_question(toy_cfg, trained_root, tmp_path):
     """A batch of questions on the embedded store costs a few queries per question, not one per
     path per question, and the run reports how many (graph_requests_per_question)."""
     from rra.eval.run import run_split
 
-    metrics = run_split(compose_cfg("infer", trained_root, ["limit=20", "llm=none", "graph=oxigraph",
+    metrics = run_split(toy_cfg("infer", trained_root, ["limit=20", "llm=none", "graph=oxigraph",
                                                            "graph.graph_iri=http://rra.test/graph/toy"]), tmp_path)
-    plain = run_split(compose_cfg("infer", trained_root, ["limit=20", "llm=none"]), tmp_path / "nx")
+    plain = run_split(toy_cfg("infer", trained_root, ["limit=20", "llm=none"]), tmp_path / "nx")
     assert metrics["hits@1"] == plain["hits@1"] and "graph_requests_per_question" not in plain
     assert 0 < metrics["graph_requests_per_question"] <= 2.0
     assert "graph requests / question" in (tmp_path / "summary.md").read_text()
 
 
-def test_infer_on_a_named_graph_of_virtuoso(trained_root, tmp_path, virtuoso):
+def test_infer_on_a_named_graph_of_virtuoso(toy_cfg, trained_root, tmp_path, virtuoso):
     """`rra-kg load --virtuoso` bulk-loads the KG into a named graph; infer.py on graph=sparql
     scoped to it answers exactly as on NetworkX (the store's other graphs are not seen)."""
     import shutil
@@ -213,8 +202,8 @@ def test_infer_on_a_named_graph_of_virtuoso(trained_root, tmp_path, virtuoso):
     assert rra_kg(["load", str(kb), "--virtuoso", f"127.0.0.1:{virtuoso.sql_port}", "--graph", iri]) == 0
     overrides = ["limit=16", "llm=none", "graph=sparql", f"graph.endpoint={virtuoso.endpoint}",
                  f"graph.graph_iri={iri}", "graph.trust_env=false"]
-    on_virtuoso = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "virtuoso")
-    on_networkx = run_split(compose_cfg("infer", trained_root, ["limit=16", "llm=none"]), tmp_path / "nx")
+    on_virtuoso = run_split(toy_cfg("infer", trained_root, overrides), tmp_path / "virtuoso")
+    on_networkx = run_split(toy_cfg("infer", trained_root, ["limit=16", "llm=none"]), tmp_path / "nx")
     got = [json.loads(x)["answers"] for x in (tmp_path / "virtuoso" / "predictions.jsonl").read_text().splitlines()]
     want = [json.loads(x)["answers"] for x in (tmp_path / "nx" / "predictions.jsonl").read_text().splitlines()]
     assert got == want and on_virtuoso["hits@1"] == on_networkx["hits@1"]
@@ -222,48 +211,48 @@ def test_infer_on_a_named_graph_of_virtuoso(trained_root, tmp_path, virtuoso):
 
 
 # -- run integrity ---------------------------------------------------------------------------
-def test_resuming_with_another_setup_is_refused(trained_root, tmp_path):
+def test_resuming_with_another_setup_is_refused(toy_cfg, trained_root, tmp_path):
     from rra.eval.integrity import ResumeMismatchError
     from rra.eval.run import run_split
 
-    run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path)
+    run_split(toy_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path)
     with pytest.raises(ResumeMismatchError, match=r"method\._target_: .*build_rra.* -> .*ToG"):
-        run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog"]), tmp_path)
+        run_split(toy_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog"]), tmp_path)
     # the same setup resumes; resume=false starts over with the new one
-    again = run_split(compose_cfg("infer", trained_root, ["limit=8", "llm=none"]), tmp_path)
+    again = run_split(toy_cfg("infer", trained_root, ["limit=8", "llm=none"]), tmp_path)
     assert again["new_questions"] == 2 and again["n"] == 8
-    fresh = run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog", "resume=false"]), tmp_path)
+    fresh = run_split(toy_cfg("infer", trained_root, ["limit=6", "llm=none", "method=tog", "resume=false"]), tmp_path)
     assert fresh["method"] == "tog" and fresh["n"] == 6
 
 
-def test_a_locked_output_dir_refuses_a_second_run(trained_root, tmp_path):
+def test_a_locked_output_dir_refuses_a_second_run(toy_cfg, trained_root, tmp_path):
     from rra.eval.integrity import RunLock, RunLockedError
     from rra.eval.run import run_split
 
     with RunLock(tmp_path):  # another run holds the directory
         with pytest.raises(RunLockedError, match="another run"):
-            run_split(compose_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)
-    assert run_split(compose_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)["n"] == 4
+            run_split(toy_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)
+    assert run_split(toy_cfg("infer", trained_root, ["limit=4", "llm=none"]), tmp_path)["n"] == 4
 
 
 @pytest.mark.parametrize("limit", ["-1", "0", "abc", "2.5"])
-def test_limit_must_be_null_or_positive(trained_root, tmp_path, limit):
+def test_limit_must_be_null_or_positive(toy_cfg, trained_root, tmp_path, limit):
     from rra.eval.run import run_split
 
     with pytest.raises(ValueError, match="limit must be null"):
-        run_split(compose_cfg("infer", trained_root, [f"limit={limit}", "llm=none"]), tmp_path)
+        run_split(toy_cfg("infer", trained_root, [f"limit={limit}", "llm=none"]), tmp_path)
 
 
 FAILING_LLM = ["llm=fake", "+llm.default={_target_: rra.llm.base.LLMReply, text: '', error: 'http 500: down'}",
                "answer=llm"]
 
 
-def test_llm_down_warns_counts_and_fails_under_strict(trained_root, tmp_path):
+def test_llm_down_warns_counts_and_fails_under_strict(toy_cfg, trained_root, tmp_path):
     import math
 
     from rra.eval.run import RunFailedError, optimized_metric, run_split
 
-    metrics = run_split(compose_cfg("infer", trained_root, ["limit=6", *FAILING_LLM]), tmp_path / "a")
+    metrics = run_split(toy_cfg("infer", trained_root, ["limit=6", *FAILING_LLM]), tmp_path / "a")
     assert metrics["llm_answered"] == 0 and metrics["llm_asked_n"] == 6
     assert any("LLM answered only 0%" in w for w in metrics["warnings"])
     summary = (tmp_path / "a" / "summary.md").read_text()
@@ -272,8 +261,8 @@ def test_llm_down_warns_counts_and_fails_under_strict(trained_root, tmp_path):
     assert metrics["run_failed"] is True and math.isnan(optimized_metric(metrics))
     assert "failed as a measurement of its method" in summary
     with pytest.raises(RunFailedError, match="strict=true"):
-        run_split(compose_cfg("infer", trained_root, ["limit=6", "strict=true", *FAILING_LLM]), tmp_path / "b")
-    plain = run_split(compose_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path / "c")
+        run_split(toy_cfg("infer", trained_root, ["limit=6", "strict=true", *FAILING_LLM]), tmp_path / "b")
+    plain = run_split(toy_cfg("infer", trained_root, ["limit=6", "llm=none"]), tmp_path / "c")
     assert plain["warnings"] == [] and "none used" in (tmp_path / "c" / "summary.md").read_text()
     assert plain["run_failed"] is False and optimized_metric(plain) == plain["hits@1"]
 
@@ -288,22 +277,22 @@ def flaky_server(prompt):
     return LLMReply("", error="http 503: down") if SERVER["down"] else "Gus"
 
 
-def test_transient_failures_are_retried_on_resume_and_counted_once(trained_root, tmp_path):
+def test_transient_failures_are_retried_on_resume_and_counted_once(toy_cfg, trained_root, tmp_path):
     from rra.eval.run import run_split
 
     flaky = ["llm=fake", "+llm.script={_target_: hydra.utils.get_method, path: test_infer.flaky_server}", "answer=llm"]
     SERVER["down"] = True
-    first = run_split(compose_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
+    first = run_split(toy_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
     assert first["status"].get("llm_error") == 5
     SERVER["down"] = False
-    second = run_split(compose_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
+    second = run_split(toy_cfg("infer", trained_root, ["limit=5", *flaky]), tmp_path)
     assert second["new_questions"] == 5 and second["n"] == 5  # asked again, each qid counted once
     assert "llm_error" not in second["status"]
     lines = (tmp_path / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 10  # the failed answers stay in the file; metrics read each qid's latest
 
 
-def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(trained_root, tmp_path, katan):
+def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(toy_cfg, trained_root, tmp_path, katan):
     """llm-katan's echo backend repeats the prompt, knowledge included: the paper's lenient rule
     (a gold answer anywhere in the reply) credits it; the committed-answer metric does not."""
     from rra.eval.run import run_split
@@ -311,7 +300,7 @@ def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(trained_root, tmp
     url = katan()
     overrides = ["limit=12", "llm=openai", f"llm.base_url={url}", "llm.model=echo", "llm.api_key_env=KATAN_API_KEY",
                  "llm.max_retries=0", "answer=llm", "rewriter=triple"]
-    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path)
+    metrics = run_split(toy_cfg("infer", trained_root, overrides), tmp_path)
     assert metrics["llm_asked_n"] == 12 and metrics["llm_answered"] == 100
     assert metrics["hits@1"] >= 50 and metrics["hits@1_strict"] <= 10
     summary = (tmp_path / "summary.md").read_text()
@@ -320,13 +309,13 @@ def test_an_echo_llm_earns_lenient_credit_but_no_strict_credit(trained_root, tmp
 
 @pytest.mark.parametrize("rewriter", ["triple", "template", "none", "llm"])
 @pytest.mark.parametrize("answer", ["graph", "llm", "choice"])
-def test_every_rewriter_and_answer_option_builds_and_answers(trained_root, rewriter, answer):
+def test_every_rewriter_and_answer_option_builds_and_answers(toy_cfg, trained_root, rewriter, answer):
     """Every option of the rewriter= and answer= groups (the trained rewriter has its own tests)
     instantiates through conf/method/rra.yaml and answers; `rewriter=triple` once failed here
     (a step class without its own __init__ looked as if it took any keyword)."""
     from rra.eval.run import build, load_split
 
-    cfg = compose_cfg("infer", trained_root, [f"rewriter={rewriter}", f"answer={answer}", "llm=fake"])
+    cfg = toy_cfg("infer", trained_root, [f"rewriter={rewriter}", f"answer={answer}", "llm=fake"])
     kg, _, method = build(cfg)
     examples = load_split(cfg, "test", kg)[:2]
     preds = list(method.answer_batch(examples))
@@ -410,7 +399,7 @@ def statuses(path: Path) -> tuple[list[str], dict]:
     return [d["qid"] for d in latest], counts
 
 
-def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_root, tmp_path, monkeypatch):
+def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(toy_cfg, trained_root, tmp_path, monkeypatch):
     """200 questions on `oxigraph serve`, killed (-9) after the 30th answer: the run ends within
     seconds (deadline + circuit breaker, no fall-back ladder of failing requests), every question is
     in predictions.jsonl once, the rest as graph_error; with the server back, a resume answers them."""
@@ -423,7 +412,7 @@ def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained
                  "graph.cache_size=0", "graph.backoff=0.05", "batch_size=4", "show_summary=false"]
     state = kill_after(monkeypatch, 30, server.kill)
     try:
-        metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+        metrics = run_split(toy_cfg("infer", trained_root, overrides), tmp_path / "run")
         after_kill = time.monotonic() - state["at"]
         qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
         assert after_kill < 30, f"the run took {after_kill:.1f} s after the kill"
@@ -433,7 +422,7 @@ def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained
         assert any("connection refused" in e or "in a row" in e for e in pred["errors"]), pred["errors"]
         server.start()
         monkeypatch.undo()
-        again = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+        again = run_split(toy_cfg("infer", trained_root, overrides), tmp_path / "run")
         qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
         assert again["new_questions"] == 200 - 30 - (metrics["status"].get("ok", 0) - 30)
         assert len(qids) == 200 and "graph_error" not in counts and again["n"] == 200
@@ -441,7 +430,7 @@ def test_sparql_store_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained
         server.kill()
 
 
-def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_root, tmp_path, monkeypatch, katan):
+def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(toy_cfg, trained_root, tmp_path, monkeypatch, katan):
     """The same with an OpenAI-compatible server (llm-katan, echo backend) answering for RRA."""
     import time
 
@@ -452,7 +441,7 @@ def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_r
                  "llm.api_key_env=KATAN_API_KEY", "llm.backoff_s=0.05", "answer=llm", "rewriter=triple",
                  "batch_size=8", "show_summary=false"]
     state = kill_after(monkeypatch, 24, lambda: katan.kill(url))
-    metrics = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+    metrics = run_split(toy_cfg("infer", trained_root, overrides), tmp_path / "run")
     after_kill = time.monotonic() - state["at"]
     qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
     assert after_kill < 30, f"the run took {after_kill:.1f} s after the kill"
@@ -463,13 +452,13 @@ def test_llm_server_killed_mid_run_ends_fast_loses_nothing_and_resumes(trained_r
     katan(port=int(url.rsplit(":", 1)[1].split("/")[0]))
     monkeypatch.undo()
     monkeypatch.setenv("KATAN_API_KEY", "test-key")
-    again = run_split(compose_cfg("infer", trained_root, overrides), tmp_path / "run")
+    again = run_split(toy_cfg("infer", trained_root, overrides), tmp_path / "run")
     qids, counts = statuses(tmp_path / "run" / "predictions.jsonl")
     assert len(qids) == 200 and "llm_error" not in counts and again["n"] == 200
 
 
 # -- resume fingerprints by content ---------------------------------------------------------------
-def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_path, monkeypatch):
+def test_resume_stops_when_an_input_file_changed_and_names_it(toy_cfg, trained_root, tmp_path, monkeypatch):
     monkeypatch.setenv("RRA_CACHE_DIR", str(tmp_path / "cache"))  # the digests cached across run dirs
     """Same config, same paths, different content: a KG with lines deleted, or a checkpoint
     overwritten in place (same size), stops the resume and says which input changed. Unchanged
@@ -484,32 +473,32 @@ def test_resume_stops_when_an_input_file_changed_and_names_it(trained_root, tmp_
     shutil.copy(REPO / "tests" / "models" / "toy_kb.txt", kb)
     shutil.copy(trained_root / "checkpoints" / "retriever" / "best.ckpt", ckpt)
     over = ["limit=4", "llm=none", f"data.kb_path={kb}", f"retriever.ckpt={ckpt}", "show_summary=false"]
-    run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+    run_split(toy_cfg("infer", trained_root, over), tmp_path / "run")
     recorded = json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]
     assert {"data.kb_path", "retriever.ckpt"} <= set(recorded)
 
     reads = []
     monkeypatch.setattr(integrity, "file_hash", lambda p, real=integrity.file_hash: reads.append(p) or real(p))
-    assert run_split(compose_cfg("infer", trained_root, over[1:] + ["limit=6"]), tmp_path / "run")["new_questions"] == 2
+    assert run_split(toy_cfg("infer", trained_root, over[1:] + ["limit=6"]), tmp_path / "run")["new_questions"] == 2
     assert reads == []  # nothing changed: no input read again
-    run_split(compose_cfg("infer", trained_root, over), tmp_path / "other-run")
+    run_split(toy_cfg("infer", trained_root, over), tmp_path / "other-run")
     assert reads == []  # nor for a new run dir (~/.cache/rra/digests.json, here $RRA_CACHE_DIR)
     assert str(kb.resolve()) in json.loads((tmp_path / "cache" / "digests.json").read_text())
 
     lines = kb.read_text().splitlines(keepends=True)
     kb.write_text("".join(lines[:-5]))
     with pytest.raises(ResumeMismatchError, match=r"data\.kb_path \(.*kb\.txt\): content changed"):
-        run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+        run_split(toy_cfg("infer", trained_root, over), tmp_path / "run")
     kb.write_text("".join(lines))
 
     data = bytearray(ckpt.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one byte of the weights, size unchanged
     ckpt.write_bytes(bytes(data))
     with pytest.raises(ResumeMismatchError, match=r"retriever\.ckpt \(.*best\.ckpt\): content changed"):
-        run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+        run_split(toy_cfg("infer", trained_root, over), tmp_path / "run")
 
 
-def test_skipped_kg_lines_are_counted_and_shown(trained_root, tmp_path):
+def test_skipped_kg_lines_are_counted_and_shown(toy_cfg, trained_root, tmp_path):
     """graph.on_error=skip: the bad lines are counted, and the first line numbers are in
     metrics.json and summary.md."""
     from rra.eval.run import run_split
@@ -520,7 +509,7 @@ def test_skipped_kg_lines_are_counted_and_shown(trained_root, tmp_path):
     lines.append("x|^inverse|y")
     kb.write_text("\n".join(lines) + "\n")
     over = ["limit=3", "llm=none", f"data.kb_path={kb}", "graph.on_error=skip", "show_summary=false"]
-    metrics = run_split(compose_cfg("infer", trained_root, over), tmp_path / "run")
+    metrics = run_split(toy_cfg("infer", trained_root, over), tmp_path / "run")
     assert metrics["kg_skipped_lines"] == 3
     assert [r.split(":")[0] for r in metrics["kg_skipped_first"]] == ["line 3", "line 4", f"line {len(lines)}"]
     assert json.loads((tmp_path / "run" / "metrics.json").read_text())["kg_skipped_lines"] == 3
@@ -550,12 +539,80 @@ def test_caches_and_stores_are_not_fingerprinted_by_content():
     assert _input_paths(node, "data") == {"data.kb_path": str(REPO / "tests" / "models" / "toy_kb.txt")}
 
 
-def test_strict_is_a_parameter_of_the_method_not_of_the_process(trained_root, monkeypatch):
+def test_strict_is_a_parameter_of_the_method_not_of_the_process(toy_cfg, trained_root, monkeypatch):
     from rra.eval.run import build
     from rra.methods import QAMethod
 
     monkeypatch.setattr(QAMethod, "strict", False)  # the tests' default off: what infer.py starts from
-    _, _, lenient = build(compose_cfg("infer", trained_root, ["llm=none"]))
-    _, _, strict = build(compose_cfg("infer", trained_root, ["llm=none", "strict=true"]))
+    _, _, lenient = build(toy_cfg("infer", trained_root, ["llm=none"]))
+    _, _, strict = build(toy_cfg("infer", trained_root, ["llm=none", "strict=true"]))
     assert strict.strict and not lenient.strict and not QAMethod.strict
     assert "RRA_STRICT_ERRORS" not in os.environ
+
+
+# -- issue 37 item 11: a refused resume rewrites nothing; temporary files; content digests --------
+def test_a_refused_resume_leaves_the_runs_record_as_it_was(toy_cfg, trained_root, tmp_path):
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    before = {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()}
+    assert {p.name for p in before} == {"config.yaml", "hydra.yaml", "overrides.yaml"}
+    with pytest.raises(ResumeMismatchError):
+        run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "method=tog"]), tmp_path)
+    assert {p: p.read_bytes() for p in (tmp_path / ".hydra").iterdir()} == before
+
+
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(toy_cfg, trained_root, tmp_path, monkeypatch):
+    from rra.eval import report
+    from rra.eval.run import run_split
+
+    run_split(toy_cfg("infer", trained_root, ["limit=3", "llm=none", "show_summary=false"]), tmp_path)
+    left = tmp_path / ".predictions.jsonl.99999.tmp"  # a resume killed (-9) while rewriting the answers
+    left.write_bytes(b"x" * 1_000_000)
+    (tmp_path / ".run.json.tmp").write_text("{")
+    run_split(toy_cfg("infer", trained_root, ["limit=4", "llm=none", "show_summary=false"]), tmp_path)
+    assert not left.exists() and not (tmp_path / ".run.json.tmp").exists()
+    # interrupted in the middle of the rewrite: no copy left behind, the answers as they were
+    monkeypatch.setattr(report.os, "fsync", lambda fd: (_ for _ in ()).throw(KeyboardInterrupt()))
+    kept = (tmp_path / "predictions.jsonl").read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        report.replace_lines(tmp_path / "predictions.jsonl", ["{}\n"])
+    assert list(tmp_path.glob(".*.tmp")) == [] and (tmp_path / "predictions.jsonl").read_bytes() == kept
+
+
+@pytest.mark.parametrize("where, refused_by", [("first block", {"sample", "content"}), ("between blocks", {"content"})])
+def test_an_edit_that_keeps_size_and_mtime_is_seen_by_content_digests(toy_cfg, trained_root, tmp_path, where, refused_by):
+    """A KG edited in place, its size and mtime restored: `integrity.digest=sample` (the default)
+    sees it where one of its 16 sampled blocks changed, `content` wherever it is, `stamp` never."""
+    import shutil
+
+    from rra.eval import integrity
+    from rra.eval.integrity import ResumeMismatchError
+    from rra.eval.run import run_split
+
+    kb = tmp_path / "kb.txt"
+    shutil.copy(REPO / "tests" / "models" / "toy_kb.txt", kb)
+    with kb.open("a") as f:  # past 1 MB, so that the sample does not read all of it
+        f.writelines(f"filler_{i}|unrelated_to|filler_{i + 1}\n" for i in range(80_000))
+    size = kb.stat().st_size
+    step = (size - integrity.SAMPLE_BLOCK) // (integrity.SAMPLE_BLOCKS - 1)
+    where = 10 if where == "first block" else integrity.SAMPLE_BLOCK + (step - integrity.SAMPLE_BLOCK) // 2
+    assert step > 2 * integrity.SAMPLE_BLOCK  # there is a gap between the first two sampled blocks
+    for mode in ("stamp", "sample", "content"):
+        out = tmp_path / mode
+        over = ["limit=2", "llm=none", f"data.kb_path={kb}", "show_summary=false", f"integrity.digest={mode}"]
+        run_split(toy_cfg("infer", trained_root, over), out)
+        stat = kb.stat()
+        data = bytearray(kb.read_bytes())
+        while data[where] not in b"0123456789":  # a digit of an id: the KG still reads
+            where += 1
+        data[where] = ord("1") if data[where] != ord("1") else ord("2")
+        kb.write_bytes(bytes(data))
+        os.utime(kb, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert kb.stat().st_size == stat.st_size and kb.stat().st_mtime_ns == stat.st_mtime_ns
+        if mode in refused_by:
+            with pytest.raises(ResumeMismatchError, match=r"data\.kb_path \(.*kb\.txt\): content changed"):
+                run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)
+        else:
+            assert run_split(toy_cfg("infer", trained_root, over + ["limit=3"]), out)["new_questions"] == 1

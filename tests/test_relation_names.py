@@ -64,14 +64,7 @@ def test_baselines_show_names_and_read_the_choice_back():
     assert "(The Road, author, Ann Reed)" in pred.knowledge
 
 
-def test_the_data_config_reaches_every_method():
-    from hydra import compose, initialize_config_dir
-
-    import rra.config  # noqa: F401
-    from pathlib import Path as P
-
-    with initialize_config_dir(str(P(__file__).resolve().parents[1] / "conf"), version_base="1.3"):
-        for method in ("rra", "tog", "structgpt", "kgqp", "vector"):
-            cfg = compose("infer", overrides=["data=files", "data.kb_path=kb.tsv", f"method={method}",
-                                              "+data.relation_labels.P50=author"])
-            assert dict(cfg.method.relation_labels) == {"P50": "author"}, method
+def test_the_data_config_reaches_every_method(cfg_infer):
+    for method in ("rra", "tog", "structgpt", "kgqp", "vector"):
+        cfg = cfg_infer(["data=files", "data.kb_path=kb.tsv", f"method={method}", "+data.relation_labels.P50=author"])
+        assert dict(cfg.method.relation_labels) == {"P50": "author"}, method

@@ -10,10 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
 from rra.data.subgraph_generator import write_all
 
@@ -34,15 +30,10 @@ def files(sets, fmt: str) -> list[str]:
     return [f"data.train_file={f['train']}", f"data.val_file={f['dev']}", f"data.test_file={f['test']}"]
 
 
-def compose_cfg(name: str, root: Path, overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(name, overrides=["data=subgraphs", "logger=none"] + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(root)
-        cfg.paths.output_dir = str(root / "run")
-    return cfg
+@pytest.fixture(scope="module")
+def subgraphs_cfg(compose_cfg):
+    """subgraphs_cfg(name, root, overrides): the real train / infer config with data=subgraphs."""
+    return lambda name, root, overrides: compose_cfg(name, ["data=subgraphs", *overrides], root)
 
 
 def cvt_questions(preds_path: Path) -> list[dict]:
@@ -68,19 +59,19 @@ def check_answers(out: Path, metrics: dict) -> None:
 
 
 @pytest.fixture(scope="module")
-def rog_root(sets, tmp_path_factory):
+def rog_root(subgraphs_cfg, sets, tmp_path_factory):
     root = tmp_path_factory.mktemp("rog")
     fmt = "rog_parquet" if "rog_parquet" in sets else "rog"
-    train(compose_cfg("train", root, TRAIN + files(sets, fmt) + ["name=rog", "test=false"]))
+    train(subgraphs_cfg("train", root, TRAIN + files(sets, fmt) + ["name=rog", "test=false"]))
     assert (root / "checkpoints" / "rog" / "best.ckpt").is_file()
     return root, fmt
 
 
-def test_rog_format_trains_and_answers_through_cvts(rog_root, sets, tmp_path):
+def test_rog_format_trains_and_answers_through_cvts(subgraphs_cfg, rog_root, sets, tmp_path):
     from rra.eval.run import run_split
 
     root, fmt = rog_root
-    cfg = compose_cfg("infer", root, files(sets, fmt) + [f"retriever.ckpt={root}/checkpoints/rog/best.ckpt", "llm=none",
+    cfg = subgraphs_cfg("infer", root, files(sets, fmt) + [f"retriever.ckpt={root}/checkpoints/rog/best.ckpt", "llm=none",
                                                          "rewriter=triple"])
     metrics = run_split(cfg, tmp_path)
     check_answers(tmp_path, metrics)
@@ -91,11 +82,11 @@ def test_rog_format_trains_and_answers_through_cvts(rog_root, sets, tmp_path):
 
 
 @pytest.mark.parametrize("method", ["tog", "structgpt", "kgqp", "vector"])
-def test_every_baseline_runs_per_question(rog_root, sets, tmp_path, method):
+def test_every_baseline_runs_per_question(subgraphs_cfg, rog_root, sets, tmp_path, method):
     from rra.eval.run import run_split
 
     root, fmt = rog_root
-    cfg = compose_cfg("infer", root, files(sets, fmt) + [f"method={method}", "llm=none", "limit=4"])
+    cfg = subgraphs_cfg("infer", root, files(sets, fmt) + [f"method={method}", "llm=none", "limit=4"])
     metrics = run_split(cfg, tmp_path)
     assert metrics["n"] == 4 and set(metrics["status"]) <= {"ok", "no_path"}, metrics["status"]
     preds = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
@@ -125,7 +116,7 @@ def test_nsm_format_through_train_py_and_infer_py(sets, tmp_path):
     check_answers(out, json.loads((out / "metrics.json").read_text()))
 
 
-def test_relations_never_seen_in_training_are_walked_around_not_predicted(rog_root, sets, tmp_path):
+def test_relations_never_seen_in_training_are_walked_around_not_predicted(subgraphs_cfg, rog_root, sets, tmp_path):
     """A test subgraph may hold relations the training split never had: the retriever cannot
     predict them (its vocabulary is the training union), the run answers every question anyway."""
     from rra.eval.run import run_split
@@ -137,7 +128,7 @@ def test_relations_never_seen_in_training_are_walked_around_not_predicted(rog_ro
     test = tmp_path / "unseen.jsonl"
     test.write_text("".join(json.dumps(r) + "\n" for r in rows))
     f = sets["rog"]
-    cfg = compose_cfg("infer", root, [f"data.train_file={f['train']}", f"data.val_file={f['dev']}",
+    cfg = subgraphs_cfg("infer", root, [f"data.train_file={f['train']}", f"data.val_file={f['dev']}",
                                       f"data.test_file={test}", f"retriever.ckpt={root}/checkpoints/rog/best.ckpt",
                                       "llm=none"])
     metrics = run_split(cfg, tmp_path / "out")

@@ -5,11 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
-
 REPO = Path(__file__).resolve().parents[1]
 TOY_CONF = REPO / "tests" / "models" / "conf"
 sys.path.insert(0, str(REPO / "tests" / "models"))  # toy_data, for the `_target_`s of data=toy
@@ -18,17 +13,6 @@ from rra.training.run import train  # noqa: E402
 
 BASE = ["data=toy", "datamodule=toy", "model=retriever_tiny", "logger=none", f"hydra.searchpath=[file://{TOY_CONF}]",
         "callbacks.progress_bar=null"]
-
-
-def compose_cfg(tmp_path: Path, overrides: list[str]):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=BASE + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(tmp_path)
-        cfg.paths.output_dir = str(tmp_path / "run")
-    return cfg
 
 
 def env() -> dict:
@@ -45,26 +29,26 @@ def run_train(args: list[str], tmp_path: Path, timeout: int = 240) -> subprocess
     return proc
 
 
-def test_fast_dev_run_compose(tmp_path):
-    cfg = compose_cfg(tmp_path, ["debug=fast_dev_run"])
+def test_fast_dev_run_compose(cfg_train, tmp_path):
+    cfg = cfg_train(BASE + ["debug=fast_dev_run"])
     metrics = train(cfg)
     assert {"train/loss", "val/path_acc", "test/path_acc", "test/hop_acc"} <= set(metrics)
     assert 0.0 <= metrics["test/path_acc"] <= 1.0
 
 
-def test_lightnings_own_fast_dev_run_saves_no_checkpoint(tmp_path):
+def test_lightnings_own_fast_dev_run_saves_no_checkpoint(cfg_train, tmp_path):
     """`trainer.fast_dev_run=true`, the switch Lightning users type, is a smoke run like
     `debug=fast_dev_run`: it trains and tests one batch and leaves no checkpoint behind."""
-    metrics = train(compose_cfg(tmp_path, ["trainer.fast_dev_run=true"]))
+    metrics = train(cfg_train(BASE + ["trainer.fast_dev_run=true"]))
     assert {"train/loss", "test/path_acc"} <= set(metrics)
     assert [p for p in tmp_path.rglob("*.ckpt")] == []
 
 
-def test_train_publishes_best_and_resumes_from_last(tmp_path):
+def test_train_publishes_best_and_resumes_from_last(cfg_train, tmp_path):
     from rra.models.retriever import Retriever
 
     # epochs alone (no step floor): resuming with max_epochs=3 is then exactly one more epoch
-    cfg = compose_cfg(tmp_path, ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false"])
+    cfg = cfg_train(BASE + ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false"])
     metrics = train(cfg)
     ckpt_dir = tmp_path / "run" / "checkpoints"
     assert (ckpt_dir / "last.ckpt").is_file()
@@ -83,7 +67,7 @@ def test_train_publishes_best_and_resumes_from_last(tmp_path):
 
     import torch
     steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
-    resumed = compose_cfg(tmp_path, ["trainer.max_epochs=3", "trainer.min_steps=0", "test=false", "publish_best=false",
+    resumed = cfg_train(BASE + ["trainer.max_epochs=3", "trainer.min_steps=0", "test=false", "publish_best=false",
                                      f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
     train(resumed)
     after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
@@ -125,14 +109,38 @@ def test_sweep_jobs_publish_under_their_own_names(tmp_path):
     assert len({p.parent for p in published}) == 2 and not (tmp_path / "checkpoints" / "grid" / "best.ckpt").exists()
 
 
-def test_optuna_direction_and_search_space_follow_the_task(tmp_path):
+def test_optuna_direction_and_search_space_follow_the_task(cfg_train, tmp_path):
     """The rewriter minimises its loss and searches its own keys; the retriever maximises accuracy."""
     from rra.config import optuna_direction
 
-    rewriter = compose_cfg(tmp_path, ["task=rewriter", "hparams_search=optuna_rewriter"])
+    rewriter = cfg_train(BASE + ["task=rewriter", "hparams_search=optuna_rewriter"])
     assert rewriter.hydra.sweeper.direction == "minimize"
     assert set(rewriter.hydra.sweeper.params) == {"model.lr", "model.train_last_layers"}
-    retriever = compose_cfg(tmp_path, ["hparams_search=optuna"])
+    retriever = cfg_train(BASE + ["hparams_search=optuna"])
     assert retriever.hydra.sweeper.direction == "maximize" and "model.head_lr" in retriever.hydra.sweeper.params
     with pytest.raises(ValueError, match="max or min"):
         optuna_direction("up")
+
+
+def test_a_run_shorter_than_the_validation_interval_validates_at_its_end(cfg_train, tmp_path):
+    """issue 37 item 12: `python train.py trainer.max_epochs=1 trainer.limit_train_batches=5
+    trainer.min_steps=0` (the built-in data: 5 steps, an interval of 10) validated nowhere and then
+    failed over the missing optimized metric."""
+    from rra.training.run import optimized
+
+    cfg = cfg_train(["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
+                     "trainer.limit_train_batches=5", "trainer.min_steps=0"])
+    metrics = train(cfg)
+    assert "val/path_acc_best" in metrics and optimized(cfg, metrics) == metrics["val/path_acc_best"]
+    assert (tmp_path / "checkpoints" / "retriever" / "best.ckpt").is_file()  # validated, so a best one
+
+
+def test_a_missing_optimized_metric_is_nan_not_a_failure_after_training(caplog):
+    import math
+
+    from omegaconf import OmegaConf
+
+    from rra.training.run import optimized
+
+    value = optimized(OmegaConf.create({"optimized_metric": "val/path_acc_best"}), {"train/loss": 0.3})
+    assert math.isnan(value) and "val/path_acc_best' was not logged" in caplog.text

@@ -7,21 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from rra.training.dashboard import confusion_tables, coverage_table, record_checkpoint_artifact, sample_table
+from rra.eval.dashboard import record_checkpoint_artifact
+from rra.training.dashboard import confusion_tables, coverage_table, sample_table
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from test_infer import compose_cfg as compose_with_hydra  # noqa: E402
 from wandb_files import offline_run  # noqa: E402
 
+from rra.config import compose_config  # noqa: E402
 from rra.training.run import train  # noqa: E402
+
 
 def compose_cfg(name, root, overrides):
     """As a script sees its config: the hydra node lives in HydraConfig, not in cfg (the loggers
-    log the resolved cfg)."""
+    log the resolved cfg). Composed directly, as the tests pick their own logger."""
     from omegaconf import open_dict
 
-    cfg = compose_with_hydra(name, root, overrides)
+    cfg = compose_config(name, overrides, config_dir=REPO / "conf", root=root)
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg

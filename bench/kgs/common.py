@@ -189,3 +189,20 @@ def fill(template: str, **slots: str) -> str:
     for name, value in slots.items():
         out = out.replace("{" + name + "}", value)
     return out
+
+
+def write_stats(path: Path, stats: dict) -> Path:
+    """A generated KG's stats.json (its figures, as docs/benchmark_kgs.md quotes them)."""
+    path.write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def generator_parser(name: str, doc: str, scale_help: str = "size of the KG (and, below 1, of the question sets)"):
+    """The command line every generator shares (`python -m bench.kgs.NAME --out DIR [--scale S] [--seed N]`)."""
+    from bench.common import arguments
+
+    ap = arguments(f"kgs.{name}", doc)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--scale", type=float, default=1.0, help=scale_help)
+    ap.add_argument("--seed", type=int, default=0)
+    return ap

@@ -26,14 +26,13 @@ spread evenly over the relations (some have no training question).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
 from pathlib import Path
 
 from bench.kgs import freebase_names as N
-from bench.kgs.common import Store, zipf_counts
+from bench.kgs.common import Store, generator_parser, write_stats, zipf_counts
 from bench.kgs.freebase_schema import COMMON, CVT_TYPES, LONG_TAIL, QUESTIONS, REVERSE
 
 MID_CHARS = "0123456789bcdfghjklmnpqrstvwxyz_"
@@ -688,17 +687,19 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, questions: dict
                             names[x] = x[4:]
         paths.update({f"nsm_{k}": v for k, v in write_nsm(records, names, out / "nsm").items()})
     paths["stats"] = out / "stats.json"
-    paths["stats"].write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_stats(paths["stats"], summary)
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--scale", type=float, default=1.0, help="size of the world (and, below 1, of the splits)")
-    ap.add_argument("--seed", type=int, default=0)
+def parser():
+    """The command line of `python -m bench.kgs.freebase_subgraphs`."""
+    ap = generator_parser("freebase_subgraphs", __doc__, "size of the world (and, below 1, of the splits)")
     ap.add_argument("--nsm", action="store_true", help="also write NSM / GNN-RAG files under DIR/nsm")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     paths = generate(args.out, args.scale, args.seed, nsm=args.nsm)
     print(json.dumps({k: str(v) for k, v in paths.items()}, indent=1))
 

@@ -19,13 +19,13 @@ illustrators, page counts, ISBNs, birth dates and nationalities are new.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
 from pathlib import Path
 
-from bench.kgs.common import RDF_TYPE, Store, fill, lit, run_gold, surface, write_jsonl, write_ntriples, zipf_counts
+from bench.kgs.common import (RDF_TYPE, Store, fill, generator_parser, lit, run_gold, surface, write_jsonl, write_ntriples,
+                              write_stats, zipf_counts)
 
 BASE = "http://example.org/library/id/"
 VOCAB = "http://example.org/library/vocab/"
@@ -312,16 +312,17 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, questions: dict
              "test": len(test), "train": len(train), "test_by_hops": dict(Counter(r["hops"] for r in test)),
              "test_with_builtin_equivalent": sum(r["extra"]["builtin_equivalent"] is not None for r in test),
              "test_paths": len(usable), "train_questions_per_path": dict(train_paths.most_common())}
-    paths["stats"].write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_stats(paths["stats"], stats)
     return paths
 
 
+def parser():
+    """The command line of `python -m bench.kgs.library`."""
+    return generator_parser("library", __doc__)
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     print(json.dumps({k: str(v) for k, v in generate(args.out, args.scale, args.seed).items()}, indent=1))
 
 

@@ -26,7 +26,6 @@ and `headquarters` are shared by several kinds of entity.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import random
@@ -36,10 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.kgs import scholarly_names as N
-from bench.kgs.common import RDF_TYPE, Store, lit, write_ntriples
+from bench.kgs.scholarly_names import ONT, RES, rel
+from bench.kgs.common import RDF_TYPE, Store, generator_parser, lit, write_ntriples, write_stats
 
-RES = "http://example.org/schol/resource/"
-ONT = "http://example.org/schol/ontology/"
 
 # relation (camelCase) -> its label, as the ontology states it
 RELATIONS = {
@@ -79,9 +77,6 @@ CLASSES = {"Paper": "scholarly article", "Person": "researcher", "Institution": 
 STRING_VALUED = ("doi", "issn", "orcid")
 
 
-def rel(name: str) -> str:
-    """The IRI (and rra relation id) of an ontology relation; `^name` for its inverse."""
-    return "^" + ONT + name[1:] if name.startswith("^") else ONT + name
 
 
 @dataclass
@@ -473,17 +468,19 @@ def generate(out: str | Path, scale: float = 1.0, seed: int = 0, plans: bool = T
     if plans:
         paths.update(scholarly_plans.write_plans(planner, chains, out, counts, seed, summary, plan_test))
     paths["stats"] = out / "stats.json"
-    paths["stats"].write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_stats(paths["stats"], summary)
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--scale", type=float, default=1.0, help="size of the KG (and, below 1, of the question sets)")
-    ap.add_argument("--seed", type=int, default=0)
+def parser():
+    """The command line of `python -m bench.kgs.scholarly`."""
+    ap = generator_parser("scholarly", __doc__)
     ap.add_argument("--no-plans", action="store_true", help="chain questions only")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     paths = generate(args.out, args.scale, args.seed, plans=not args.no_plans)
     print(json.dumps({k: str(v) for k, v in paths.items()}, indent=1))
 

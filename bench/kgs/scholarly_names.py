@@ -3,6 +3,15 @@ organisations. Real place and language names so the labels look like a real KG's
 apostrophes, hyphens, commas, parentheses); every fact about them is invented by the generator.
 """
 
+RES = "http://example.org/schol/resource/"
+ONT = "http://example.org/schol/ontology/"
+
+
+def rel(name: str) -> str:
+    """The IRI (and rra relation id) of an ontology relation; `^name` for its inverse."""
+    return "^" + ONT + name[1:] if name.startswith("^") else ONT + name
+
+
 # country: (continent, official languages, cities: the capital first)
 COUNTRIES = {
     "France": ("Europe", ["French"], ["Paris", "Lyon", "Toulouse", "Grenoble", "Gif-sur-Yvette"]),

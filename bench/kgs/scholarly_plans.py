@@ -164,7 +164,7 @@ class PlanMaker:
     plan matters."""
 
     def __init__(self, world, seed: int):
-        from bench.kgs.scholarly import rel
+        from bench.kgs.scholarly_names import rel
 
         self.w, self.s, self.rel = world, world.store, rel
         self.rng = random.Random(seed * 104729 + 7)
@@ -486,7 +486,7 @@ def draw_train(maker: PlanMaker, chains: ChainMaker, total: int, seed: int, pref
 def write_plans(maker: PlanMaker, chains: ChainMaker, out: Path, counts: dict, seed: int, summary: dict,
                 test_rows: list[dict]) -> dict[str, Path]:
     """plans_{train,val,test}.jsonl (`test_rows` from `draw_test`); adds the plan figures to `summary`."""
-    from bench.kgs.scholarly import rel
+    from bench.kgs.scholarly_names import rel
 
     rows = {"plans_test": test_rows,
             "plans_train": draw_train(maker, chains, counts["plans_train"], seed, "ptrain"),

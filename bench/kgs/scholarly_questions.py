@@ -255,7 +255,7 @@ def phrasings(spec: str) -> tuple[list[str], list[str]]:
 
 
 def chain_gold(topic: str, path: list[str]) -> dict:
-    from bench.kgs.scholarly import rel
+    from bench.kgs.scholarly_names import rel
 
     return {"anchors": [topic], "paths": [[rel(r) for r in path]]}
 
@@ -332,7 +332,7 @@ def write_chains(maker: ChainMaker, out: Path, counts: dict, seed: int, summary:
                  test: list[dict]) -> dict[str, Path]:
     """train/val/test.jsonl of chain questions (`test` from `draw_test`); adds the chain figures
     to `summary`."""
-    from bench.kgs.scholarly import rel
+    from bench.kgs.scholarly_names import rel
 
     usable = [i for i in range(len(maker.paths)) if len(maker.pool(i)) >= 2]
     # the most asked paths are the everyday ones (COMMON, in a seeded order), then the rest

@@ -42,6 +42,7 @@ from rra.text import mask_topic
 log = logging.getLogger(__name__)
 
 MAX_RANKING_NEGATIVES = 16  # candidate plans a ranking item keeps besides its positives (merged items)
+STARTS_PER_ITEM = 16  # anchors whose frontiers give a de-duplicated item its negatives
 
 
 def relation_vocabulary(kg: KnowledgeGraph) -> list[str]:
@@ -137,6 +138,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self.path_head, self.max_candidates = path_head, max_candidates
         self.chain_rankings = chain_rankings
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
+        self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
@@ -264,13 +266,14 @@ class RetrieverDataModule(L.LightningDataModule):
         return out
 
     def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+        self._read_topic_labels(examples)
         if self.path_head == "scorer":
             return self._scorer_items(examples, dedupe)
         items, owners = [], []
         for e in examples:
             plan = e.extra.get("plan") if self.plans else None
             for item in self._plan_items(e, plan) if _beyond_chain(plan) else [
-                    {"question": mask_topic(e.question, e.topic_entities, self.mask_token),
+                    {"question": self._masked(e),
                      "path": list(e.relation_path)}]:
                 items.append(item)
                 owners.append(e)
@@ -300,6 +303,24 @@ class RetrieverDataModule(L.LightningDataModule):
             x.pop("focus", None)
             x.pop("anchor", None)
         return self._attach(items, self._ranking_items(examples, dedupe))
+
+    def _masked(self, e: QAExample) -> str:
+        """The question with its topic masked, as inference reads it: a `[...]` mark, else the topic's
+        name where the question writes it (the KG's label: an IRI never occurs in the text), else its id."""
+        names = [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
+        return mask_topic(e.question, names, self.mask_token)
+
+    def _read_topic_labels(self, examples: list[QAExample]) -> None:
+        """The KG's labels of the questions' topics, in one call (a per-question graph has none
+        outside a question: its readers mark the topic in the text instead)."""
+        wanted = sorted({t for e in examples for t in e.topic_entities} - set(self._topic_labels))
+        if not wanted or getattr(self.kg, "per_question", False):
+            return
+        try:
+            found = self.kg.labels(wanted)
+        except Exception:  # noqa: BLE001 - without labels the ids are masked, as before
+            return
+        self._topic_labels.update({t: n for t, n in found.items() if n and n != t})
 
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
         """Path items of a question whose plan is more than a chain: one per anchor of the plan, the
@@ -404,7 +425,7 @@ class RetrieverDataModule(L.LightningDataModule):
         for e in examples:
             plan = e.extra.get("plan") if self.plans else None
             made = self._plan_items(e, plan) if _beyond_chain(plan) else [
-                {"question": mask_topic(e.question, e.topic_entities, self.mask_token), "path": list(e.relation_path),
+                {"question": self._masked(e), "path": list(e.relation_path),
                  "anchor": e.topic_entities[0] if e.topic_entities else None}]
             for item in made:
                 item["graph_key"] = e.extra.get("subgraph")
@@ -415,8 +436,9 @@ class RetrieverDataModule(L.LightningDataModule):
         rng = random.Random(self.seed)
         for x in items:
             x.pop("focus", None)
+            starts = x.pop("starts", None) or [(x.get("anchor"), x.get("graph_key"))]
             if x["path"] is not None and x.get("anchor"):
-                x["candidates"] = self._step_candidates(x["anchor"], x["path"], x.get("graph_key"), rng)
+                x["candidates"] = self._step_candidates(starts, x["path"], rng)
                 rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
                 x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
         return self._attach(items, self._ranking_items(examples, dedupe))
@@ -444,20 +466,46 @@ class RetrieverDataModule(L.LightningDataModule):
             best = max(walkable, key=lambda p: (v[p], p is not None, p or ()))
             key = (x["question"], best)
             if key not in kept:
-                kept[key] = {**x, "path": list(best) if best is not None else None}
+                kept[key] = {**x, "path": list(best) if best is not None else None, "starts": []}
+            if len(kept[key]["starts"]) < STARTS_PER_ITEM and x.get("anchor"):
+                start = (x.get("anchor"), x.get("graph_key"))
+                if start not in kept[key]["starts"]:
+                    kept[key]["starts"].append(start)
         return list(kept.values())
 
-    def _step_candidates(self, anchor: str, path: list[str], graph_key, rng: random.Random,
+    def _step_candidates(self, starts: list[tuple[str, object]], path: list[str], rng: random.Random,
                          frontier_cap: int = 500) -> list[list[str]] | None:
-        """Per step t of `path`, the relations around the entities path[:t] reaches from `anchor`;
-        at most `max_candidates` per step (a seeded sample, the gold relation kept)."""
-        kg = self.kg
-        if getattr(kg, "per_question", False):
-            if not graph_key:
-                return None
-            with kg.scope(graph_key):
-                return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
-        return _walk_candidates(kg, anchor, path, self.max_hops, self.max_candidates, rng, frontier_cap)
+        """Per step t of `path`, the relations around the entities path[:t] reaches from the item's
+        anchor, at most `max_candidates` per step (a seeded sample, the gold relation kept). The
+        first step also takes the relations of the other anchors the item stands for (`starts`:
+        (anchor, subgraph key) of the questions de-duplicated into it, up to STARTS_PER_ITEM): one
+        item of a wording learns against what every kind of anchor offers (a film with a rating and
+        one without). Later steps start from many entities already, so their own frontier varies."""
+        kg, walked = self.kg, []
+        for k, (anchor, graph_key) in enumerate(starts):
+            limit_path = path if k == 0 else path[:1]
+            if getattr(kg, "per_question", False):
+                if not graph_key:
+                    continue
+                with kg.scope(graph_key):
+                    found = _walk_candidates(kg, anchor, limit_path, self.max_hops, 10**9, rng, frontier_cap)
+            else:
+                found = _walk_candidates(kg, anchor, limit_path, self.max_hops, 10**9, rng, frontier_cap)
+            if found is not None:
+                walked.append(found)
+        if not walked:
+            return None
+        steps = [set(c) for c in walked[0]]
+        if steps:
+            steps[0] = steps[0].union(*(w[0] for w in walked[1:] if w))
+        out = []
+        for t, cands in enumerate(steps):
+            gold = path[t]
+            others = sorted(cands - {gold})
+            if len(others) >= self.max_candidates:
+                others = rng.sample(others, self.max_candidates - 1)
+            out.append(sorted(others + [gold]))
+        return out
 
     @staticmethod
     def _cap(items: list, cap: int | None, rng: random.Random) -> list:

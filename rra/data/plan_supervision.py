@@ -116,7 +116,8 @@ def training_chains(index: GraphIndex, ex: QAExample, anchors: Sequence[str], co
     kind = answer_kind(ex.answers)
     short = SupervisionConfig(max_hops=min(2, config.max_hops), max_frontier=config.max_frontier,
                               semantics=config.semantics)
-    gold = index.nodes(ex.answers) if kind != "yes_no" else set()  # a number may be a value node too
+    named = list(ex.answers) + [x for ids in (getattr(ex, "answer_ids", None) or []) for x in ids]
+    gold = index.nodes(named) if kind != "yes_no" else set()  # a number may be a value node too
     out = []
     for a in anchors:
         everything = enumerate_paths(index.adj, a, short)

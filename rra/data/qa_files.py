@@ -36,6 +36,7 @@ import json
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from rra.data.jsonl import array_items, lines, no_lone_surrogates, parse_object
 from rra.records import DataFormatError, QAExample
 
 REQUIRED = ("question", "topic_entities", "answers")
@@ -77,7 +78,7 @@ def _example(
     topic_from_brackets: bool,
 ) -> QAExample:
     record = {ALIASES.get(k, k): v for k, v in record.items()}
-    _no_lone_surrogates(record, source)
+    no_lone_surrogates(record, source)
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
         raise DataFormatError(source, "missing or empty 'question'", question)
@@ -102,6 +103,8 @@ def _example(
         hops = int(hops)
     else:  # 2.7, "two", true, 0: a wrong label must not be rounded into a plausible one
         raise DataFormatError(source, "hops must be a positive integer", hops)
+    if hops is not None and path and hops != len(path):  # one of the two labels is wrong: say which pair
+        raise DataFormatError(source, f"hops {hops} contradicts relation_path {path} ({len(path)} hops)", hops)
     qid = record.get("qid")
     if qid in (None, ""):
         qid = default_qid
@@ -115,6 +118,9 @@ def _example(
     plan = plan_from_record(record, topics, path, source)
     if plan is not None:
         extra = {**extra, "plan": plan}
+        lengths = {len(p) for p in plan.get("paths") or []}
+        if hops is not None and lengths and hops not in lengths:
+            raise DataFormatError(source, f"hops {hops} contradicts relation_paths {plan['paths']}", hops)
     shape = record.get("shape")  # the question's shape, as metrics break figures down by it
     if shape not in (None, ""):
         if not isinstance(shape, str):
@@ -130,23 +136,6 @@ def _example(
         source=source,
         extra=dict(extra),
     )
-
-
-def _no_lone_surrogates(value, source: str, key: str = "") -> None:
-    """JSON may escape half of a UTF-16 pair ("\\ud83d", a cut emoji): not valid Unicode, it would
-    fail every write of the question later. Refused here, with the place and the position."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _no_lone_surrogates(v, source, k)
-    elif isinstance(value, list):
-        for v in value:
-            _no_lone_surrogates(v, source, key)
-    elif isinstance(value, str):
-        for i, ch in enumerate(value):
-            if "\ud800" <= ch <= "\udfff":
-                raise DataFormatError(source, f"{key or 'a value'} holds an unpaired UTF-16 surrogate "
-                                      f"(\\u{ord(ch):04x} at character {i + 1}; a cut emoji?): not valid "
-                                      "Unicode; fix or remove it", value.encode("utf-8", "backslashreplace").decode())
 
 
 def load_qa_file(
@@ -177,42 +166,25 @@ def load_qa_file(
 
 def _records(path: Path, fmt: str) -> Iterator[tuple[str, str, dict]]:
     """(source "file:N", where "line N" | "item N", record) of each question, read lazily where
-    the format allows."""
+    the format allows (rra.data.jsonl reads JSON, as it does for every question format)."""
     if fmt == "json":
-        text = _decode(path.read_bytes(), path, 1)
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{path}:{err.lineno}", f"invalid JSON ({err.msg})",
-                                  text.splitlines()[err.lineno - 1] if text.strip() else text) from None
-        if not isinstance(items, list):
-            raise DataFormatError(f"{path}:1", "a .json question file holds one array of question objects "
-                                  "(or use .jsonl, one object per line)", type(items).__name__)
-        for i, record in enumerate(items):
-            if not isinstance(record, dict):
-                raise DataFormatError(f"{path}:item {i + 1}", "expected a JSON object", record)
-            yield f"{path}:item {i + 1}", f"item {i + 1}", record
+        for source, record in array_items(path):
+            yield source, source.rsplit(":", 1)[1], record
         return
-    with path.open("rb") as f:
-        lines = ((n, _decode(raw, path, n).rstrip("\r\n")) for n, raw in enumerate(f, 1))
-        columns = _header(path, lines, fmt) if fmt in ("tsv", "csv") else None
-        for lineno, line in lines:
-            if not line.strip():
-                continue
-            source = f"{path}:{lineno}"
-            if fmt == "jsonl":
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise DataFormatError(source, f"invalid JSON ({err.msg})", line) from None
-                if not isinstance(record, dict):
-                    raise DataFormatError(source, "expected a JSON object", line)
-            else:
-                cells = _cells(line, fmt)
-                if len(cells) != len(columns):
-                    raise DataFormatError(source, f"expected {len(columns)} {'tab' if fmt == 'tsv' else 'comma'}-separated cells, got {len(cells)}", line)
-                record = dict(zip(columns, cells))
-            yield source, f"line {lineno}", record
+    numbered = ((n, text) for n, _, text in lines(path))
+    columns = _header(path, numbered, fmt) if fmt in ("tsv", "csv") else None
+    for lineno, line in numbered:
+        if not line.strip():
+            continue
+        source = f"{path}:{lineno}"
+        if fmt == "jsonl":
+            record = parse_object(line, source)
+        else:
+            cells = _cells(line, fmt)
+            if len(cells) != len(columns):
+                raise DataFormatError(source, f"expected {len(columns)} {'tab' if fmt == 'tsv' else 'comma'}-separated cells, got {len(cells)}", line)
+            record = dict(zip(columns, cells))
+        yield source, f"line {lineno}", record
 
 
 def _cells(line: str, fmt: str) -> list[str]:
@@ -231,15 +203,6 @@ def _header(path: Path, lines, fmt: str) -> list[str]:
             f"{path}:1", f"{fmt.upper()} header must name the columns {', '.join(TSV_COLUMNS)} "
             f"(missing {missing}, unknown {unknown})", header_line)
     return columns
-
-
-def _decode(raw: bytes, path: Path, lineno: int) -> str:
-    """UTF-8, with an optional byte-order mark before the first line (spreadsheets write one)."""
-    try:
-        return raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-    except UnicodeDecodeError as e:
-        raise DataFormatError(f"{path}:{lineno}", f"not valid UTF-8 ({e.reason} at byte {e.start}); "
-                              "save the file as UTF-8", raw.decode("utf-8", "replace")) from None
 
 
 def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | None = None) -> Path:
@@ -274,9 +237,16 @@ def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | 
 
 
 
-def load_questions(path: str | Path | None, **kwargs) -> list[QAExample] | None:
+def load_questions(path: str | Path | None, kg=None, check_plans: bool = True, **kwargs) -> list[QAExample] | None:
     """`load_qa_file` for a data config's optional question file (conf/data/files.yaml): None when
-    the config names no file for that split, so the caller can say which key to set."""
+    the config names no file for that split, so the caller can say which key to set. With the
+    dataset's `kg` (train.py and infer.py pass it), each question's relation paths and plan are
+    checked against it (rra.data.plan_check: refused or warned, by file:line)."""
     if path is None or str(path).strip() == "":
         return None
-    return load_qa_file(path, **kwargs)
+    examples = load_qa_file(path, **kwargs)
+    if kg is not None and check_plans:
+        from rra.data.plan_check import check_questions
+
+        check_questions(examples, kg)
+    return examples

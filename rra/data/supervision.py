@@ -49,7 +49,7 @@ from rra.graph.base import KnowledgeGraph, inverse
 from rra.records import AnswerSemantics, QAExample
 
 # Bump when the labelling semantics change, so old cache files stop matching.
-SUPERVISION_VERSION = 2
+SUPERVISION_VERSION = 3  # 3: answers resolved to KG nodes (values by value), canonical literal ids
 
 # Why a question got no path (SupervisionReport.reasons, ex.extra["no_path_reason"]).
 TOPIC_MISSING = "topic not in KG"
@@ -141,15 +141,14 @@ class Adjacency:
             rels = list(self.by_relation)
             if self.entities is None:  # lazy backend: no schema at hand, allow everything
                 self._follows = {r: set(rels) for r in rels}
-            else:
-                self._follows = {
-                    r: {
-                        r2
-                        for r2 in rels
-                        if not self.by_relation[r2].keys().isdisjoint(self.by_relation.get(inverse(r), {}).keys())
-                    }
-                    for r in rels
-                }
+            else:  # one pass over the edges: the relations at each entity, then their union where r arrives
+                at: dict[str, set[str]] = defaultdict(set)
+                for r2, m in self.by_relation.items():
+                    for e in m:
+                        at[e].add(r2)
+                empty: set[str] = set()
+                self._follows = {r: empty.union(*(at[x] for x in self.by_relation.get(inverse(r), {})))
+                                 for r in rels}
         return self._follows
 
 
@@ -316,7 +315,7 @@ def compute_candidates(
         if ex.topic_entities and adj.has(ex.topic_entities[0]):
             groups[ex.topic_entities[0]].append(i)
     for topic, idx in tqdm(groups.items(), desc="supervision", unit="topic", disable=not progress):
-        union = {a for i in idx for a in examples[i].answers}
+        union = {a for i in idx for a in gold_nodes(examples[i])}
         paths = enumerate_paths(adj, topic, config, union)
         by_length: dict[int, dict] = defaultdict(dict)
         for path, ends in paths.items():
@@ -324,8 +323,32 @@ def compute_candidates(
         for i in idx:
             hops = examples[i].hops if config.exact_hops else None
             result[i] = score_paths(paths if hops is None else by_length.get(hops, {}),
-                                    examples[i].answers, config.top_k)
+                                    gold_nodes(examples[i]), config.top_k)
     return result
+
+
+# -- gold answers as KG nodes -----------------------------------------------------------------
+def resolve_gold_answers(kg, examples: Sequence[QAExample]) -> None:
+    """Fill `ex.answer_ids` (the KG nodes each gold answer names) where the data left it empty, by
+    the lookups scoring uses too (`rra.graph.answers.resolve_answers`): an answer given as a name or
+    as a value written as text ("2017", "2017.0", `"2017"^^<...XMLSchema#gYear>`) supervises the
+    paths that reach its node (`"2017"^^xsd:gYear`), instead of counting as "no answer in KG"."""
+    from rra.graph.answers import resolve_answers
+
+    todo = [ex for ex in examples if ex.answers and not ex.answer_ids]
+    if not todo:
+        return
+    labels, ids = resolve_answers(kg, (a for ex in todo for a in ex.answers))
+    for ex in todo:
+        ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
+
+
+def gold_nodes(ex: QAExample) -> list[str]:
+    """The KG nodes of a question's gold answers: those its answers name (`answer_ids`), else the
+    answers as given (KG ids)."""
+    if ex.answer_ids:
+        return list(dict.fromkeys(x for ids in ex.answer_ids for x in ids))
+    return list(ex.answers)
 
 
 # -- cache ----------------------------------------------------------------------------------
@@ -344,7 +367,7 @@ def cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig) -> s
     }
     h.update(json.dumps(header, sort_keys=True).encode())
     for ex in examples:  # the question set: ids, topics, answers and stated hops, in order
-        h.update(json.dumps([ex.qid, ex.topic_entities[:1], ex.answers, ex.hops]).encode())
+        h.update(json.dumps([ex.qid, ex.topic_entities[:1], gold_nodes(ex), ex.hops]).encode())
     return h.hexdigest()[:24]
 
 
@@ -382,6 +405,7 @@ def label_examples(
     if getattr(kg, "per_question", False):  # one subgraph per question (rra.graph.subgraphs)
         return label_each(kg, examples, config, progress)
     start = time.perf_counter()
+    resolve_gold_answers(kg, examples)
     report = SupervisionReport()
     candidates = None
     cache_file = None
@@ -438,7 +462,7 @@ def no_path_reasons(has_entity, examples: Sequence[QAExample], candidates: list[
             out.append(None)
         elif not ex.topic_entities or not has_entity(ex.topic_entities[0]):
             out.append(TOPIC_MISSING)
-        elif not any(has_entity(a) for a in ex.answers):
+        elif not any(has_entity(a) for a in gold_nodes(ex)):
             out.append(ANSWER_MISSING)
         elif config.exact_hops and ex.hops is not None:
             out.append(NO_PATH_OF_LENGTH)

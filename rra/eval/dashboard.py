@@ -195,3 +195,21 @@ def markdown_html(text: str) -> str:
         import html
 
         return f"<pre>{html.escape(text)}</pre>"
+
+
+def record_checkpoint_artifact(run, ckpt: str | Path | None) -> str | None:
+    """Infer side of the lineage: the artifact a checkpoint was published as (its `.wandb.json`),
+    declared as this run's input when online; its name goes into the run's config either way."""
+    side = Path(f"{ckpt}.wandb.json") if ckpt else None
+    if side is None or not side.is_file():
+        return None
+    name = json.loads(side.read_text(encoding="utf-8")).get("artifact")
+    if not name:
+        return None
+    run.config.update({"retriever_artifact": name}, allow_val_change=True)
+    if not getattr(run, "offline", False) and getattr(getattr(run, "settings", None), "mode", "") not in ("offline", "disabled"):
+        try:
+            run.use_artifact(name)
+        except Exception as err:  # no server / no such artifact: the config still names it
+            log.warning("use_artifact %s: %s", name, err)
+    return name

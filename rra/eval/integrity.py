@@ -4,11 +4,15 @@ to it, and which earlier answers a resumed run may keep.
 - `run.json` records the fingerprint (method and its settings, LLM, graph, data, split, the answer
   rule) and the content of every input file or directory the config names (KG, labels, relation
   names, question files, the retriever checkpoint or exported model directory, an LLM's weights):
-  a streamed sha256 per file, re-read only when a file's size or mtime changed (the digests are kept
-  in run.json and in ~/.cache/rra/digests.json, so a new output dir does not re-read a big KG). Resuming into a
+  a streamed sha256 per file (the digests are kept in run.json and in ~/.cache/rra/digests.json, so
+  a new output dir does not re-read a big KG). When a file is read again is `integrity.digest`:
+  `stamp` when its size or mtime changed; `sample` (the default) also when a hash of 16 blocks spread
+  over it changed (about 1 MB read per file: an edit in place with size and mtime restored is seen,
+  unless it falls between the blocks); `content` always (every byte, every run). Resuming into a
   directory made by a different setup, or from inputs whose content changed, stops with what
-  differs, instead of mixing two setups' answers.
-- `RunLock`: one run at a time per output directory (an OS file lock, released on exit or crash).
+  differs, instead of mixing two setups' answers, before anything in the directory is rewritten.
+- `RunLock`: one run at a time per output directory (an OS file lock, released on exit or crash);
+  the run that takes it removes the temporary files a killed run left (`.predictions.jsonl.*.tmp`).
 - Questions that ended in a transient failure (`llm_error`, `graph_error`) are answered again on
   resume; metrics always count each qid once (its latest answer).
 """
@@ -48,23 +52,46 @@ def file_hash(path: str | Path) -> str:
     return h.hexdigest()
 
 
+DIGEST_MODES = ("stamp", "sample", "content")
+SAMPLE_BLOCKS, SAMPLE_BLOCK = 16, 1 << 16
+
+
 def _stamp(p: Path) -> list:
     st = p.stat()
     return [st.st_size, st.st_mtime_ns]
 
 
-def content_digest(path: str | Path, known: dict | None = None) -> tuple[str, dict]:
-    """(digest of a file or a directory's files, {absolute file: [size, mtime_ns, sha256]}).
-    `known` (the same map from an earlier run.json) saves re-reading files whose size and mtime
-    are unchanged. A directory (an exported model, a dataset root) hashes each regular file under
-    it (hidden ones and __pycache__ skipped) with its relative path."""
+def sample_hash(path: Path) -> str:
+    """sha256 of SAMPLE_BLOCKS blocks of 64 KiB spread evenly over the file (first and last
+    included), with its size: a cheap look at the content (about 1 MB read whatever the size)."""
+    size = path.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with path.open("rb") as f:
+        step = max(1, (size - SAMPLE_BLOCK) // (SAMPLE_BLOCKS - 1)) if size > SAMPLE_BLOCK else 1
+        for k in range(SAMPLE_BLOCKS if size > SAMPLE_BLOCK else 1):
+            f.seek(min(k * step, max(0, size - SAMPLE_BLOCK)))
+            h.update(f.read(SAMPLE_BLOCK))
+    return h.hexdigest()
+
+
+def content_digest(path: str | Path, known: dict | None = None, mode: str = "sample") -> tuple[str, dict]:
+    """(digest of a file or a directory's files, {absolute file: [size, mtime_ns, sha256, sample]}).
+    `known` (the same map from an earlier run.json) saves re-reading files that look unchanged:
+    same size and mtime (`mode="stamp"`), and the same sample hash (`"sample"`); `"content"`
+    re-reads every file. A directory (an exported model, a dataset root) hashes each regular file
+    under it (hidden ones and __pycache__ skipped) with its relative path."""
+    if mode not in DIGEST_MODES:
+        raise ValueError(f"integrity.digest must be one of {', '.join(DIGEST_MODES)}, not {mode!r}")
     p, known, seen = Path(path).resolve(), known or {}, {}
 
     def one(f: Path) -> str:
         stamp = _stamp(f)
         old = known.get(str(f))
-        sha = old[2] if old and old[:2] == stamp else file_hash(f)
-        seen[str(f)] = stamp + [sha]
+        sample = sample_hash(f) if mode == "sample" else None
+        same = bool(old) and old[:2] == stamp and mode != "content" and (
+            mode == "stamp" or (len(old) > 3 and old[3] == sample))
+        sha = old[2] if same else file_hash(f)
+        seen[str(f)] = stamp + [sha, sample if sample is not None else (old[3] if same and len(old) > 3 else None)]
         return sha
 
     if p.is_file():
@@ -130,13 +157,13 @@ def _save_digest_cache(cache: dict, keep: int = 20_000) -> None:
         pass
 
 
-def contents(fp: dict, known: dict | None = None) -> tuple[dict, dict]:
+def contents(fp: dict, known: dict | None = None, mode: str = "sample") -> tuple[dict, dict]:
     """({config key: {"path", "sha256"}}, digest cache) for every input the fingerprint names."""
     shared = _load_digest_cache()
     found, cache, known = {}, {}, {**shared, **(known or {})}
     for key in CONTENT_NODES:
         for name, path in _input_paths(fp.get(key), key).items():
-            digest, seen = content_digest(path, known)
+            digest, seen = content_digest(path, known, mode)
             found[name] = {"path": str(Path(path).resolve()), "sha256": digest}
             cache.update(seen)
             known.update(seen)  # a file named twice (data.root and data.kb_path) is read once
@@ -193,9 +220,10 @@ def short(v, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + "..."
 
 
-def check_resume(out: Path, fp: dict, resuming: bool) -> None:
+def check_resume(out: Path, fp: dict, resuming: bool, digest: str = "sample") -> None:
     """Write run.json (the fingerprint plus the content digests of its inputs), or, when resuming
-    into a directory with answers, refuse a different setup or changed inputs, naming them."""
+    into a directory with answers, refuse a different setup or changed inputs, naming them
+    (`digest`: when an input is read again, see the module doc)."""
     path = out / RUN_FILE
     has_answers = (out / "predictions.jsonl").exists() and (out / "predictions.jsonl").stat().st_size > 0
     old = None
@@ -205,7 +233,7 @@ def check_resume(out: Path, fp: dict, resuming: bool) -> None:
         except (OSError, ValueError):
             old = None
     known = (old or {}).get("digest_cache") if isinstance(old, dict) else None
-    inputs, cache = contents(fp, known if isinstance(known, dict) else None)
+    inputs, cache = contents(fp, known if isinstance(known, dict) else None, digest)
     if resuming and has_answers and old is not None:
         diff = differences({k: v for k, v in old.items() if k not in ("inputs", "digest_cache")}, fp)
         changed = changed_inputs(old.get("inputs") or {}, inputs)
@@ -265,11 +293,29 @@ class RunLock:
         self._f.truncate()
         self._f.write(str(os.getpid()))
         self._f.flush()
+        sweep_temporary(self.path.parent)
         return self
 
     def __exit__(self, *exc) -> None:
         fcntl.flock(self._f, fcntl.LOCK_UN)
         self._f.close()
+
+
+TEMPORARY = (".predictions.jsonl.*.tmp", f".{RUN_FILE}.tmp")  # what a killed run can leave half-written
+
+
+def sweep_temporary(out: Path) -> list[Path]:
+    """Remove the temporary files a killed run left in `out` (called by the run holding the lock,
+    so no other run is writing them). Returns what was removed."""
+    gone = []
+    for pattern in TEMPORARY:
+        for f in Path(out).glob(pattern):
+            try:
+                f.unlink()
+                gone.append(f)
+            except OSError:
+                pass
+    return gone
 
 
 def latest_per_qid(predictions: list[dict]) -> list[dict]:

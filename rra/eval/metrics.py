@@ -6,7 +6,9 @@ answer metrics over the questions that have gold answers, `labelled` of them, n/
 A gold answer matches a predicted string equal to its id or its label (`gold_labels`); a gold
 answer given as a name also matches the KG ids with that label (`gold_aliases`; the evaluation
 loop looks both up in the KG, `rra.eval.run.name_gold_answers`), so a dataset may give answers as
-ids or as names. All comparisons casefold and collapse whitespace.
+ids or as names. A gold answer that is a number or a date also matches by value ("2017.0", "2017"
+and `"2017"^^xsd:gYear` are one answer; `rra.graph.literals.value_text`). All comparisons casefold
+and collapse whitespace.
 
 - **Hits@1**. Two ways, chosen per prediction by `hits_mode`:
   - `"top"` (default; graph scorer, candidate choice, any ranked answer): the top answer
@@ -45,6 +47,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
+from rra.graph.literals import value_text
 from rra.records import Prediction
 from rra.text import normalize_answer
 
@@ -68,8 +71,10 @@ def gold_units(p: dict) -> list[set[str]]:
     aliases = p.get("gold_aliases") or []
     units = []
     for i, g in enumerate(p.get("gold_answers", [])):
-        names = {normalize_answer(g)} | ({normalize_answer(labels[i])} if i < len(labels) and labels[i] else set())
-        names |= {normalize_answer(x) for x in (aliases[i] if i < len(aliases) else [])}
+        written = [g] + ([labels[i]] if i < len(labels) and labels[i] else []) + list(aliases[i] if i < len(aliases) else [])
+        names = {normalize_answer(x) for x in written}
+        # a value also by its value: "2017.0" and `"2.017E3"^^xsd:double` name the year 2017
+        names |= {v for x in written if (v := value_text(str(x))) is not None}
         names.discard("")
         if names:
             units.append(names)

@@ -99,11 +99,15 @@ def replace_lines(path: Path, lines: list[str]) -> None:
     """Write `lines` to a temporary file beside `path`, flush it to disk, and put it in place with
     `os.replace` (atomic on POSIX): readers and a kill see the old file or the new one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.writelines(lines)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.writelines(lines)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:  # interrupted (Ctrl-C, a full disk): no half copy left behind (a kill -9: the next run sweeps it)
+        if tmp.exists():
+            tmp.unlink()
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -8,8 +8,10 @@ metrics to the configured loggers.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
+from collections import Counter
 from pathlib import Path
 
 from hydra.utils import instantiate
@@ -17,8 +19,9 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from rra.config import build_graph, graph_description
+from rra.data.coverage import question_coverage
 from rra.data.dataset import SPLITS, Dataset
-from rra.eval import integrity, report
+from rra.eval import integrity, report, shards
 from rra.eval.metrics import compute_metrics
 from rra.methods import QAMethod
 from rra.records import Prediction, QAExample, Status
@@ -88,30 +91,36 @@ def load_split(cfg: DictConfig, split: str, kg) -> list[QAExample]:
 
 def name_gold_answers(examples: list[QAExample], kg) -> None:
     """Say how each gold answer is named in the KG, so scoring does not depend on whether a dataset
-    gives answers as KG ids or as names: an answer the KG holds as an entity gets its label
-    (`answer_labels`, for replies that name it); an answer that is not an entity id is
-    looked up as a label (exact, then case-insensitive), and the ids found count as that answer
-    (`answer_ids`). A few batched lookups for the whole split; data that already
-    names its answers (the question generator) is left as it is."""
+    gives answers as KG ids, as names or as values written as text: an answer the KG holds as a
+    node gets its label (`answer_labels`, for replies that name it); any other answer is looked up
+    (`rra.graph.answers.resolve_answers`: a literal in another spelling, an entity's label, a value
+    of the same number or date, so "2017" and "2017.0" name `"2017"^^xsd:gYear`) and the ids found
+    count as that answer (`answer_ids`). A few batched lookups for the whole split; data that
+    already names its answers (the question generator) is left as it is."""
     todo = [ex for ex in examples if ex.answers and not ex.answer_labels]
     if not todo:
         return
+    from rra.graph.answers import resolve_answers
     from rra.graph.base import GraphError
 
-    answers = list(dict.fromkeys(a for ex in todo for a in ex.answers))
     try:
-        labels = kg.labels(answers)  # only the entities the KG holds come back
-        names = [a for a in answers if a not in labels]
-        ids = kg.find_entities_batch(names, "exact", 10) if names else {}
-        missing = [a for a in names if not ids.get(a)]
-        if missing:
-            ids.update({a: hits for a, hits in kg.find_entities_batch(missing, "casefold", 10).items() if hits})
+        labels, ids = resolve_answers(kg, (a for ex in todo for a in ex.answers))
     except GraphError as err:  # scoring then compares the answers as given; the run goes on
         log.warning("could not look the gold answers up in the KG (%s); they are scored as given", err)
         return
     for ex in todo:
         ex.answer_labels = [labels.get(a, a) for a in ex.answers]
         ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
+
+
+def question_seconds(cfg: DictConfig) -> float | None:
+    """`bounds.max_seconds`: each question's time budget (null or 0: none)."""
+    value = OmegaConf.select(cfg, "bounds.max_seconds", default=None)
+    if value in (None, 0):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"bounds.max_seconds must be null or a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 def check_limit(limit):
@@ -180,11 +189,18 @@ def format_prediction(p: Prediction) -> str:
 
 def run_split(cfg: DictConfig, out_dir: str | Path | None = None) -> dict:
     out = Path(out_dir or cfg.paths.output_dir)
+    spec = shards.ShardSpec.from_config(cfg)  # `shard=i num_shards=n`: one slice, in its own directory
+    if spec is not None:
+        out = out / spec.dirname
     out.mkdir(parents=True, exist_ok=True)
     with integrity.RunLock(out):  # a refused run stops here, having written nothing in `out`
-        save_hydra_record(cfg, out)
         check_limit(cfg.get("limit"))  # before anything slow is built
-        return _run_split(cfg, out)
+        resume = bool(cfg.get("resume", True))
+        digest = OmegaConf.select(cfg, "integrity.digest", default="sample")
+        # a resume refused for a different setup leaves the run's record (.hydra/) as it was
+        integrity.check_resume(out, integrity.fingerprint(cfg), resume, digest)
+        save_hydra_record(cfg, out)
+        return _run_split(cfg, out, spec)
 
 
 def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> None:
@@ -205,11 +221,15 @@ def save_hydra_record(cfg: DictConfig, out: Path, subdir: str = ".hydra") -> Non
     OmegaConf.save(hydra_cfg.overrides.task, target / "overrides.yaml")
 
 
-def _run_split(cfg: DictConfig, out: Path) -> dict:
+def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None) -> dict:
     resume = bool(cfg.get("resume", True))
-    integrity.check_resume(out, integrity.fingerprint(cfg), resume)
+    if spec is not None and resume and shards.is_complete(out, cfg.get("limit")):  # resubmitted, nothing left
+        log.info("shard %d of %d is complete in %s; nothing to answer", spec.index, spec.count, out)
+        return json.loads((out / report.METRICS).read_text(encoding="utf-8"))
     kg, llm, method = build(cfg)
     examples = load_split(cfg, cfg.split, kg)
+    if spec is not None:
+        examples = shards.take(spec, cfg.split, examples, out, cfg.get("limit"), resume)
     oracle = oracle_of(llm)
     if oracle is not None:  # llm=oracle: it answers from the gold labels this loop holds
         oracle.observe(examples, kg)
@@ -220,7 +240,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
     requests_before = getattr(kg, "requests", None)  # SPARQL backends count their queries
     metrics, preds = answer_and_score(method, examples, writer, int(cfg.get("batch_size", 32)),
                                       int(cfg.get("concurrency", 1) or 1),
-                                      desc=f"{getattr(method, 'name', 'method')} {cfg.split}")
+                                      desc=f"{getattr(method, 'name', 'method')} {cfg.split}",
+                                      question_seconds=question_seconds(cfg))
     metrics.update(split=cfg.split, method=getattr(method, "name", "?"))
     if requests_before is not None and metrics["new_questions"]:
         metrics["graph_requests_per_question"] = round((kg.requests - requests_before) / metrics["new_questions"], 3)
@@ -232,11 +253,25 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         metrics["kg_skipped_first"] = list(loaded.reasons[:5])
     if oracle is not None:
         metrics["llm_oracle"] = True
-    warnings = run_warnings(metrics, llm)
+    warned = sum(1 for ex in examples if ex.extra.get("plan_warnings"))
+    if warned:  # questions whose given path or plan looked doubtful on the KG (rra.data.plan_check)
+        metrics["plan_warnings"] = warned
+    bounded = Counter(h.split(" (")[0].split(" of ")[0] for d in preds for h in (d.get("extra") or {}).get("bounds", []))
+    if bounded:  # questions that hit a work bound (each says which in extra.bounds)
+        metrics["bounds_hit"] = dict(bounded)
+    folded = getattr(kg, "fold_report", None)
+    if folded is not None:  # per-question graphs: compound values folded, unnamed ids kept as entities
+        metrics.update(folded())
+    failures = run_warnings(metrics, llm)
+    coverage = question_coverage(method, [ex.question for ex in examples], cfg.split)
+    if coverage is not None:  # does the encoder read the questions' language (rra/data/coverage.py)
+        metrics["encoder_coverage"] = coverage.to_dict()
+    warnings = failures + (coverage.warnings if coverage is not None else [])
     metrics["warnings"] = warnings
-    # The method could not do its job (its LLM mostly failed, or most questions failed outright):
-    # its figures are the fall-back's, so a sweep must not read them as the method's (optimized_metric).
-    metrics["run_failed"] = bool(warnings)
+    # The method could not do its job (its LLM mostly failed, or most questions failed outright or
+    # never reached retrieval): its figures are the fall-back's or nobody's, so a sweep must not read
+    # them as the method's (optimized_metric).
+    metrics["run_failed"] = bool(failures)
     report.write_json(out / report.METRICS, metrics)
     picked = choices()
     used_llm = metrics.get("llm_asked_n", 0) > 0
@@ -248,6 +283,12 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
              **({"ceiling": "ORACLE LLM: every LLM reply comes from the gold labels (rra/llm/oracle.py); "
                             "these figures are the method's ceiling, not a model's"} if oracle is not None else {}),
              "output": str(out)}
+    if coverage is not None:
+        setup["encoder coverage"] = (f"{100 * coverage.unknown_share:.1f}% of the questions' tokens unknown to "
+                                     f"{coverage.encoder}; {100 * coverage.shared_share:.1f}% of the questions "
+                                     f"read as the same tokens as {coverage.shared_with}")
+    if spec is not None:
+        setup["shard"] = f"{spec.index} of {spec.count} (merge: python -m rra.eval.merge {out.parent})"
     setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
@@ -258,8 +299,8 @@ def _run_split(cfg: DictConfig, out: Path) -> dict:
         print(report.terminal_text(text))
     for w in warnings:
         log.warning(w)
-    if warnings and cfg.get("strict", False):
-        raise RunFailedError(f"strict=true and the run has problems: {' '.join(warnings)} (results kept in {out})")
+    if failures and cfg.get("strict", False):
+        raise RunFailedError(f"strict=true and the run has problems: {' '.join(failures)} (results kept in {out})")
     return metrics
 
 
@@ -271,18 +312,20 @@ def oracle_of(llm):
 
 
 def answer_and_score(method, examples: list[QAExample], writer: report.PredictionWriter, batch_size: int = 32,
-                     concurrency: int = 1, max_seconds: float | None = None, desc: str = "") -> tuple[dict, list[dict]]:
+                     concurrency: int = 1, max_seconds: float | None = None, desc: str = "",
+                     question_seconds: float | None = None) -> tuple[dict, list[dict]]:
     """The evaluation loop of infer.py and the benchmarks: answer the examples that `writer` (an
     opened predictions.jsonl, resumed) does not hold yet, streaming each prediction to it, then
     score every example's latest prediction. `max_seconds`: stop after the question that crosses
-    it (the metrics' `n` says how many were answered). Returns (metrics, predictions)."""
+    it (the metrics' `n` says how many were answered); `question_seconds`: each question's time
+    budget (`bounds.max_seconds`). Returns (metrics, predictions)."""
     todo = [ex for ex in examples if ex.qid not in writer.done]
     wanted = {ex.qid for ex in examples}
     start = time.perf_counter()
     new = 0
     with writer, tqdm(total=len(todo), desc=desc or getattr(method, "name", "method"), unit="q",
                       dynamic_ncols=True) as bar:
-        answers = answer_all(method, todo, batch_size, concurrency)
+        answers = answer_all(method, todo, batch_size, concurrency, question_seconds)
         for _, pred in answers:
             writer.write(pred)
             new += 1
@@ -317,12 +360,18 @@ def _input_errors() -> tuple:
     from rra.graph.loaders import EmptyKGError, KGFormatError
 
     return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
-            integrity.RunLockedError, RunFailedError, GraphUnavailableError)
+            integrity.RunLockedError, RunFailedError, GraphUnavailableError, shards.ShardError)
+
+
+# Statuses of a question that ended before retrieval: no topic entity found in its text, or the
+# topic it names is not in the KG.
+BEFORE_RETRIEVAL = ("no_topic_entity", "unknown_entity")
 
 
 def run_warnings(metrics: dict, llm) -> list[str]:
     """What a reader of Hits@1 must know: most LLM calls failed (the answers then come from a
-    fall-back), or most questions failed outright."""
+    fall-back), most questions failed outright, or most never reached retrieval (linking found no
+    topic in the KG: a question language or naming the linker does not read)."""
     out, n = [], metrics.get("n", 0) or 0
     answered, asked = metrics.get("llm_answered"), metrics.get("llm_asked_n", 0)
     if answered is not None and answered < 50:
@@ -331,39 +380,72 @@ def run_warnings(metrics: dict, llm) -> list[str]:
     failed = sum(c for s, c in (metrics.get("status") or {}).items() if s in integrity.TRANSIENT)
     if n and failed / n > 0.5:
         out.append(f"{failed} of {n} questions ended in llm_error/graph_error (they are retried on resume)")
+    unlinked = sum(c for s, c in (metrics.get("status") or {}).items() if s in BEFORE_RETRIEVAL)
+    if n and unlinked / n > 0.5:
+        out.append(f"{unlinked} of {n} questions ({100 * unlinked / n:.1f}%) ended before retrieval "
+                   f"(no_topic_entity / unknown_entity): the linker found no topic of theirs in the KG, so the "
+                   "figures do not measure the method (check the KG's labels, the questions' language, "
+                   "and topic_entities in the question file)")
     return out
 
 
-def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1):
+def answer_all(method: QAMethod, examples: list[QAExample], batch_size: int = 32, concurrency: int = 1,
+               max_seconds: float | None = None):
     """Yield (example, prediction with its gold labels attached) in order: the evaluation loop of
     infer.py and the benchmarks. Each `batch_size` questions go to `method.answer_batch` (RRA runs
-    its encoder on the batch; the baselines answer `concurrency` of them at once in threads)."""
+    its encoder on the batch; the baselines answer `concurrency` of them at once in threads).
+    `max_seconds`: each question's time budget (`bounds.max_seconds`; a batch gets its questions'
+    budgets together); the bounds a question hit are in its prediction (`mark_bounds`)."""
+    from rra.graph.base import question_budget
+
     kg = getattr(method, "kg", None)
     if getattr(kg, "per_question", False):  # each question on its own subgraph (rra.graph.subgraphs)
-        yield from answer_each(method, kg, examples)
+        yield from answer_each(method, kg, examples, max_seconds)
         return
     size = max(1, batch_size)
     for b in range(0, len(examples), size):
         batch = examples[b:b + size]
-        for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
-            yield ex, with_gold(pred, ex)
+        # streamed as the method yields them (a baseline answers one by one): each is written before
+        # the next is asked, so a kill loses nothing answered
+        with question_budget(max_seconds * len(batch) if max_seconds else None) as budget:
+            for ex, pred in zip(batch, method.answer_batch(batch, concurrency)):
+                yield ex, with_gold(mark_bounds(pred, budget, len(batch) == 1), ex)
 
 
-def answer_each(method: QAMethod, kg, examples: list[QAExample]):
+def answer_each(method: QAMethod, kg, examples: list[QAExample], max_seconds: float | None = None):
     """`answer_all` for per-question graphs: one question at a time, inside its own subgraph (so
     batch_size and concurrency do not apply), which also says whether the subgraph holds a gold
     answer at all (the ceiling, `rra.eval.metrics`)."""
-    from rra.graph.base import GraphError
+    from rra.graph.base import GraphError, question_budget
 
     for ex in examples:
-        try:
-            with kg.scope(ex) as graph:
-                ids = [a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias]
-                ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
-                pred = list(method.answer_batch([ex], 1))[0]
-        except GraphError as err:  # no subgraph for this question: it costs only itself
-            pred = Prediction(ex.qid, ex.question, [], status=Status.GRAPH_ERROR, errors=[f"{type(err).__name__}: {err}"])
-        yield ex, with_gold(pred, ex)
+        with question_budget(max_seconds) as budget:
+            try:
+                with kg.scope(ex) as graph:
+                    ids = [a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias]
+                    ex.extra["answer_in_subgraph"] = any(graph.has_entity(a) for a in ids)
+                    pred = list(method.answer_batch([ex], 1))[0]
+            except GraphError as err:  # no subgraph for this question: it costs only itself
+                pred = Prediction(ex.qid, ex.question, [], status=Status.GRAPH_ERROR,
+                                  errors=[f"{type(err).__name__}: {err}"])
+        yield ex, with_gold(mark_bounds(pred, budget, True), ex)
+
+
+def mark_bounds(pred: Prediction, budget, alone: bool) -> Prediction:
+    """Say in the prediction which work bounds its question hit (`extra["bounds"]`: instances,
+    answers, evidence, time), and mark a question whose time ran out `over_budget` (not retried on
+    resume: it would run out again). In a batch (`alone` false) a bound noted by the graph layer
+    belongs to the question whose topic entity it names."""
+    own = list(pred.extra.get("bounds") or [])
+    mine = [h for h in budget.hits if alone or any(h.endswith(f"from {t})") for t in pred.topic_entities)]
+    ran_out = budget.expired and (alone or any("OverBudgetError" in e for e in pred.errors))
+    if ran_out:
+        pred.status = Status.OVER_BUDGET
+        mine.append(f"time budget of {budget.seconds:g} s used up")
+    hits = list(dict.fromkeys(own + mine))
+    if hits:
+        pred.extra["bounds"] = hits
+    return pred
 
 
 def with_gold(pred: Prediction, ex: QAExample) -> Prediction:
@@ -441,7 +523,7 @@ def log_to_loggers(cfg: DictConfig, metrics: dict, preds: list[dict] = (), summa
             logger.log_hyperparams(resolved_config(cfg))
             logger.log_metrics(flat)
             if type(logger).__name__ == "WandbLogger":  # lineage: the model artifact this run used
-                from rra.training.dashboard import record_checkpoint_artifact
+                from rra.eval.dashboard import record_checkpoint_artifact
 
                 record_checkpoint_artifact(logger.experiment, OmegaConf.select(cfg, "retriever.ckpt", default=None))
             if preds and options.get("tables", True):

@@ -7,7 +7,9 @@ written with a leading ``^`` as in SPARQL property paths: ``directed_by`` goes m
 """
 from __future__ import annotations
 
+import contextvars
 import gc
+import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -231,20 +233,30 @@ def walk_path(
     backends send one query per hop instead of one per entity. Shared by every backend."""
     frontier = [PathInstance([entity], [])]
     for relation in path:
+        check_time()  # a question past its time budget stops here (OverBudgetError)
         ends = sorted({p.end for p in frontier})
         nbrs = kg.neighbors_batch(ends, relation)
         grown: list[PathInstance] = []
         for p in frontier:
             for n in nbrs.get(p.end, []):
+                if limit is not None and len(grown) >= limit:
+                    # Bounded while walking, not after: a walk through a hub would otherwise build
+                    # every instance first (3 hops through 100,000 neighbours: millions). The kept
+                    # ones are the first `limit` in walk order, as the cut after the walk kept.
+                    note(f"path instances capped at {limit} ({' / '.join(path)} from {entity})")
+                    break
                 grown.append(
                     PathInstance(p.entities + [n], p.triples + [step_triple(p.end, relation, n)])
                 )
+            else:
+                continue
+            break
         frontier = grown
         if not frontier:
             return []
     if not path:  # an empty path instantiates nothing
         return []
-    return frontier if limit is None else frontier[:limit]
+    return frontier
 
 
 @contextmanager
@@ -259,6 +271,68 @@ def paused_gc():
     finally:
         if was_enabled:
             gc.enable()
+
+
+
+# -- per-question work bounds --------------------------------------------------------------------
+# How much work one question may cost, on every backend: a hub (an entity with 100,000 neighbours)
+# must cost its question a bounded time and memory, never the run. The evaluation loop and the
+# server open a `question_budget(max_seconds)` around each question (or batch). Inside it the
+# graph layer's expensive loops call `check_time()` (a walk, before each hop) and `note(...)` where
+# they cut work short (a walk stops growing at its instance limit), so the prediction says which
+# bound it hit (`extra["bounds"]`), never silently. Past the deadline `check_time()` raises
+# `OverBudgetError` (a GraphError: every method records a graph failure as its question's and goes
+# on); the loop then marks the question `over_budget`. Outside a budget nothing is checked.
+class OverBudgetError(GraphError):
+    """The question used up its time budget (`bounds.max_seconds`)."""
+
+
+@dataclass
+class QuestionBudget:
+    deadline: float | None  # time.monotonic() value, None: no time limit
+    seconds: float | None
+    hits: list[str] = field(default_factory=list)  # the bounds this question hit, in words
+    expired: bool = False
+
+    def note(self, what: str) -> None:
+        if what not in self.hits and len(self.hits) < 20:
+            self.hits.append(what)
+
+
+_CURRENT: contextvars.ContextVar[QuestionBudget | None] = contextvars.ContextVar("rra_budget", default=None)
+
+
+@contextmanager
+def question_budget(max_seconds: float | None = None):
+    """A budget for the work inside (this thread and the context it runs in)."""
+    budget = QuestionBudget(time.monotonic() + max_seconds if max_seconds else None, max_seconds)
+    token = _CURRENT.set(budget)
+    try:
+        yield budget
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> QuestionBudget | None:
+    return _CURRENT.get()
+
+
+def check_time() -> None:
+    """Raise OverBudgetError once the current question's deadline has passed."""
+    budget = _CURRENT.get()
+    if budget is not None and budget.deadline is not None and time.monotonic() > budget.deadline:
+        if not budget.expired:
+            budget.expired = True
+            budget.note(f"time budget of {budget.seconds:g} s used up")
+        raise OverBudgetError(f"the question used up its time budget of {budget.seconds:g} s "
+                              "(bounds.max_seconds); answered with what was found before it")
+
+
+def note(what: str) -> None:
+    """Record that the current question hit a bound (no-op outside a budget)."""
+    budget = _CURRENT.get()
+    if budget is not None:
+        budget.note(what)
 
 
 # -- reading ----------------------------------------------------------------------------

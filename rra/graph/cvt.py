@@ -68,6 +68,63 @@ class CVTRule:
         return cls(value.get("pattern", FREEBASE_ID), frozenset(value.get("ids") or ()))
 
 
+# Relations that say what a node is (its type, its name, its topic notes): a node with such an edge of
+# its own is a described entity, not an anonymous compound value.
+DESCRIBING = ("type.object.", "common.topic.", "rdf:type", "rdfs:label", "http://www.w3.org/")
+
+
+def domain(relation: str) -> str:
+    """A Freebase relation's domain, the type it belongs to: `film.performance` of
+    `film.performance.actor` (the relation itself where it has no dot)."""
+    return relation.rsplit(".", 1)[0] if "." in relation else relation
+
+
+def cvt_like(triples: Sequence[tuple[str, str, str]], candidates: set[str],
+             entity_domains: Iterable[str] = ()) -> set[str]:
+    """Of `candidates` (unnamed ids), those that behave like a compound value where nothing names
+    the entities (an NSM file without its names file). A CVT holds one n-ary fact: its own
+    properties are all of one type (`film.performance.actor`, `.film`, `.character`), a type that
+    no surely named entity has (`entity_domains`: the domains of the properties of the dataset's
+    topic entities and answers; `location.location` is one, `film.performance` never), it joins
+    two or more nodes, and no edge says what it is (no type, name or topic edge). A leaf (an
+    answer's neighbour, a country), a node reached by others' edges only, or one with properties of
+    several types or of an entity's type is an entity without a name, and stays. Two CVTs never join
+    each other: of two adjacent look-alikes the one joining more nodes that are surely not CVTs
+    (the topic, the answers, named ones) is the CVT.
+    On the Freebase-style world of bench/kgs/freebase_subgraphs (scale 0.3, test split), against
+    its names file: 99.9% of the ids folded are CVTs, 80% of its CVTs are folded (the others keep
+    under two properties in their question's subgraph and stay, unnamed); bench_bad_input."""
+    if not candidates:
+        return set()
+    entity_domains = set(entity_domains)
+    domains: dict[str, set[str]] = {}
+    reach: dict[str, set[str]] = {}  # nodes a candidate's own properties point at
+    neighbours: dict[str, set[str]] = {}
+    described: set[str] = set()
+    for h, r, t in triples:
+        if h in candidates:
+            neighbours.setdefault(h, set()).add(t)
+            if r.startswith(DESCRIBING):
+                described.add(h)
+            else:
+                domains.setdefault(h, set()).add(domain(r))
+                reach.setdefault(h, set()).add(t)
+        if t in candidates:
+            neighbours.setdefault(t, set()).add(h)
+            if r.startswith(DESCRIBING):
+                described.add(t)
+    # its own properties point at two or more nodes: one property of an entity (a country's capital)
+    # next to the edge that reached it is not an n-ary fact
+    looks = [c for c in candidates if c not in described and len(domains.get(c, ())) == 1
+             and not domains[c] & entity_domains and len(reach[c] - {c}) >= 2]
+    entities = lambda c: len(neighbours[c] - candidates)  # noqa: E731  (neighbours surely not CVTs)
+    out: set[str] = set()
+    for c in sorted(looks, key=lambda c: (-entities(c), -len(neighbours[c]), c)):
+        if not neighbours[c] & out:
+            out.add(c)
+    return out
+
+
 def is_folded(relation: str) -> bool:
     return FOLD in relation
 

@@ -6,17 +6,18 @@ runs the contract suite on it). For one large KG, NetworkX remains the default.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from itertools import chain
 from operator import itemgetter
-from typing import Iterable, Sequence
+from typing import Iterable
 
-from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, UnknownEntityError,
-                            base_relation, is_inverse, label_index, match_labels, sample, walk_path)
+from rra.graph.memory import InMemoryGraph
 from rra.records import Triple
 
 
-class DictGraph(KnowledgeGraph):
+class DictGraph(InMemoryGraph):
+    """Facts indexed by head and by tail; every lookup is InMemoryGraph's."""
+
     def __init__(self, triples: Iterable[Triple | tuple[str, str, str]] = (), labels: dict[str, str] | None = None):
         # Each fact tuple is stored once and indexed under its head and its tail (no per-edge
         # objects of our own: that is what makes the build fast).
@@ -43,74 +44,15 @@ class DictGraph(KnowledgeGraph):
         self._facts.update(facts)
         self._casefold_index = None
 
-    # -- lookup -------------------------------------------------------------------------
-    def has_entity(self, entity: str) -> bool:
-        return entity in self._entities
+    # -- what InMemoryGraph reads -----------------------------------------------------------
+    def _entity_ids(self) -> dict[str, None]:
+        return self._entities
 
-    def _require(self, entity: str) -> None:
-        if entity not in self._entities:
-            raise UnknownEntityError(entity)
+    def _out_edges(self, entity: str) -> Iterable[tuple[str, str]]:
+        return ((r, t) for _, r, t in self._out.get(entity, ()))
 
-    def label(self, entity: str) -> str:
-        self._require(entity)
-        return self._labels.get(entity, entity)
-
-    def labels(self, entities: Iterable[str]) -> dict[str, str]:
-        return {e: self._labels.get(e, e) for e in entities if e in self._entities}
-
-    def _index(self) -> dict[str, list[str]]:
-        if self._casefold_index is None:
-            self._casefold_index = label_index(self._entities, self._labels)
-        return self._casefold_index
-
-    def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
-        return match_labels(self._index(), self._labels, text, mode, limit)
-
-    def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
-        return {r: self._labels[r] for r in relations if r in self._labels}
-
-    # -- structure ----------------------------------------------------------------------
-    def relations(self, entity: str, direction: Direction = "both") -> list[str]:
-        self._require(entity)
-        rels: set[str] = set()
-        if direction in ("out", "both"):
-            rels.update(r for _, r, _ in self._out.get(entity, ()))
-        if direction in ("in", "both"):
-            rels.update("^" + r for _, r, _ in self._in.get(entity, ()))
-        return sorted(rels)
-
-    def neighbors(self, entity: str, relation: str) -> list[str]:
-        rel = base_relation(relation)
-        if is_inverse(relation):
-            return sorted({h for h, r, _ in self._in.get(entity, ()) if r == rel})
-        return sorted({t for _, r, t in self._out.get(entity, ()) if r == rel})
-
-    def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
-        return {e: self.neighbors(e, relation) for e in entities}
-
-    def follow_path(self, entity: str, path: Sequence[str], limit: int | None = None) -> list[PathInstance]:
-        return walk_path(self, entity, path, limit)
-
-    def follow_path_batch(self, entities: Sequence[str], path: Sequence[str],
-                          limit: int | None = None) -> dict[str, list[PathInstance]]:
-        return {e: walk_path(self, e, path, limit) if self.has_entity(e) else [] for e in dict.fromkeys(entities)}
-
-    def triples(self, entity: str, limit: int | None = None, seed: int | None = None,
-                direction: Direction = "both") -> list[Triple]:
-        self._require(entity)
-        out: list[Triple] = []
-        if direction in ("out", "both"):
-            out += [Triple(*f) for f in self._out.get(entity, ())]
-        if direction in ("in", "both"):
-            out += [Triple(*f) for f in self._in.get(entity, ())]
-        return sample(sorted(set(out)), limit, seed)
-
-    def stats(self) -> GraphStats:
-        rels = Counter(r for _, r, _ in self._facts)
-        return GraphStats(len(self._entities), len(self._facts), dict(rels.most_common()))
-
-    def relation_types(self) -> list[str]:
-        return sorted({r for _, r, _ in self._facts})
+    def _in_edges(self, entity: str) -> Iterable[tuple[str, str]]:
+        return ((r, h) for h, r, _ in self._in.get(entity, ()))
 
     def all_triples(self) -> Iterable[Triple]:
         for h, r, t in self._facts:

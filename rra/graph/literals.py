@@ -50,7 +50,7 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
     name = datatype[len(XSD):] if datatype and datatype.startswith(XSD) else None
     try:
         if name in INTEGER_TYPES:
-            return int(text)
+            return _int(text)
         if name in FLOAT_TYPES:
             return float(text)
         if name == "gYear":
@@ -67,7 +67,7 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
         return node  # ill-typed ("abc"^^xsd:integer): the text, which compares with nothing numeric
     if name is None or name == "string":
         if _INT.match(text):
-            return int(text)
+            return _int(text)
         if _FLOAT.match(text):
             return float(text)
         m = _DATE.match(text)
@@ -77,6 +77,15 @@ def parse_literal(node: str, datatype: str | None = None) -> Value:
             except ValueError:
                 return node
     return node
+
+
+# Python refuses to read an int of more than 4,300 digits from text (sys.get_int_max_str_digits);
+# such a number (a 5,000-digit cell) is read as a float instead: inf, which still compares right.
+MAX_INT_DIGITS = 4000
+
+
+def _int(text: str) -> int | float:
+    return int(text) if len(text) <= MAX_INT_DIGITS else float(text)
 
 
 def _aligned(a: Value, b: Value) -> tuple | None:
@@ -126,9 +135,52 @@ def order_key(value: Value | str) -> tuple[int, float] | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
-        return (0, float(v))
+        try:
+            return (0, float(v))
+        except OverflowError:  # an int beyond the float range: as far out as a float goes
+            return (0, float("inf") if v > 0 else float("-inf"))
     if isinstance(v, dt.datetime):
         v = v.date()
     if isinstance(v, dt.date):
         return (0, v.year + (v.timetuple().tm_yday - 1) / 366)
     return None
+
+
+def value_forms(text: str) -> list[str]:
+    """The literal node ids a value written as plain text may have in a KG, by value: "2017" (or
+    "2017.0") may be `"2017"^^xsd:gYear`, `"2017"^^xsd:integer`, `"2017"^^xsd:decimal`,
+    `"2.017E3"^^xsd:double` or the plain string `"2017"`; "1.50" may be `"1.5"^^xsd:decimal`;
+    "2017-05-01" may be `"2017-05-01"^^xsd:date`. Canonical ids, as every backend's nodes are."""
+    t = text.strip()
+    forms = [literal_id(t)]
+    value = parse_literal(t) if t and len(t) <= MAX_INT_DIGITS else t
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = str(value)
+        forms += [literal_id(n), *(literal_id(n, XSD + name) for name in ("integer", "decimal", "double", "float"))]
+        if -9999 <= value <= 9999:
+            forms.append(literal_id(f"{'-' if value < 0 else ''}{abs(value):04d}", XSD + "gYear"))
+    elif isinstance(value, float):
+        forms += [literal_id(repr(value)), literal_id(t, XSD + "decimal"), literal_id(repr(value), XSD + "decimal"),
+                  literal_id(repr(value), XSD + "double"), literal_id(repr(value), XSD + "float")]
+    elif isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        forms.append(literal_id(value.isoformat(), XSD + "date"))
+    elif _YEAR_MONTH.match(t):
+        forms.append(literal_id(t, XSD + "gYearMonth"))
+    return list(dict.fromkeys(forms))
+
+
+def value_text(node: str) -> str | None:
+    """A number's or a date's text as scoring compares it, one per value ("2017.0" and
+    `"2.017E3"^^xsd:double` -> "2017", "1.50" -> "1.5"); None for anything that is not one."""
+    value = parse_literal(node) if len(node) <= MAX_INT_DIGITS else node
+    if isinstance(value, bool) or isinstance(value, str):
+        return None
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    return value.isoformat()

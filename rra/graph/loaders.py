@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Literal
 
 from rra.graph.base import INVERSE_PREFIX, paused_gc
-from rra.graph.rdf import RdfMapping, canonical_literal, is_literal, label_rank, literal_id, unescape_literal
+from rra.graph.rdf import (RDF_LANG_STRING, RdfMapping, canonical_literal, is_literal, label_rank, literal_id,
+                           split_literal, unescape_literal)
+from rra.graph.xsd import XSD
 from rra.records import Triple
 
 Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
@@ -66,13 +68,20 @@ class LoadReport:
     duplicates: int = 0  # triples that occur more than once (kept once by every backend)
     header: str | None = None  # a first line of column names, not read as a triple
     reasons: list[str] = field(default_factory=list)  # the first MAX_REASONS skip reasons
+    # typed values their datatype does not allow ("abc"^^xsd:integer): kept as text (rra/graph/xsd.py)
+    ill_typed: int = 0
+    ill_typed_first: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         text = (f"{self.path} ({self.format}): {self.lines} lines, {self.triples} triples, "
                 f"{self.labels} labels, {self.skipped} skipped, {self.duplicates} duplicate triples")
         if self.header is not None:
             text += f"\n  line 1 is a header, not a triple: {self.header!r}"
-        return text + "".join(f"\n  skipped {r}" for r in self.reasons)
+        text += "".join(f"\n  skipped {r}" for r in self.reasons)
+        if self.ill_typed:
+            text += (f"\n  {self.ill_typed} value(s) not of their datatype, kept as text: "
+                     + "; ".join(self.ill_typed_first))
+        return text
 
 
 def detect_format(path: str | Path, format: str | None = None) -> Format:
@@ -168,19 +177,20 @@ def read_triples(
     labels: dict[str, str] = {}
 
     bad = _on_bad_line(path, on_error, report)
+    ill_typed = _ill_typed_notes(report)
     with paused_gc():
         # other RDF syntaxes come back as N-Triples statements, numbered instead of lines
         lines = _rdf_statements(path, fmt) if fmt in RDF_SYNTAXES else _read_lines(path, bad)
         report.lines = len(lines)
         if fmt not in ("pipe", "tsv"):
-            _parse_ntriples_lines(lines, mapping, triples, labels, bad)
+            _parse_ntriples_lines(lines, mapping, triples, labels, bad, ill_typed)
         else:
             sep = "|" if fmt == "pipe" else "\t"
             if lines and is_header(lines[0], sep):
                 report.header = lines[0]
                 log.info("%s: line 1 is a column header, not a triple: %r", path, lines[0])
                 lines = [""] + lines[1:]  # keep line numbers
-            _parse_delimited_lines(lines, sep, triples, bad)
+            _parse_delimited_lines(lines, sep, triples, bad, ill_typed)
     if fmt in ("pipe", "tsv"):  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
         label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
         if label_relations:
@@ -188,6 +198,9 @@ def read_triples(
                 if t.relation in label_relations:
                     labels.setdefault(t.head, t.tail)
             triples = [t for t in triples if t.relation not in label_relations]
+    if report.ill_typed:
+        log.warning("%s: %d typed value(s) are not values of their datatype and are read as text (they match no "
+                    "numeric or date condition): %s", path, report.ill_typed, "; ".join(report.ill_typed_first))
     report.triples = len(triples)
     report.duplicates = len(triples) - len(set(triples))
     report.labels = len(labels)
@@ -231,7 +244,21 @@ def _read_lines(path: str | Path, bad) -> list[str]:
     return lines
 
 
-def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], bad) -> None:
+def _ill_typed_notes(report: LoadReport):
+    """A callback noting a typed value that is not of its datatype (line, as written)."""
+    def note(lineno: int, written: str) -> None:
+        report.ill_typed += 1
+        if len(report.ill_typed_first) < MAX_REASONS:
+            report.ill_typed_first.append(f"line {lineno}: {shorten(written)}")
+    return note
+
+
+def _typed(datatype: str | None) -> bool:
+    """Is this a datatype whose values rra reads (and so can find ill-typed)?"""
+    return bool(datatype) and datatype.startswith(XSD) and datatype not in (XSD + "string", RDF_LANG_STRING)
+
+
+def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], bad, ill_typed=None) -> None:
     for lineno, line in enumerate(lines, 1):
         # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
         parts = [p.strip() for p in line.split(sep)]
@@ -246,7 +273,10 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
             if is_literal(parts[0]):
                 bad(lineno, "a literal cannot be the head of a triple", parts[0])
             else:
-                triples.append(Triple(parts[0], parts[1], canonical_literal(parts[2]) or parts[2]))
+                node = canonical_literal(parts[2])
+                if node is not None and ill_typed is not None and node.endswith('"') and _typed(split_literal(parts[2])[1]):
+                    ill_typed(lineno, parts[2])
+                triples.append(Triple(parts[0], parts[1], node or parts[2]))
         elif len(parts) != 3:
             bad(lineno, f"expected head{sep}relation{sep}tail, got {len(parts)} fields", line)
         elif not all(parts):
@@ -255,7 +285,8 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
             bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", parts[1])
 
 
-def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad) -> None:
+def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad,
+                          ill_typed=None) -> None:
     rank: dict[str, int] = {}  # of each entity's label so far (rra.graph.rdf.label_rank)
     for lineno, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -280,7 +311,13 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
             bad(lineno, f"relation may not start with {INVERSE_PREFIX!r} (reserved for inverses)", relation)
             continue
         # a literal object is a literal node ("1985"^^xsd:gYear), never the entity spelt 1985
-        triples.append(Triple(head, relation, literal_id(tail, datatype, lang) if object_literal else tail))
+        if object_literal:
+            node = literal_id(tail, datatype, lang)
+            if ill_typed is not None and node.endswith('"') and _typed(datatype):  # kept as its text
+                ill_typed(lineno, f'"{tail}"^^<{datatype}>')
+            triples.append(Triple(head, relation, node))
+        else:
+            triples.append(Triple(head, relation, tail))
 
 
 def read_labels(

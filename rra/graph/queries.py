@@ -124,23 +124,29 @@ def _join(m: RdfMapping, start: str, relations: Sequence[str]) -> list[str]:
     return steps
 
 
-def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str]) -> str:
+def _limit(rows: int | None) -> str:
+    """A LIMIT clause: a walk through a hub must not bring millions of rows back (rra.graph.base,
+    per-question work bounds)."""
+    return f" LIMIT {int(rows)}" if rows is not None else ""
+
+
+def path_batch(m: RdfMapping, entities: Sequence[str], relations: Sequence[str], rows: int | None = None) -> str:
     """?x0 .. ?xn: every instantiation of a relation path from each of `entities` (?x0), in one
-    query: the path is a join, the start entities a VALUES block."""
+    query: the path is a join, the start entities a VALUES block (at most `rows` rows)."""
     steps = [values("x0", m, entities)] + _join(m, "?x0", relations)
     variables = " ".join(f"?x{i}" for i in range(len(relations) + 1))
-    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
+    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}{_limit(rows)}"
 
 
-def path(m: RdfMapping, entity: str, relations: Sequence[str]) -> str:
+def path(m: RdfMapping, entity: str, relations: Sequence[str], rows: int | None = None) -> str:
     """?x1 .. ?xn: every instantiation of a relation path from `entity` in one query
-    (`^r` walks r backwards), so an n-hop path costs one round trip, not n."""
+    (`^r` walks r backwards), so an n-hop path costs one round trip, not n (at most `rows` rows)."""
     steps = _join(m, m.node_term(entity), relations)
     variables = " ".join(f"?x{i}" for i in range(1, len(relations) + 1))
-    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}"
+    return f"SELECT DISTINCT {variables} WHERE {{ {' '.join(steps)} }}{_limit(rows)}"
 
 
-def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[str]]]) -> str:
+def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[str]]], rows: int | None = None) -> str:
     """?k ?x0 .. ?xn: several (start entities, relation path) requests in one query, a UNION
     branch each (VALUES over its starts, the path as a join), ?k = the request's index; the
     variables past a shorter path stay unbound."""
@@ -150,7 +156,7 @@ def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[
         longest = max(longest, len(relations))
         branches.append(f"{{ {' '.join(steps)} BIND({k} AS ?k) }}")
     variables = " ".join(["?k"] + [f"?x{i}" for i in range(longest + 1)])
-    return f"SELECT DISTINCT {variables} WHERE {{ {' UNION '.join(branches)} }}"
+    return f"SELECT DISTINCT {variables} WHERE {{ {' UNION '.join(branches)} }}{_limit(rows)}"
 
 
 def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Iterable
 from urllib.parse import unquote
 
+from rra.graph.xsd import XSD, canonical
 from rra.records import Triple
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -106,7 +107,6 @@ def unescape_literal(body: str) -> str:
 # -- literal nodes -------------------------------------------------------------------
 # A literal node's id is its N-Triples form with XSD datatypes abbreviated (rra/graph/literals.py says
 # why): "1985"^^xsd:gYear, "Ann"@en, "Ann". Entities are IRIs in a store; literals stay literals.
-XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 # "body" then ^^xsd:name, ^^<iri>, @lang or nothing; the body is escaped as in N-Triples
@@ -128,12 +128,20 @@ def split_literal(node: str) -> tuple[str, str | None, str | None]:
 
 
 def literal_id(lexical: str, datatype: str | None = None, lang: str | None = None) -> str:
-    """The node id of a literal. xsd:string and rdf:langString are implied (plain / tagged)."""
-    body = literal(lexical)
+    """The node id of a literal, in the one spelling of its value that every backend gets
+    (rra/graph/xsd.py: `"+5"^^xsd:integer` -> `"5"^^xsd:integer`); an ill-typed value
+    (`"abc"^^xsd:integer`) is kept as its text, a plain literal. xsd:string and rdf:langString are
+    implied (plain / tagged)."""
     if lang:
-        return f"{body}@{lang.lower()}"
+        return f"{literal(lexical)}@{lang.lower()}"
     if not datatype or datatype in (XSD + "string", RDF_LANG_STRING):
-        return body
+        return literal(lexical)
+    if datatype.startswith(XSD):
+        value = canonical(lexical, datatype)
+        if value is None:
+            return literal(lexical)
+        lexical, datatype = value
+    body = literal(lexical)
     if datatype.startswith(XSD) and re.fullmatch(r"[A-Za-z]+", datatype[len(XSD):]):
         return f"{body}^^xsd:{datatype[len(XSD):]}"
     return f"{body}^^<{datatype}>"
@@ -148,8 +156,8 @@ def literal_term(node: str) -> str:
 
 
 def canonical_literal(cell: str) -> str | None:
-    """A TSV / pipe cell written as a literal (`"1985"^^xsd:gYear`), in its canonical id form;
-    None for an ordinary entity cell."""
+    """A TSV / pipe cell or an answer written as a literal (`"1985"^^xsd:gYear`, `"+5"^^<...#integer>`),
+    as its node id (canonical spelling, xsd: abbreviated); None for an ordinary entity cell."""
     if not is_literal(cell):
         return None
     return literal_id(*split_literal(cell))

@@ -11,8 +11,9 @@ from typing import Iterable, Sequence
 
 import rra.graph.queries as q
 from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            UnknownEntityError, base_relation, is_inverse, sample, step_triple)
-from rra.graph.rdf import RdfMapping, display, label_rank, literal_id
+                            UnknownEntityError, base_relation, check_time, is_inverse, note, sample,
+                            step_triple)
+from rra.graph.rdf import XSD, RdfMapping, display, label_rank, literal_id
 from rra.records import Triple
 
 # A bound result term: ("iri" | "literal" | "bnode", value), a literal with its datatype IRI and
@@ -54,6 +55,14 @@ class SparqlBackedGraph(KnowledgeGraph):
         the nodes asked for without decoding every IRI)."""
         return self._entity(term) if term[0] == "literal" else term[1]
 
+    def _asked(self, by_key: dict, term: Term):
+        """The node asked for (in a VALUES clause) that a result row's echoed term stands for."""
+        found = by_key.get(self._key(term))
+        if found is None and term[0] == "literal" and term[2:3] == (XSD + "integer",) and term[1] in ("0", "1"):
+            # Virtuoso echoes the boolean of a VALUES clause as the integer 1 or 0
+            found = by_key.get(literal_id("true" if term[1] == "1" else "false", XSD + "boolean"))
+        return found
+
     def _relation(self, term: Term) -> str:
         return self.mapping.relation_id(term[1])
 
@@ -73,7 +82,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         for chunk in chunks(wanted, self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, l, lang in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang")):
-                x = by_key.get(self._key(e))
+                x = self._asked(by_key, e)
                 if x is None:
                     continue
                 if l is None:  # no label: the id, or a literal's value
@@ -184,7 +193,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         for chunk in chunks(wanted, self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
             for e, n in self._select(q.neighbors(self.mapping, chunk, rel, inv), ("e", "n")):
-                x = by_key.get(self._key(e))
+                x = self._asked(by_key, e)
                 if x is not None:  # ignore rows for entities not asked for (a confused endpoint)
                     result[x].append(self._entity(n))
         for ns in result.values():
@@ -198,8 +207,11 @@ class SparqlBackedGraph(KnowledgeGraph):
         exactly `walk_path`'s order (each hop's neighbours sorted, earlier hops first)."""
         if not path:
             return []
+        check_time()
         variables = tuple(f"x{i}" for i in range(1, len(path) + 1))
-        rows = self._select(q.path(self.mapping, entity, path), variables)
+        cap = row_cap(limit)
+        rows = self._select(q.path(self.mapping, entity, path, cap), variables)
+        _noted(rows, cap, path, entity)
         walks = sorted([entity] + [self._entity(t) for t in row] for row in rows)
         if limit is not None:
             walks = walks[:limit]
@@ -218,9 +230,13 @@ class SparqlBackedGraph(KnowledgeGraph):
             return {e: [] for e in found}
         variables = tuple(f"x{i}" for i in range(len(path) + 1))
         for chunk in chunks(list(found), self.batch_size):
+            check_time()
             by_key = {self.mapping.node_key(x): x for x in chunk}
-            for row in self._select(q.path_batch(self.mapping, chunk, path), variables):
-                start = by_key.get(self._key(row[0])) if row[0] is not None else None
+            cap = row_cap(limit, len(chunk))
+            rows = self._select(q.path_batch(self.mapping, chunk, path, cap), variables)
+            _noted(rows, cap, path, f"{len(chunk)} entities")
+            for row in rows:
+                start = self._asked(by_key, row[0]) if row[0] is not None else None
                 if start is not None:  # ignore rows for entities not asked for
                     found[start].append([start] + [self._entity(t) for t in row[1:]])
         out = {}
@@ -258,13 +274,17 @@ class SparqlBackedGraph(KnowledgeGraph):
                 continue
             longest = max(len(reqs[k][1]) for k in group)
             variables = ("k",) + tuple(f"x{i}" for i in range(longest + 1))
-            for row in self._select(q.paths_union(self.mapping, [reqs[k] for k in group]), variables):
+            check_time()
+            cap = row_cap(limit, sum(len(reqs[k][0]) for k in group))
+            rows = self._select(q.paths_union(self.mapping, [reqs[k] for k in group], cap), variables)
+            _noted(rows, cap, ["several paths"], f"{sum(len(reqs[k][0]) for k in group)} entities")
+            for row in rows:
                 try:
                     k = group[int(row[0][1])]
                 except (TypeError, ValueError, IndexError):
                     continue  # a row the query cannot produce: ignore it
                 n = len(reqs[k][1])
-                start = keys[k].get(self._key(row[1])) if row[1] is not None else None
+                start = self._asked(keys[k], row[1]) if row[1] is not None else None
                 if start is not None and all(t is not None for t in row[2:2 + n]):
                     walks[k][start].add((start,) + tuple(self._entity(t) for t in row[2:2 + n]))
         out = []
@@ -313,3 +333,19 @@ class SparqlBackedGraph(KnowledgeGraph):
     def triple_count(self) -> int:
         """Every triple in the store, label triples included."""
         return int(self._select(q.triple_count(self.mapping), ("c",))[0][0][1])
+
+
+# Rows a path query may bring back, per start entity, when the caller bounds its instances: far
+# above `limit` (below it the instances are exactly walk_path's first `limit`, in its order), so
+# only a walk through a hub reaches it; its rows are then the store's first ones, and flagged.
+MIN_ROWS = 100_000
+
+
+def row_cap(limit: int | None, starts: int = 1) -> int | None:
+    return None if limit is None else max(MIN_ROWS, 10 * limit) * max(1, starts)
+
+
+def _noted(rows: list, cap: int | None, path: Sequence[str], start: str) -> None:
+    """A path query that brought back as many rows as its LIMIT was cut short: say so."""
+    if cap is not None and len(rows) >= cap:
+        note(f"path instances capped at {cap} rows ({' / '.join(path)} from {start})")

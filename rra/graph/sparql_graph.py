@@ -5,8 +5,9 @@ deadline per request (`timeout`: connect + the whole reply, rra.net.request), bo
 exponential back-off on connection errors / 5xx / 429 (time-outs only with `retry_on_timeout`), a
 circuit breaker (after `breaker_threshold` failed requests in a row every further query fails at once
 as `GraphUnavailableError` for `breaker_cooldown` s, then one probe), and an LRU cache of results
-(the KG is read-only to us, so a query's answer never changes while a run lasts; `clear_cache()`
-after the store is edited).
+(the KG is read-only to us, so a query's answer never changes while a run lasts). A long-running
+reader (the server) trusts a cached result for `cache_ttl` seconds only, and `clear_cache()` (the
+server's SIGHUP) forgets them all at once, after the store is edited.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class SparqlGraph(SparqlBackedGraph):
         retry_on_timeout: bool = False,
         breaker_threshold: int = 3,
         breaker_cooldown: float = 30.0,
+        cache_ttl: float | None = None,
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
@@ -72,7 +74,8 @@ class SparqlGraph(SparqlBackedGraph):
         self.mapping = mapping or RdfMapping(entity_base, relation_base, label_predicate, all_prefixes, label_language)
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
         self.batch_size, self.cache_size = batch_size, cache_size
-        self._cache: OrderedDict[tuple[str, tuple[str, ...]], list[Row]] = OrderedDict()
+        self.cache_ttl = cache_ttl  # seconds a cached result is trusted; None: as long as the process lives
+        self._cache: OrderedDict[tuple[str, tuple[str, ...]], tuple[float, list[Row]]] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
         self._lock = threading.Lock()  # walkers may query from several threads
         self._client = httpx.Client(
@@ -83,21 +86,24 @@ class SparqlGraph(SparqlBackedGraph):
 
     # -- cache ---------------------------------------------------------------------------
     def clear_cache(self) -> None:
-        self._cache.clear()
+        with self._lock:
+            self._cache.clear()
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         key = (query, variables)
+        now = time.monotonic()
         with self._lock:
-            rows = self._cache.get(key)
-            if rows is not None:
+            hit = self._cache.get(key)
+            if hit is not None and (self.cache_ttl is None or now - hit[0] <= self.cache_ttl):
                 self._cache.move_to_end(key)
                 self.cache_hits += 1
-                return rows
+                return hit[1]
             self.cache_misses += 1
         rows = self._parse(self._post(query), variables, self.endpoint)
         if self.cache_size:
             with self._lock:
-                self._cache[key] = rows
+                self._cache[key] = (now, rows)
+                self._cache.move_to_end(key)
                 if len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return rows

@@ -13,8 +13,8 @@ call goes to the graph of the question selected with
 which the evaluation loop and KG supervision do for every question, so RRA, the graph scorer,
 the rewriters and every baseline run unchanged, each question on its own graph. A call with no
 question selected is a GraphError that says so. `relation_types()` is the relation vocabulary:
-the union over the questions of `relations_from` (the data config's training split), else over
-every question registered so far.
+the union over the questions of `relations_from` (the data config's training split), else (no
+training split, as at inference on a test file alone) over every question registered so far.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from operator import itemgetter
 from typing import Callable, Iterable, Sequence
 
 from rra.graph.base import (Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            Triple, paused_gc)
-from rra.graph.cvt import CVTRule, fold
+                            Triple, check_time, paused_gc)
+from rra.graph.cvt import CVTRule, cvt_like, fold
 from rra.graph.dict_graph import DictGraph
 
 
@@ -40,17 +40,24 @@ class Subgraph:
     triples: Sequence[tuple[str, str, str]]
     labels: dict[str, str] = field(default_factory=dict)
     keep: frozenset[str] = frozenset()
+    # whether the dataset names its entities (then an unnamed id is a CVT); False (an NSM file
+    # without its names file): an unnamed id is folded only where it behaves like a CVT, one sign
+    # being that its properties' type is none of `entity_domains` (rra.graph.cvt.cvt_like)
+    named: bool = True
+    entity_domains: frozenset[str] = frozenset()
 
 
-def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], frozenset[str]]:
-    """The question's graph with its compound values folded away, the CVT ids it had and its
-    relations."""
+def build_subgraph(sub: Subgraph, rule: CVTRule) -> tuple[DictGraph, set[str], frozenset[str], int]:
+    """The question's graph with its compound values folded away, the CVT ids it had, its
+    relations, and how many unnamed ids it kept as entities (they did not behave like CVTs)."""
     entities = set(map(itemgetter(0), sub.triples)) | set(map(itemgetter(2), sub.triples))
-    cvts = {e for e in rule.candidates(entities) if e not in sub.keep and e not in sub.labels}
+    unnamed = {e for e in rule.candidates(entities) if e not in sub.keep and e not in sub.labels}
+    cvts = unnamed if sub.named else cvt_like(sub.triples, unnamed, sub.entity_domains)
+    kept = len(unnamed - cvts)
     cvts |= {e for e in entities & rule.ids if e not in sub.keep}
     triples = fold(sub.triples, cvts) if cvts else sub.triples
     graph = DictGraph(triples, {e: n for e, n in sub.labels.items() if e not in cvts})
-    return graph, cvts, frozenset(map(itemgetter(1), triples))
+    return graph, cvts, frozenset(map(itemgetter(1), triples)), kept
 
 
 class NoQuestionError(GraphError):
@@ -70,7 +77,8 @@ class QuestionGraphs(KnowledgeGraph):
         self._sources: dict[str, Subgraph | Callable[[], Subgraph]] = {}
         self._cache: OrderedDict[str, DictGraph] = OrderedDict()
         self._relations: dict[str, frozenset[str]] = {}  # per question, once built
-        self._cvts: dict[str, int] = {}
+        self._cvts: dict[str, int] = {}  # per question built: CVTs folded, unnamed ids kept as entities
+        self._kept: dict[str, int] = {}
         self._vocabulary: list[str] | None = None
         self._lock = threading.Lock()
 
@@ -80,7 +88,8 @@ class QuestionGraphs(KnowledgeGraph):
         with self._lock:
             self._sources[key] = load
             self._cache.pop(key, None)
-            self._relations.pop(key, None)
+            for counts in (self._relations, self._cvts, self._kept):
+                counts.pop(key, None)
 
     def __contains__(self, key: str) -> bool:
         return key in self._sources
@@ -118,11 +127,12 @@ class QuestionGraphs(KnowledgeGraph):
             raise NoQuestionError(f"no subgraph registered under {key!r}")
         with paused_gc():  # ~10^4 new acyclic objects per question: no full collections meanwhile
             sub = source() if callable(source) else source
-            g, cvts, relations = build_subgraph(sub, self.rule)
+            g, cvts, relations, kept = build_subgraph(sub, self.rule)
         with self._lock:
             self._cache[key] = g
             self._relations[key] = relations
             self._cvts[key] = len(cvts)
+            self._kept[key] = kept
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return g
@@ -131,7 +141,14 @@ class QuestionGraphs(KnowledgeGraph):
         self.graph(key)
         return self._cvts[key]
 
+    def fold_report(self) -> dict[str, int]:
+        """Over the questions whose graph was built: compound values folded, and unnamed ids kept
+        as entities because they did not behave like one (read into metrics.json)."""
+        with self._lock:
+            return {"cvts_folded": sum(self._cvts.values()), "unnamed_kept": sum(self._kept.values())}
+
     def current(self) -> DictGraph:
+        check_time()  # every protocol call of a question past its time budget stops here (rra.graph.base)
         key = _ACTIVE.get()
         if key is None:
             raise NoQuestionError("a per-question graph (graph=subgraphs) was asked outside a question: "
@@ -197,11 +214,12 @@ class QuestionGraphs(KnowledgeGraph):
     def relation_types(self) -> list[str]:
         """The relation vocabulary (see the module doc): the same list inside and outside a question,
         so a retriever is checked against, and trained on, the union over the training split."""
-        if self.relations_from is not None:
-            if self._vocabulary is None:
-                source = self.relations_from
-                examples = source(kg=self) if callable(source) else source
-                self._vocabulary = sorted(self.relations_of(self.key_of(e) for e in examples or ()))
+        if self.relations_from is not None and self._vocabulary is None:
+            source = self.relations_from
+            examples = source(kg=self) if callable(source) else source
+            # no training split (inference on a test file alone): the questions registered, below
+            self._vocabulary = sorted(self.relations_of(self.key_of(e) for e in examples)) if examples else []
+        if self._vocabulary:
             return list(self._vocabulary)
         return sorted(self.relations_of(list(self._sources)))
 

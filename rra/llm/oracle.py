@@ -6,7 +6,9 @@ model: runs with it say "oracle" in metrics.json, summary.md and compare.
 The evaluation loop hands it the questions about to be answered (`observe(examples, kg)`); a
 prompt is matched to its question by the last `Question: ...` line. Per question it knows the gold
 answers and the gold relation path, and the labels of the entities the gold path reaches at each
-step. What it replies, per prompt type (recognised by the methods' own wording):
+step. On per-question graphs (graph=subgraphs: WebQSP, CWQ) it learns each question inside its own
+subgraph, and where the data gives answers but no path, the gold path is the subgraph's best one
+(answer F1, at most `path_hops` hops, as KG supervision picks a training path). What it replies, per prompt type (recognised by the methods' own wording):
 - relation choice (ToG pruning, StructGPT selection): the gold path's relation for the step the
   shown entity is on (ToG: the step whose entities include it; StructGPT: the number of steps
   already chosen), scored 1;
@@ -26,10 +28,11 @@ from __future__ import annotations
 import re
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.graph.base import base_relation
+from rra.graph.base import GraphError, base_relation
 from rra.llm.base import LLM, Prompt, prompt_to_text
 from rra.records import LLMReply, LLMUsage
 from rra.text import normalize_answer, relation_display, strip_brackets
@@ -61,8 +64,10 @@ def key(question: str) -> str:
 class OracleLLM(LLM):
     oracle = True  # read by the evaluation loop, reports and compare
 
-    def __init__(self, name: str = "oracle", model: str = "gold labels (a ceiling, not a model)"):
+    def __init__(self, name: str = "oracle", model: str = "gold labels (a ceiling, not a model)",
+                 path_hops: int = 2):
         self.name, self.model = name, model
+        self.path_hops = path_hops  # per-question graphs without a gold path: the KG's best path up to this long
         self.usage = LLMUsage()
         self.gold: dict[str, Gold] = {}
         self._lock = threading.Lock()
@@ -71,19 +76,41 @@ class OracleLLM(LLM):
     def observe(self, examples: Sequence, kg=None) -> None:
         """Learn the gold labels of `examples` (QAExamples with answers, their labels
         `answer_labels` and a gold path `gold_path`, else `relation_path`)."""
+        per_question = getattr(kg, "per_question", False)  # graph=subgraphs: each question on its own graph
         for ex in examples:
             labels = list(getattr(ex, "answer_labels", None) or ex.extra.get("answer_labels") or [])
             path = list(getattr(ex, "gold_path", None) or ex.extra.get("gold_path") or ex.relation_path or [])
             gold = Gold(list(dict.fromkeys(labels + list(ex.answers))), path)
             topics = list(ex.topic_entities or [])
             if kg is not None and topics:
-                names = kg.labels(topics)
-                gold.topics = [names.get(t, t) for t in topics]
-                named = getattr(ex, "answer_ids", None) or ex.extra.get("answer_ids") or []
-                answer_ids = set(ex.answers) | {a for ids in named for a in ids}
-                gold.levels, gold.useful = self._levels(kg, topics, path, answer_ids)
+                try:
+                    with kg.scope(ex) if per_question else nullcontext():
+                        if per_question and not path:  # WebQSP / CWQ rows give answers only
+                            gold.path = path = self._best_path(kg, ex)
+                        self._learn(gold, kg, ex, topics, path)
+                except GraphError:  # no subgraph for it: the oracle knows its answers, not its graph
+                    pass
             with self._lock:
                 self.gold[key(ex.question)] = gold
+
+    def _best_path(self, kg, ex) -> list[str]:
+        """The relation path of at most `path_hops` hops from the topic whose end set best matches
+        the gold answers (answer F1, as KG supervision labels a training question), on the
+        question's own small graph; [] when none reaches an answer."""
+        from rra.data.supervision import SupervisionConfig, build_adjacency, compute_candidates
+
+        config = SupervisionConfig(max_hops=self.path_hops, top_k=1, exact_hops=False)
+        found = compute_candidates(build_adjacency(kg), [ex], config)[0]
+        return list(found[0]["path"]) if found else []
+
+    def _learn(self, gold: Gold, kg, ex, topics: list[str], path: list[str]) -> None:
+        """What the graph says about a question's gold labels: topic names, and per step of the
+        gold path the entities reached (`_levels`)."""
+        names = kg.labels(topics)
+        gold.topics = [names.get(t, t) for t in topics]
+        named = getattr(ex, "answer_ids", None) or ex.extra.get("answer_ids") or []
+        answer_ids = set(ex.answers) | {a for ids in named for a in ids}
+        gold.levels, gold.useful = self._levels(kg, topics, path, answer_ids)
 
     @staticmethod
     def _levels(kg, topics: list[str], path: list[str], answers: set[str]) -> tuple[list[set[str]], list[set[str]]]:

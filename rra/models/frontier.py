@@ -32,6 +32,7 @@ class Frontier:
         self.kg, self.topics, self.max_frontier = kg, list(topics), max_frontier
         self._ends: dict[tuple[str, tuple[str, ...]], set[str] | None] = {}
         self._rels: dict[tuple[str, tuple[str, ...]], list[str] | None] = {}
+        self._entity_rels: dict[str, list[str]] = {}  # relations around each entity fetched so far
         self.capped = 0  # frontiers left unexpanded because they were too large
 
     def ends(self, topic: str, prefix: tuple[str, ...]) -> set[str] | None:
@@ -65,6 +66,47 @@ class Frontier:
                 found = self.kg.relations_batch(sorted(ends)) if ends else {}
                 self._rels[key] = sorted({r for rels in found.values() for r in rels})
         return self._rels[key]
+
+    def prepare(self, items: Sequence[tuple[int, Sequence[str]]]) -> None:
+        """Fetch what `relations` will be asked for these (query, prefix) items in a few batched
+        calls: one `relations_batch` for the new topics, one `neighbors_batch` per distinct last
+        relation (over every prefix ending in it), one `relations_batch` over every new frontier
+        entity. On a SPARQL store a search round of a whole batch of questions is then a handful
+        of queries, not a few per question."""
+        wanted = sorted({(self.topics[i], tuple(p)) for i, p in items
+                         if i < len(self.topics) and self.topics[i] and (self.topics[i], tuple(p)) not in self._rels})
+        if not wanted:
+            return
+        starts = sorted({t for t, _ in wanted} - {t for (t, p) in self._ends if not p})
+        if starts:  # an id is an entity of the KG exactly when some triple holds it
+            found = self.kg.relations_batch(starts)
+            self._entity_rels.update(found)
+            for t in starts:
+                self._ends[(t, ())] = {t} if found.get(t) else set()
+        for topic, prefix in wanted:  # earlier steps are known from the last round; else one by one
+            if prefix and (topic, prefix[:-1]) not in self._ends:
+                self.ends(topic, prefix[:-1])
+        by_relation: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for topic, prefix in wanted:
+            if prefix and (topic, prefix) not in self._ends:
+                by_relation.setdefault(prefix[-1], []).append((topic, prefix))
+        for relation, keys in by_relation.items():
+            befores = {k: self._ends[(k[0], k[1][:-1])] for k in keys}
+            entities = sorted({e for b in befores.values() if b for e in b})
+            found = self.kg.neighbors_batch(entities, relation) if entities else {}
+            for key, before in befores.items():
+                reached = None if before is None else {n for e in before for n in found.get(e, ())}
+                if reached is not None and len(reached) > self.max_frontier:
+                    self.capped += 1
+                    reached = None
+                self._ends[key] = reached
+        todo = sorted({e for key in wanted for e in (self._ends.get(key) or ())} - set(self._entity_rels))
+        if todo:
+            self._entity_rels.update(self.kg.relations_batch(todo))
+        for key in wanted:
+            ends = self._ends.get(key)
+            self._rels[key] = None if ends is None else sorted(
+                {r for e in ends for r in self._entity_rels.get(e, ())})
 
     def allowed_ids(self, index: dict[str, int]) -> Callable:
         """The classifier's `allowed(items)` for beam search: relation ids (of `index`) per

@@ -34,15 +34,18 @@ class RelationScorer(nn.Module):
     """Scores candidate relations (their encoded text) against a step's encoded query, and whether
     the path ends after each."""
 
-    def __init__(self, dim: int, scale: float = 20.0, end_bias: float = 0.0):
+    def __init__(self, dim: int, scale: float = 20.0, end_bias: float = 0.0, end_hidden: int = 256):
         super().__init__()
         # a learnt temperature: cosines in [-1, 1] need a scale for a sharp softmax
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
-        # end logit from [query * relation, query] (the relation a unit vector); starts at P(end) = sigmoid(end_bias)
-        # for every path, which the untrained (zero-shot) encoder keeps: shorter paths first
-        self.end = nn.Linear(2 * dim, 1)
-        nn.init.zeros_(self.end.weight)
-        nn.init.constant_(self.end.bias, end_bias)
+        # end logit from [query * relation, query, relation] (the relation a unit vector), through a small
+        # MLP (end_hidden=0: linear): whether what the question asks lies beyond this relation. The
+        # last layer starts at zero, so P(end) = sigmoid(end_bias) for every path, which the untrained
+        # (zero-shot) encoder keeps: shorter paths first
+        last = nn.Linear(end_hidden or 3 * dim, 1)
+        nn.init.zeros_(last.weight)
+        nn.init.constant_(last.bias, end_bias)
+        self.end = nn.Sequential(nn.Linear(3 * dim, end_hidden), nn.GELU(), last) if end_hidden else last
 
     @property
     def scale(self) -> torch.Tensor:
@@ -58,7 +61,7 @@ class RelationScorer(nn.Module):
         u = queries.float()  # as the hop head reads it: normalising would flatten what tells lengths apart
         v = F.normalize(relations.float(), dim=-1)
         u = u.expand_as(v) if u.dim() < v.dim() else u
-        return self.end(torch.cat([u * v, u], dim=-1)).squeeze(-1)
+        return self.end(torch.cat([u * v, u, v], dim=-1)).squeeze(-1)
 
     def loss(self, queries: torch.Tensor, relations: torch.Tensor, candidates: list[list[int]],
              targets: list[int], ends: list[bool | None]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,7 +91,7 @@ def _top(scores: dict, k: int) -> list:
 
 
 def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequence[int | None] | None = None,
-                 min_ratio: float = 1e-3) -> list[list[tuple[tuple[str, ...], float]]]:
+                 min_ratio: float = 0.02) -> list[list[tuple[tuple[str, ...], float]]]:
     """The `beam` best relation paths of each query i, of any length 1..max_hops (or exactly
     `lengths[i]` where given), with their log scores, best first.
 
@@ -97,8 +100,9 @@ def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequen
     carries prefix + log P(r) + log P(go on) into the next step; at max_hops (or a given length) a
     path ends whatever the end head says. Lazy expansion: a prefix is encoded only while its score
     can still beat the k-th best path found so far (step log-probs are <= 0) and is within
-    `min_ratio` of the best finished path (a continuation a thousand times less likely than the
-    best answer cannot matter), so a confident model costs one encoder pass per depth."""
+    `min_ratio` of the best finished path (a continuation fifty times less likely than the best
+    path cannot change the answers), so a confident model costs one encoder pass per depth of
+    the path it finds."""
     lengths = list(lengths) if lengths is not None else [None] * n
     k = max(1, beam)
     floor = math.log(min_ratio) if min_ratio > 0 else float("-inf")

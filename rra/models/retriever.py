@@ -74,7 +74,7 @@ class PathPrediction:
 class Retriever(L.LightningModule):
     def __init__(
         self,
-        relations: Sequence[str] | None = None,  # the training KG's (classifier head, plan heads, no-graph fallback)
+        relations: Sequence[str] | None = None,  # the training KG's (classifier head, no-graph fallback)
         max_hops: int = 3,
         encoder: str = DEFAULT_ENCODER,
         encoder_config: dict | None = None,
@@ -97,8 +97,10 @@ class Retriever(L.LightningModule):
         path_head: str = "scorer",  # "scorer": relations read by name over the graph's frontier; "classifier": the paper's
         scale: float = 20.0,  # the scorer's initial softmax scale over cosines (learnt)
         end_bias: float = 0.0,  # the scorer's initial logit of a path ending after a relation (0: P = 0.5)
+        end_hidden: int = 256,  # the scorer's end head: hidden units of its MLP (0: a linear head)
         hop_weight: float = 0.0,  # scorer: weight of the hop classifier's log-probability in a path's score (a prior)
         max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
+        prune_ratio: float = 0.02,  # scorer: a prefix this much less likely than the best finished path is not expanded
         plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
     ):
         super().__init__()
@@ -121,7 +123,7 @@ class Retriever(L.LightningModule):
             self.encoder.requires_grad_(False)
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
         self.scorer = path_head == "scorer"
-        self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias) if self.scorer
+        self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias, end_hidden) if self.scorer
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
         # the query-plan ranker (rra.models.plan_ranker) only for data beyond one chain: a retriever
         # trained on chains has none, so it is the model it always was
@@ -553,6 +555,8 @@ class Retriever(L.LightningModule):
         scale = float(self.path_head.scale)
 
         def step(items):
+            if frontier is not None:
+                frontier.prepare(items)  # the round's graph lookups in a few batched calls
             prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
             vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items) if not p}
             if prefixed:
@@ -574,7 +578,7 @@ class Retriever(L.LightningModule):
             return out
 
         found = search_paths(len(masked), topk, self.hparams.max_hops, step,
-                             [hops] * len(masked) if hops is not None else None)
+                             [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
         weight = self.hparams.hop_weight if hop_weight is None else hop_weight
         results = []
         for i, paths in enumerate(found):

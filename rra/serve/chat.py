@@ -23,7 +23,16 @@ def question_of(messages: list) -> str:
             continue
         content = m.content
         if isinstance(content, list):  # [{"type": "text", "text": ...}, {"type": "image_url", ...}]
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            texts = []
+            for j, part in enumerate(content):
+                if not isinstance(part, dict):
+                    raise RequestError(422, "invalid_request", f"messages[{i}].content[{j}]",
+                                       "must be a content part object ({\"type\": \"text\", \"text\": ...})")
+                if part.get("type") == "text":
+                    if not isinstance(part.get("text"), str):
+                        raise RequestError(422, "invalid_request", f"messages[{i}].content[{j}].text", "must be a string")
+                    texts.append(part["text"])
+            content = " ".join(texts)
         if not isinstance(content, str) or not content.strip():
             raise RequestError(422, "invalid_question", f"messages[{i}].content", "the last user message has no text")
         return content

@@ -9,8 +9,10 @@ labels of the evidence entities, timings).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -36,8 +38,10 @@ class Limits:
 
 
 class Service:
-    def __init__(self, kg, llm, method, limits: Limits, batching: dict | None = None, info: dict | None = None):
+    def __init__(self, kg, llm, method, limits: Limits, batching: dict | None = None, info: dict | None = None,
+                 question_seconds: float | None = None):
         self.kg, self.llm, self.method, self.limits = kg, llm, method, limits
+        self.question_seconds = question_seconds  # each question's time budget (bounds.max_seconds)
         batching = dict(batching or {})
         self.chunk = int(batching.get("max_batch", 32))
         self.batcher = MicroBatcher(self._records, max_batch=self.chunk,
@@ -56,21 +60,33 @@ class Service:
         if llm is not None and hasattr(llm, "load") and uses_llm(method, llm):
             llm.load()  # once, at start-up, not on the first request
         stats = kg.stats()
+        ttl = cfg.get("graph_cache_ttl_s")
+        if hasattr(kg, "cache_ttl"):  # a long-running server must see edits to the store (clear_caches: SIGHUP)
+            kg.cache_ttl = float(ttl) if ttl else None
         info = {"method": getattr(method, "name", type(method).__name__),
-                "method_parts": method.describe(),
-                "checkpoint": OmegaConf.select(cfg, "retriever.ckpt", default=None),
-                "graph": graph_description(kg),
+                "method_parts": {k: public_name(v) if k == "retriever" else v for k, v in method.describe().items()},
+                "checkpoint": public_name(OmegaConf.select(cfg, "retriever.ckpt", default=None)),
+                "graph": public(graph_description(kg)),
                 "kg": {"entities": stats.entities, "triples": stats.triples,
                        "relations": dict(sorted(stats.relations.items()))},
                 "llm": None if llm is None else {"name": getattr(llm, "name", None),
                                                   "model": getattr(llm, "model", None),
                                                   "used": uses_llm(method, llm)}}
+        from rra.eval.run import question_seconds
+
         limits = Limits(**OmegaConf.to_container(cfg.get("limits") or {}))
         batching = OmegaConf.to_container(cfg.get("batching") or {})
-        return cls(kg, llm, method, limits, batching, info)
+        return cls(kg, llm, method, limits, batching, info, question_seconds(cfg))
+
+    def clear_caches(self) -> None:
+        """Forget every cached graph result (after the store was edited; the server does it on SIGHUP)."""
+        clear = getattr(self.kg, "clear_cache", None)
+        if clear is not None:
+            clear()
+            log.info("graph cache cleared")
 
     def info(self) -> dict:
-        return {**self._info, "limits": vars(self.limits),
+        return {**self._info, "limits": vars(self.limits), "bounds": {"max_seconds": self.question_seconds},
                 "batching": {"max_batch": self.batcher.max_batch, "max_wait_ms": self.batcher.max_wait * 1000,
                              "batches": self.batcher.batches, "questions": self.batcher.questions,
                              "busy_s": round(self.batcher.busy_s, 3)},
@@ -89,6 +105,11 @@ class Service:
         if topic_entities and len(topics) != len(topic_entities):
             raise RequestError(422, "invalid_topic_entities", topic_field,
                                "must be non-empty strings (KG ids or entity names)")
+        id_field = topic_field.replace("topic_entities", "id") if topic_field.endswith("topic_entities") else "id"
+        for value, where in [(question, field), (qid, id_field), *((t, topic_field) for t in topics)]:
+            if isinstance(value, str) and not valid_unicode(value):  # it could never be written back as JSON
+                raise RequestError(422, "invalid_text", where, "holds half of a UTF-16 surrogate pair (a cut "
+                                   "emoji?): not valid Unicode")
         self._count += 1
         return adapter.QAExample(question.strip(), topics, [], qid=qid or f"q{self._count}")
 
@@ -107,7 +128,7 @@ class Service:
             records, batch = await self.batcher.submit(examples)
         except Exception as err:  # noqa: BLE001 - the method raised on this request alone: its 500, not the server's end
             log.exception("answering failed")
-            raise RequestError(500, "error", None, f"{type(err).__name__}: {err}") from err
+            raise RequestError(500, "error", None, public(f"{type(err).__name__}: {err}")) from err
         total = round(time.perf_counter() - t0, 6)
         for rec in records:
             rec["timings"] = {"answer_s": rec["latency_s"], "queue_s": round(batch.queue_s, 6),
@@ -117,11 +138,12 @@ class Service:
     def _records(self, examples: list) -> list[dict]:
         """In the answering thread: the method's predictions for a batch as served records (the
         predictions.jsonl record, `ranked` answers, `labels` of every entity shown, one labels call)."""
-        preds = adapter.answer_batch(self.method, examples, self.chunk)
+        preds = adapter.answer_batch(self.method, examples, self.chunk, self.question_seconds)
         labels = self._labels(preds)
         out = []
         for pred in preds:
             rec = adapter.record(pred)
+            rec["errors"] = [public(e) for e in rec["errors"]]  # a graph error names the store's URL
             ents = {e for t in rec["triples"] for e in (t[0], t[2])} | set(rec["topic_entities"]) | set(rec["answers"])
             rec["ranked"] = adapter.ranked_answers(rec)
             rec["labels"] = {e: labels.get(e, e) for e in sorted(ents)}
@@ -137,6 +159,33 @@ class Service:
         except Exception as err:  # noqa: BLE001 - labels only decorate the record
             log.warning("labels failed: %s", err)
             return {}
+
+
+def valid_unicode(text: str) -> bool:
+    """False for a string holding a lone UTF-16 surrogate ("\\ud83d" in JSON): valid JSON, not text."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]+", re.IGNORECASE)
+_ABS_PATH = re.compile(r"(?<![\w.~/-])/(?:[^\s/'\"<>():;,]+/)+([^\s/'\"<>():;,]+)")
+
+
+def public(text: str) -> str:
+    """Text a client may read: a URL (the graph store's, an LLM server's) said as "the server",
+    an absolute path as its file name. Clients learn what failed, not where the server's parts live."""
+    return _ABS_PATH.sub(r"\1", _URL.sub("<server>", text))
+
+
+def public_name(path) -> str | None:
+    """A checkpoint or KG file as a client sees it: its folder and file name, never the full path."""
+    if path in (None, ""):
+        return None
+    parts = Path(str(path)).parts
+    return "/".join(parts[-2:]) if not _URL.match(str(path)) else "<server>"
 
 
 STATUS_CODE = {"graph_error": 502, "llm_error": 502, "error": 500}

@@ -96,10 +96,15 @@ class TrainingBudget(Callback):
         return {"budget": self.plan} if self.plan else {}
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
-        # Lightning validates in the same batch when should_stop is set (and min_steps is met):
-        # the last step is always validated, wherever the budget ends it
+        # Lightning validates in the same batch when should_stop is set and the run may stop (its
+        # min_steps and min_epochs met): the last step is always validated, wherever the budget ends
+        # it. At the planned last step those floors are already counted in (`setup`), so they are
+        # lifted: a one-epoch run shorter than the validation interval (max_epochs=1 with
+        # min_epochs=1, 5 batches, an interval of 10) validated nowhere before.
         if self._last_step is not None and trainer.global_step >= self._last_step:
             trainer.should_stop = True
+            trainer.fit_loop.min_epochs = 0
+            trainer.fit_loop.epoch_loop.min_steps = 0
 
 
 class ConvergenceReport(Callback):

@@ -91,6 +91,24 @@ def log_data_summary(loggers: list, summary: dict) -> None:
             logger.log_metrics(figures)
 
 
+def encoder_coverage(model, datamodule) -> list:
+    """How well the model's encoder reads the training (and test) questions (rra.data.coverage);
+    what is above its limit is logged as a warning now, before hours of training on [UNK]."""
+    from rra.data.coverage import training_coverage
+
+    splits = getattr(datamodule, "splits", None)
+    if not isinstance(splits, dict) or not all(isinstance(x, dict) and "question" in x
+                                               for x in (splits.get("train") or [])[:1]):
+        return []  # not a question dataset (a KG-to-text corpus)
+    coverage = training_coverage(model, splits)
+    for c in coverage:
+        log.info("encoder coverage (%s): %.1f%% unknown tokens, %.1f%% of questions share their tokens with %s",
+                 c.split, 100 * c.unknown_share, 100 * c.shared_share, c.shared_with)
+        for w in c.warnings:
+            log.warning(w)
+    return coverage
+
+
 def validate_within_budget(trainer_cfg: DictConfig) -> None:
     """A step budget (`trainer.max_steps`) shorter than the validation interval would end training
     before any validation: no best checkpoint to publish or test, no metric for a sweep. Validate
@@ -124,6 +142,7 @@ def train(cfg: DictConfig) -> dict[str, float]:
     model = instantiate(cfg.model, **data_kwargs)
     if hasattr(model, "attach_graph") and getattr(datamodule, "kg", None) is not None:
         model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))  # validation decodes on it
+    coverage = encoder_coverage(model, datamodule)
     loggers = instantiate_all(cfg.get("logger"))
     callbacks = build_callbacks(cfg, loggers)
     smoke = bool(cfg.trainer.get("fast_dev_run"))
@@ -155,7 +174,9 @@ def train(cfg: DictConfig) -> dict[str, float]:
         out = Path(cfg.paths.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
-                   "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {})}
+                   "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {}),
+                   "encoder_coverage": [c.to_dict() for c in coverage],
+                   "warnings": [w for c in coverage for w in c.warnings]}
         for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
             summary.update(callback.summary() if hasattr(callback, "summary") else {})
         (out / "train_summary.json").write_text(json.dumps(summary, indent=1, default=str))
@@ -167,8 +188,12 @@ def train(cfg: DictConfig) -> dict[str, float]:
 
 
 def optimized(cfg: DictConfig, metrics: dict[str, float]) -> float | None:
-    """The metric a sweep optimises (`optimized_metric`), which the run must have logged."""
+    """The metric a sweep optimises (`optimized_metric`). A run that never logged it (no
+    validation ran, e.g. `trainer.limit_val_batches=0`) has trained and saved its results: it
+    returns NaN, which a sweep records as a failed trial, and says why, instead of failing now."""
     name = cfg.get("optimized_metric")
     if name and name not in metrics:
-        raise KeyError(f"optimized_metric {name!r} was not logged; logged: {sorted(metrics)}")
+        log.error("optimized_metric %r was not logged (no validation ran?); the run's results are kept, a sweep "
+                  "gets NaN for it; logged: %s", name, sorted(metrics))
+        return float("nan")
     return metrics.get(name) if name else None

@@ -161,14 +161,19 @@ def literal_probe_endpoint(tmp_path_factory, literal_probe_files) -> str:
 LITERAL_PROBE_GRAPH = "http://rra.test/graph/literal_probe"
 
 
-@pytest.fixture(params=["networkx_nt", "networkx_tsv", "oxigraph_nt", "oxigraph_tsv", "sparql", "virtuoso"])
+@pytest.fixture(params=["networkx_nt", "networkx_tsv", "oxigraph_nt", "oxigraph_tsv", "dict", "sparql", "virtuoso"])
 def literal_kg(request, literal_probe_files):
     """The literal probe on every backend: read from the .nt file and from the .tsv file (NetworkX,
-    embedded Oxigraph), and the .nt file loaded as is into a SPARQL server (Oxigraph, Virtuoso)."""
+    embedded Oxigraph), the .nt file's facts in a per-question DictGraph, and the .nt file loaded as
+    is into a SPARQL server (Oxigraph, Virtuoso)."""
     from rra.graph import load_graph
 
     name = request.param
-    if name.startswith(("networkx", "oxigraph")):
+    if name == "dict":
+        from rra.graph.dict_graph import DictGraph
+
+        yield DictGraph(list(load_graph(literal_probe_files["nt"]).all_triples()))
+    elif name.startswith(("networkx", "oxigraph")):
         backend, fmt = name.split("_")
         yield load_graph(literal_probe_files[fmt], backend=backend)
     elif name == "sparql":
@@ -187,3 +192,57 @@ def literal_kg(request, literal_probe_files):
 def literal_probe_in_virtuoso(virtuoso, literal_probe_files) -> str:
     virtuoso.load(literal_probe_files["nt"], LITERAL_PROBE_GRAPH)
     return LITERAL_PROBE_GRAPH
+
+
+NONCANONICAL_GRAPH = "http://rra.test/graph/noncanonical"
+
+
+@pytest.fixture(scope="session")
+def noncanonical_file(tmp_path_factory) -> Path:
+    from graph_small_kg import NONCANONICAL_NT
+
+    path = tmp_path_factory.mktemp("noncanonical") / "values.nt"
+    path.write_text(NONCANONICAL_NT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def noncanonical_endpoint(tmp_path_factory, noncanonical_file) -> str:
+    """An `oxigraph serve` holding the file as written (`oxigraph load`, not through rra)."""
+    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+    if binary is None:
+        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+    root = tmp_path_factory.mktemp("noncanonical_store")
+    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(noncanonical_file)],
+                   check=True, capture_output=True, timeout=60)
+    with _serving(binary, "serve-read-only", root / "store", root) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def noncanonical_in_virtuoso(virtuoso, noncanonical_file) -> str:
+    """The file loaded into Virtuoso the way the docs say: `rra-kg load --virtuoso`, which writes
+    the canonical N-Triples Virtuoso's bulk loader reads (it would load "abc"^^xsd:integer as 0)."""
+    from rra.graph.cli import main
+
+    assert main(["load", str(noncanonical_file), "--virtuoso", f"127.0.0.1:{virtuoso.sql_port}",
+                 "--graph", NONCANONICAL_GRAPH, "--load-dir", str(virtuoso.root)]) == 0
+    return NONCANONICAL_GRAPH
+
+
+@pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
+def noncanonical_kg(request, noncanonical_file):
+    from rra.graph import load_graph
+
+    if request.param in ("networkx", "oxigraph"):
+        yield load_graph(noncanonical_file, backend=request.param)
+    elif request.param == "sparql":
+        with SparqlGraph(request.getfixturevalue("noncanonical_endpoint"), batch_size=2, timeout=5.0, retries=0,
+                         trust_env=False) as graph:
+            yield graph
+    else:
+        server = request.getfixturevalue("virtuoso")
+        iri = request.getfixturevalue("noncanonical_in_virtuoso")
+        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
+                         graph_iri=iri) as graph:
+            yield graph

@@ -67,3 +67,23 @@ LITERAL_PROBE_TSV = "".join(f"{h}\t{r}\t{t}\n" for h, r, t in [
     ("Bob", "shirt_number", '"7"^^xsd:integer'), ("Ann", "nickname", '"Annie"@en'), ("Ann", "motto", '"1985"'),
     ("Ann", "favourite_film", "1985"), ("1985", "directed_by", "Cid"), ("Bob", "favourite_film", "1985"),
 ])
+
+
+# Values written in non-canonical forms (issue 35): every backend must give each value one node id,
+# the canonical one (rra/graph/xsd.py), and an ill-typed value must stay text.
+NONCANONICAL_NT = "".join(f"{line} .\n" for line in [
+    *(f"<{_E}Set> <{_R}has> <{_E}{x}>" for x in "abcdefgh"),
+    f'<{_E}a> <{_R}count> "+5"^^<{_X}integer>',
+    f'<{_E}b> <{_R}count> "0123"^^<{_X}integer>',
+    f'<{_E}c> <{_R}ratio> "1.50"^^<{_X}decimal>',
+    f'<{_E}d> <{_R}flag> "1"^^<{_X}boolean>',
+    f'<{_E}e> <{_R}mass> "1.9e3"^^<{_X}double>',
+    f'<{_E}f> <{_R}count> "abc"^^<{_X}integer>',  # ill-typed: Virtuoso would read it as 0
+    f'<{_E}g> <{_R}count> "5"^^<{_X}byte>',  # the same value as a's
+    f'<{_E}h> <{_R}born> "1950-01-01T10:00:00.000+00:00"^^<{_X}dateTime>',
+])
+NONCANONICAL_IDS = {  # (entity, relation) -> the one id of its value on every backend
+    ("a", "count"): '"5"^^xsd:integer', ("b", "count"): '"123"^^xsd:integer', ("c", "ratio"): '"1.5"^^xsd:decimal',
+    ("d", "flag"): '"true"^^xsd:boolean', ("e", "mass"): '"1.9E3"^^xsd:double', ("f", "count"): '"abc"',
+    ("g", "count"): '"5"^^xsd:integer', ("h", "born"): '"1950-01-01T10:00:00Z"^^xsd:dateTime',
+}

@@ -2,53 +2,40 @@
 from __future__ import annotations
 
 import pytest
-from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
-from omegaconf import OmegaConf
 
 from graph_small_kg import TRIPLES
 from rra.graph import NetworkXGraph, write_ntriples
 
 
-def build(repo_root, name: str, data: dict, **overrides):
-    with initialize_config_dir(config_dir=str(repo_root / "conf" / "graph"), version_base="1.3"):
-        cfg = compose(config_name=name, overrides=[f"{k}={v}" for k, v in overrides.items()])
-    return instantiate(OmegaConf.merge({"data": data}, {"graph": cfg}).graph)
+def build(cfg_infer, name: str, data: dict, **overrides):
+    """conf/graph/NAME.yaml instantiated inside the infer config, beside a data config naming `data`."""
+    cfg = cfg_infer([f"graph={name}", "data=files", *(f"data.{k}={v}" for k, v in data.items()),
+                     *(f"graph.{k}={v}" for k, v in overrides.items())])
+    return instantiate(cfg.graph)
 
 
 @pytest.mark.parametrize("name", ["networkx", "oxigraph"])
-def test_file_backends(repo_root, tmp_path, name):
+def test_file_backends(cfg_infer, tmp_path, name):
     kb = tmp_path / "kb.nt"
     write_ntriples(kb, TRIPLES)
-    kg = build(repo_root, name, {"kb_path": str(kb)})
+    kg = build(cfg_infer, name, {"kb_path": str(kb)})
     assert kg.stats() == NetworkXGraph(TRIPLES).stats()
     labels = tmp_path / "labels.tsv"
     labels.write_text("Alien\tAlien (1979)\n", encoding="utf-8")
-    kg = build(repo_root, name, {"kb_path": str(kb), "labels_path": str(labels)})
+    kg = build(cfg_infer, name, {"kb_path": str(kb), "labels_path": str(labels)})
     assert kg.label("Alien") == "Alien (1979)"
 
 
-def test_sparql_backend(repo_root, oxigraph_endpoint):
-    kg = build(repo_root, "sparql", {}, endpoint=oxigraph_endpoint, trust_env=False)
+def test_sparql_backend(cfg_infer, oxigraph_endpoint):
+    kg = build(cfg_infer, "sparql", {}, endpoint=oxigraph_endpoint, trust_env=False)
     assert kg.neighbors("Ridley Scott", "^directed_by")[:2] == ["Alien", "Blade Runner"]
     assert kg.stats() == NetworkXGraph(TRIPLES).stats()
 
 
-def compose_entry(repo_root, name: str, overrides: list[str]):
-    """The full train/infer config, as the entry points compose it."""
-    from hydra.core.global_hydra import GlobalHydra
-
-    from rra.config import register_resolvers
-
-    register_resolvers(repo_root)
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(repo_root / "conf"), version_base="1.3"):
-        return compose(config_name=name, overrides=["logger=none", *overrides])
-
-
 @pytest.mark.parametrize("entry", ["train", "infer"])
 @pytest.mark.parametrize("backend", ["networkx", "oxigraph", "sparql"])
-def test_the_graph_group_alone_picks_the_backend(repo_root, tmp_path, request, entry, backend):
+def test_the_graph_group_alone_picks_the_backend(compose_cfg, tmp_path, request, entry, backend):
     """data=files names the KG file; graph=... builds exactly that backend for both entry points."""
     from rra.config import build_graph, graph_description
     from rra.graph import OxigraphGraph, SparqlGraph
@@ -59,16 +46,16 @@ def test_the_graph_group_alone_picks_the_backend(repo_root, tmp_path, request, e
     if backend == "sparql":
         url = request.getfixturevalue("oxigraph_endpoint")
         overrides += [f"graph.endpoint={url}", "graph.trust_env=false"]
-    kg = build_graph(compose_entry(repo_root, entry, overrides))
+    kg = build_graph(compose_cfg(entry, overrides, tmp_path))
     expected = {"networkx": NetworkXGraph, "oxigraph": OxigraphGraph, "sparql": SparqlGraph}[backend]
     assert type(kg) is expected
     assert kg.stats() == NetworkXGraph(TRIPLES).stats()
     assert graph_description(kg).startswith(expected.__name__)
 
 
-def test_a_file_backend_without_a_kb_path_is_an_error_not_a_fallback(repo_root):
+def test_a_file_backend_without_a_kb_path_is_an_error_not_a_fallback(cfg_infer):
     from rra.config import build_graph
 
-    cfg = compose_entry(repo_root, "infer", ["data=webnlg", "graph=oxigraph"])  # names no KG file
+    cfg = cfg_infer(["data=webnlg", "graph=oxigraph"])  # names no KG file
     with pytest.raises(ValueError, match="data.kb_path"):
         build_graph(cfg)

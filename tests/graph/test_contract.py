@@ -356,3 +356,37 @@ def test_literal_values_compare_as_numbers_and_dates(literal_kg):
     assert parse_literal(literal_kg.neighbors("Ann", "height")[0]) == 1.83
     assert parse_literal(literal_kg.neighbors("Bob", "shirt_number")[0]) == 7
     assert max(born, key=lambda x: order_key(born[x])) == "Bob"
+
+
+# -- one value, one id (issue 35): non-canonical spellings, the same ids and answers everywhere ------
+def test_values_get_one_canonical_id_on_every_backend(noncanonical_kg):
+    from graph_small_kg import NONCANONICAL_IDS
+
+    for (entity, relation), want in NONCANONICAL_IDS.items():
+        assert noncanonical_kg.neighbors(entity, relation) == [want], (entity, relation)
+    # "+5"^^xsd:integer and "5"^^xsd:byte are one value, so one node, reached back from both
+    assert noncanonical_kg.neighbors('"5"^^xsd:integer', "^count") == ["a", "g"]
+    for (entity, relation), value in NONCANONICAL_IDS.items():
+        if value != '"abc"':  # see test_ill_typed_values_stay_text
+            assert entity in noncanonical_kg.neighbors(value, "^" + relation), value
+    assert noncanonical_kg.stats().entities == 9 + 7  # Set, a-h and seven distinct values
+
+
+def test_ill_typed_values_stay_text_and_never_pass_a_comparison(noncanonical_kg):
+    """"abc"^^xsd:integer is not a number: Virtuoso's loader would make it 0, which passes "< 1960"."""
+    from rra.plan import Constraint, QueryPlan, execute
+
+    def answers(relation, op, value):
+        return execute(noncanonical_kg, QueryPlan(["Set"], [["has"]], Constraint(relation, op, value))).answers
+
+    assert answers("count", "<", 1960) == ["a", "b", "g"]
+    assert answers("count", "<=", 5) == ["a", "g"]
+    assert answers("mass", ">", 1000) == ["e"] and answers("ratio", "=", 1.5) == ["c"]
+    assert answers("born", "<", 1951) == ["h"]
+    assert execute(noncanonical_kg, QueryPlan(["Set"], [["has"]], Constraint("count", "argmin"))).answers == ["a", "g"]
+
+
+def test_the_ill_typed_value_is_read_back_as_text(noncanonical_kg, request):
+    if "sparql" in request.node.name:  # loaded by `oxigraph load` as written: the store keeps the datatype
+        pytest.skip("a store loaded without rra holds the ill-typed term as written; rra reads it as text")
+    assert noncanonical_kg.neighbors('"abc"', "^count") == ["f"]

@@ -46,3 +46,47 @@ def test_compare_and_order():
     values = ['"1990-05-17"^^xsd:date', '"1985"^^xsd:gYear', "1991", "Ann"]
     keyed = sorted((k, v) for v in values if (k := order_key(v)) is not None)
     assert [v for _, v in keyed] == ['"1985"^^xsd:gYear', '"1990-05-17"^^xsd:date', "1991"]
+
+
+# -- one spelling per value (issue 35) -------------------------------------------------------------
+@pytest.mark.parametrize("written, node", [
+    ('"+5"^^xsd:integer', '"5"^^xsd:integer'), ('"0123"^^xsd:integer', '"123"^^xsd:integer'),
+    ('"-0"^^xsd:integer', '"0"^^xsd:integer'), ('" 7 "^^xsd:integer', '"7"^^xsd:integer'),
+    ('"5"^^xsd:byte', '"5"^^xsd:integer'), ('"300"^^xsd:byte', '"300"'), ('"-5"^^xsd:nonNegativeInteger', '"-5"'),
+    ('"1.50"^^xsd:decimal', '"1.5"^^xsd:decimal'), ('"2.0"^^xsd:decimal', '"2"^^xsd:decimal'),
+    ('"+.5"^^xsd:decimal', '"0.5"^^xsd:decimal'), ('"1"^^xsd:boolean', '"true"^^xsd:boolean'),
+    ('"0"^^xsd:boolean', '"false"^^xsd:boolean'), ('"1.9e3"^^xsd:double', '"1.9E3"^^xsd:double'),
+    ('"1900.0"^^xsd:double', '"1.9E3"^^xsd:double'), ('"0"^^xsd:double', '"0.0E0"^^xsd:double'),
+    ('"1.1"^^xsd:float', '"1.1E0"^^xsd:float'), ('"1e40"^^xsd:float', '"INF"^^xsd:float'),
+    ('"2017+00:00"^^xsd:gYear', '"2017Z"^^xsd:gYear'), ('"2016-02-29"^^xsd:date', '"2016-02-29"^^xsd:date'),
+    ('"2017-02-29"^^xsd:date', '"2017-02-29"'), ('"2017-12-31T24:00:00"^^xsd:dateTime', '"2018-01-01T00:00:00"^^xsd:dateTime'),
+    ('"2017-01-05T10:00:00.500-00:00"^^xsd:dateTime', '"2017-01-05T10:00:00.5Z"^^xsd:dateTime'),
+    ('"abc"^^xsd:integer', '"abc"'), ('"x"^^<http://ex.org/unit>', '"x"^^<http://ex.org/unit>'),
+    ('"1985"^^<http://www.w3.org/2001/XMLSchema#gYear>', '"1985"^^xsd:gYear'),
+])
+def test_a_value_has_one_canonical_id(written, node):
+    assert canonical_literal(written) == node
+
+
+def test_no_size_of_input_fails_parsing():
+    """A 5,000-digit cell is past Python's int-from-text limit (4,300 digits): read, never a crash."""
+    from rra.plan import literal_value
+
+    huge = "9" * 5000
+    assert parse_literal(huge) == float("inf") and compare(huge, ">", 13) and literal_value(huge) == float("inf")
+    assert canonical_literal(f'"+{huge}"^^xsd:integer') == f'"{huge}"^^xsd:integer'
+    assert parse_literal(f'"{huge}"^^xsd:integer') == float("inf")
+    assert order_key("9" * 400) == (0, float("inf"))  # an int past the float range
+    assert canonical_literal(f'"1e{huge}"^^xsd:double') == '"INF"^^xsd:double'
+    assert canonical_literal(f'"{huge}"^^xsd:byte') == f'"{huge}"'  # out of range: text
+
+
+def test_loading_keeps_ill_typed_values_as_text_and_says_so(tmp_path, caplog):
+    from rra.graph import load_graph
+
+    kb = tmp_path / "kb.tsv"
+    kb.write_text('Ann\tage\t"abc"^^xsd:integer\nBob\tage\t"+41"^^xsd:integer\nCid\tid\t' + "9" * 5000 + "\n")
+    kg = load_graph(kb)
+    assert kg.neighbors("Ann", "age") == ['"abc"'] and kg.neighbors("Bob", "age") == ['"41"^^xsd:integer']
+    assert kg.load_report.ill_typed == 1 and "line 1" in kg.load_report.ill_typed_first[0]
+    assert "not values of their datatype" in caplog.text and "not of their datatype" in str(kg.load_report)

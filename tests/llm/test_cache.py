@@ -1,12 +1,8 @@
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from rra.llm import CachedLLM, OpenAICompatibleLLM, ScriptedLLM, TransformersLLM, build_llm
-
-CONF = Path(__file__).resolve().parents[2] / "conf"
 
 
 def test_hits_skip_the_inner_backend_and_survive_reopening(tmp_path):
@@ -68,12 +64,11 @@ def test_concurrent_threads_share_one_cache(tmp_path):
     ("fake", ScriptedLLM), ("none", type(None)), ("openai", OpenAICompatibleLLM),
     ("smollm2", TransformersLLM), ("transformers", TransformersLLM),
 ])
-def test_hydra_llm_configs_build(choice, kind, tmp_path):
-    overrides = [f"+llm={choice}", "llm.extra_body={top_p: 1.0}"] if choice == "openai" else [f"+llm={choice}"]
+def test_hydra_llm_configs_build(cfg_infer, choice, kind, tmp_path):
+    overrides = [f"llm={choice}", "llm.extra_body={top_p: 1.0}"] if choice == "openai" else [f"llm={choice}"]
     if choice == "transformers":
         overrides.append("llm.model=some/hub-model")
-    with initialize_config_dir(str(CONF), version_base="1.3"):
-        cfg = compose(config_name=None, overrides=overrides)
+    cfg = cfg_infer(overrides)
     llm = build_llm(cfg.get("llm"))  # backends load their model lazily: building costs nothing
     assert isinstance(llm, kind)
     if llm is not None:

@@ -1,35 +1,20 @@
 """The training budget (rra/training/budget.py): a step floor under the epoch count, validation at the
 last step, and a convergence verdict in train_summary.json. Tiny encoder; train.py's own train()."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
 
 from rra.training.budget import ConvergenceReport
 from rra.training.run import train
 
-REPO = Path(__file__).resolve().parents[2]
-
 QUIET = ["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null"]
 
 
-def run(tmp_path: Path, overrides: list[str]) -> dict:
-    """rra.training.run.train() on the composed config; returns the run's train_summary.json."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=QUIET + overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(tmp_path)
-        cfg.paths.output_dir = str(tmp_path / "run")
+def run(cfg) -> dict:
+    """rra.training.run.train() on a composed config; returns the run's train_summary.json."""
     metrics = train(cfg)
-    summary = json.loads((tmp_path / "run" / "train_summary.json").read_text())
+    summary = json.loads((Path(cfg.paths.output_dir) / "train_summary.json").read_text())
     assert summary["metrics"] == pytest.approx(metrics)
     return summary
 
@@ -72,9 +57,10 @@ def test_convergence_verdict_reads_the_last_validations():
 @pytest.fixture(scope="module")
 def template_kg(tmp_path_factory) -> Path:
     """bench/template_kg.py's sports KG: 800 questions over 24 masked wordings (one batch per epoch)."""
+    from bench.template_kg import write
+
     out = tmp_path_factory.mktemp("template_kg")
-    subprocess.run([sys.executable, str(REPO / "bench" / "template_kg.py"), str(out), "--train", "800",
-                    "--test", "200"], check=True, capture_output=True)
+    write(out, train=800, test=200)
     return out
 
 
@@ -83,25 +69,25 @@ def files(kg: Path) -> list[str]:
             f"data.test_file={kg / 'test.jsonl'}", "name=templates"]
 
 
-def test_max_steps_shorter_than_an_epoch_validates_at_the_last_step(template_kg, tmp_path):
+def test_max_steps_shorter_than_an_epoch_validates_at_the_last_step(cfg_train, template_kg):
     """`python train.py trainer.max_steps=10` once trained, then died: early stopping found no
     val/path_acc (an epoch of the built-in data is 23 steps). Here an epoch is 24 items in batches of
     4: six steps, and the budget is 2."""
-    summary = run(tmp_path, files(template_kg) + ["trainer.max_steps=2", "datamodule.batch_size=4"])
+    summary = run(cfg_train(QUIET + files(template_kg) + ["trainer.max_steps=2", "datamodule.batch_size=4"]))
     assert summary["budget"]["steps_per_epoch"] == 6 and summary["global_step"] == 2
     assert [h["step"] for h in summary["convergence"]["history"]] == [2]  # validated at the last step
     assert "val/path_acc_best" in summary["metrics"] and Path(summary["best_ckpt"]).is_file()
 
 
-def test_step_floor_trains_a_few_template_kg_to_convergence(template_kg, tmp_path):
+def test_step_floor_trains_a_few_template_kg_to_convergence(cfg_train, template_kg, tmp_path):
     """The default budget on 800 questions / 24 wordings: one step per epoch, so max_epochs=3 alone is
     three steps. The floor (trainer.min_steps) trains it to convergence with no override."""
-    summary = run(tmp_path / "default", files(template_kg))
+    summary = run(cfg_train(QUIET + files(template_kg), root=tmp_path / "default"))
     assert summary["data"]["train_items"] <= 24 and summary["budget"]["steps_per_epoch"] == 1
     assert summary["global_step"] == summary["budget"]["planned_steps"] >= 60
     assert summary["convergence"]["still_improving"] is False
     assert summary["metrics"]["test/path_acc"] >= 0.95, summary["metrics"]
 
-    epochs_only = run(tmp_path / "epochs_only", files(template_kg) + ["trainer.min_steps=0"])
+    epochs_only = run(cfg_train(QUIET + files(template_kg) + ["trainer.min_steps=0"], root=tmp_path / "epochs_only"))
     assert epochs_only["global_step"] == 3
     assert epochs_only["metrics"]["test/path_acc"] < 0.5  # what three steps give

@@ -175,3 +175,28 @@ def test_candidates_are_capped_with_the_gold_kept():
     dm.setup()
     (item,) = dm.splits["train"]
     assert len(item["candidates"][0]) == 8 and "rel_07" in item["candidates"][0]
+
+
+def test_training_masks_the_topic_by_its_label_when_ids_are_iris():
+    """A KG of IRIs: the question names the topic by its label, never by its IRI; training masks it
+    as inference does (inference marks the given topic's label), or the model learns titles."""
+    paper, person = "http://ex.org/r/Paper_1", "http://ex.org/r/Person_7"
+    kg = NetworkXGraph([Triple(paper, "http://ex.org/o/author", person)],
+                       {paper: "On Learning: A Survey (Revisited)", person: "Zoë O'Brien"})
+    q = QAExample("Whose work is On Learning: A Survey (Revisited)?", [paper], [person], ["http://ex.org/o/author"])
+    for head in ("scorer", "classifier"):
+        dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given", path_head=head)
+        dm.setup()
+        assert [x["question"] for x in dm.splits["train"]] == ["Whose work is [E]?"]
+
+
+def test_a_deduplicated_item_learns_against_every_anchors_frontier():
+    """'who starred in [E]' asked of a film without a rating first and of one with a rating next:
+    one item, whose negatives include the rating (else the model never learns to put it below)."""
+    kg = NetworkXGraph([Triple("Film A", "starred_actors", "Ann"), Triple("Film B", "starred_actors", "Bob"),
+                        Triple("Film B", "has_imdb_rating", "good")])
+    qs = [QAExample(f"who starred in [{f}]", [f], [a], ["starred_actors"]) for f, a in (("Film A", "Ann"), ("Film B", "Bob"))]
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, train_paths="given")
+    dm.setup()
+    (item,) = dm.splits["train"]
+    assert item["anchor"] == "Film A" and item["candidates"] == [["has_imdb_rating", "starred_actors"]]

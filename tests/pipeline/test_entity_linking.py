@@ -202,3 +202,18 @@ def test_rra_pipeline_passes_every_anchor_and_links_misspelt_names(movie_kg):
     assert TopicLinker(sports_kg(), use_gold_topic=False, fuzzy=False).link_batch(
         [QAExample(question="who wrote The Iron Atlass?", topic_entities=[], answers=[], qid="q2")]
     )[0].status == "no_topic_entity"
+
+
+def test_long_titles_possessives_and_a_closing_bracket_before_the_question_mark():
+    """Real KGs name papers with long, punctuated titles and people in the possessive."""
+    from rra.graph.networkx_graph import NetworkXGraph
+    from rra.linking import link_entities
+    from rra.records import Triple
+
+    title = "What Makes Entity Linking Work? Lessons from Question Answering over Knowledge Graphs"
+    kg = NetworkXGraph([Triple("p1", "topic", "t1"), Triple("p2", "author", "a1"), Triple("p3", "topic", "t2")],
+                       {"p1": title, "t1": "Question Answering", "a1": "Jürgen MacDonald",
+                        "p3": "Self-Supervised Neural Machine Translation (Extended Version)", "t2": "Machine Translation"})
+    assert link_entities(kg, f"Who wrote {title}?").entities[0] == "p1"  # 13 words: longer than the topic inside it
+    assert link_entities(kg, "what is Jürgen MacDonald's affiliation?").entities == ["a1"]
+    assert link_entities(kg, "How long is Self-Supervised Neural Machine Translation (Extended Version)?").entities[0] == "p3"

@@ -2,47 +2,34 @@
 shaped fixture folder: fit, validation loss, test BLEU/chrF, published self-describing checkpoint."""
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import open_dict
-
 from rra.training.run import train
 
-REPO = Path(__file__).resolve().parents[2]
+
+def test_train_task_rewriter_publishes_a_loadable_checkpoint(cfg_train, tmp_path: Path, webnlg_root: Path):
+    train_tiny_rewriter(cfg_train, tmp_path, webnlg_root, ["data.batch_size=2", "trainer.max_steps=4", "trainer.val_check_interval=2"])
 
 
-def test_train_task_rewriter_publishes_a_loadable_checkpoint(tmp_path: Path, webnlg_root: Path):
-    train_tiny_rewriter(tmp_path, webnlg_root, ["data.batch_size=2", "trainer.max_steps=4", "trainer.val_check_interval=2"])
-
-
-def test_a_step_budget_shorter_than_the_validation_interval_still_validates(tmp_path: Path, webnlg_root: Path):
+def test_a_step_budget_shorter_than_the_validation_interval_still_validates(cfg_train, tmp_path: Path,
+                                                                            webnlg_root: Path):
     """`trainer.max_steps=150` with the task's interval of 200 once ended with no validation: no best
     checkpoint published and the sweep metric missing (val/loss_best)."""
     # 4 batches an epoch: an interval of 3 batches is valid, but 2 steps end training before it
-    train_tiny_rewriter(tmp_path, webnlg_root, ["data.batch_size=1", "trainer.max_steps=2", "trainer.val_check_interval=3"])
+    train_tiny_rewriter(cfg_train, tmp_path, webnlg_root, ["data.batch_size=1", "trainer.max_steps=2", "trainer.val_check_interval=3"])
 
 
-def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
+def train_tiny_rewriter(cfg_train, tmp_path: Path, webnlg_root: Path, budget: list[str]):
     from rra.models.rewriter import RewriterModule, TINY_CONFIG
 
     tiny = "{" + ",".join(f"{k}:{v}" for k, v in TINY_CONFIG.items()).replace("True", "true") + "}"
     data = [o for o in budget if o.startswith("data=")]
     overrides = [
-        "task=rewriter", *data, "logger=none", "callbacks.progress_bar=null", "callbacks.early_stopping=null",
+        "task=rewriter", *data, "callbacks.progress_bar=null", "callbacks.early_stopping=null",
         f"data.root={webnlg_root}", "data.test_size=2",  # a data= in `budget` replaces WebNLG
         f"model.model_config={tiny}", "model.pretrained=false", "model.freeze_embeddings=false",
         "model.train_last_layers=null", "model.max_new_tokens=8", "model.lr=3e-3", "model.warmup_steps=0",
         *[o for o in budget if o not in data],
     ]
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose("train", overrides=overrides, return_hydra_config=True)
-    HydraConfig().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.root_dir = str(tmp_path)
-        cfg.paths.output_dir = str(tmp_path / "run")
-    metrics = train(cfg)
+    metrics = train(cfg_train(overrides))
     assert {"train/loss_step", "val/loss", "val/loss_best", "test/loss", "test/bleu", "test/chrf"} <= set(metrics)
     assert 0.0 <= metrics["test/chrf"] <= 100.0
     best = tmp_path / "checkpoints" / "rewriter" / "best.ckpt"
@@ -51,7 +38,7 @@ def train_tiny_rewriter(tmp_path: Path, webnlg_root: Path, budget: list[str]):
     assert isinstance(loaded.generate(["<S> Alien <P> directed by <O> Ridley Scott"])[0], str)
 
 
-def test_train_task_rewriter_on_the_rra_corpus(tmp_path: Path):
+def test_train_task_rewriter_on_the_rra_corpus(cfg_train, tmp_path: Path):
     """`python train.py task=rewriter data=rra_kg2text data.parts=[metaqa]` on corpus-shaped files."""
     import json
 
@@ -62,6 +49,7 @@ def test_train_task_rewriter_on_the_rra_corpus(tmp_path: Path):
                               "The sentence is:", "input": "", "output": f"Film {i} was directed by Ann, Jr."}
               for i in range(12)]
     (corpus / "metaqa_dev.json").write_text(json.dumps(metaqa))
-    train_tiny_rewriter(tmp_path, corpus, ["data=rra_kg2text", "data.parts=[metaqa]", "data.sources.metaqa.heldout=4",
-                                           "data.val_size=2", "data.batch_size=2", "trainer.max_steps=3",
-                                           "trainer.val_check_interval=2"])
+    train_tiny_rewriter(cfg_train, tmp_path, corpus, ["data=rra_kg2text", "data.parts=[metaqa]",
+                                                      "data.sources.metaqa.heldout=4", "data.val_size=2",
+                                                      "data.batch_size=2", "trainer.max_steps=3",
+                                                      "trainer.val_check_interval=2"])

@@ -1,11 +1,7 @@
-"""bench/bench_serve.py in a small form: `python serve.py` under 1 and 8 concurrent clients answers
+"""bench.bench_serve in a small form: `python serve.py` under 1 and 8 concurrent clients answers
 exactly what `python infer.py` answers on the same built-in questions (each request a new one), with zero errors (no speed is
 asserted here; the figures come from the full run, see README)."""
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import bench_serve  # noqa: E402
+from bench import bench_serve
 
 
 def test_served_answers_equal_infer_py_with_zero_errors(builtin_root, tmp_path):

@@ -1,16 +1,12 @@
 """The page in a real browser (headless Chromium through Selenium): type a question on the built-in
 KG, check the ranked answers and the drawn evidence graph against the server's record."""
-import sys
-from pathlib import Path
-
 import httpx
 import pytest
 
 from rra.data.builtin import builtin_questions
 
 pytest.importorskip("selenium")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from serve_page import ask_in_browser, browser_binaries  # noqa: E402  (bench/serve_page.py)
+from bench.serve_page import ask_in_browser, browser_binaries  # noqa: E402
 
 pytestmark = pytest.mark.skipif(browser_binaries() is None,
                                 reason="chromium + chromedriver not installed (scripts/install-chromium.sh)")

@@ -1,0 +1,268 @@
+"""Relations read, not classified (issue 33): the relation scorer (`model.path_head=scorer`, the default)
+against the paper's classifier head, on KGs built the way real ones are, never on the built-in KG alone.
+
+    python -m bench.bench_relation_scorer own-kg [--head scorer classifier] [--scale 1.0]
+    python -m bench.bench_relation_scorer transfer --ckpt checkpoints/retriever/best.ckpt
+    python -m bench.bench_relation_scorer subgraphs [--head scorer classifier]
+    python -m bench.bench_relation_scorer speed --scorer CKPT --classifier CKPT [--data metaqa --hop 2]
+
+- own-kg: the scholarly N-Triples KG (bench/kgs/scholarly.py: IRIs, labels with accents, typed
+  literals, 62 relations, Zipf question counts, 10 relations never asked in training, held-out
+  phrasings), trained with the defaults on answers only, answered with given topics and linked
+  from the text; Hits@1 and path accuracy per hop, on relations seen / unseen in training and on
+  held-out phrasings.
+- transfer: a checkpoint trained on another KG (the built-in one) answers the library KG
+  (bench/kgs/library.py: the same domain, other relation names and phrasings) without training on
+  it; and the pretrained encoder alone (`retriever=zero_shot`) on the library and scholarly KGs.
+- subgraphs: Freebase-style per-question graphs (bench/kgs/freebase_subgraphs.py: hundreds of
+  relations, CVT nodes, RoG rows): RRA against returning every end entity of the question graph's
+  paths, and the heuristic (no LLM) ToG and StructGPT on the same graphs.
+- speed: the retrievers' uncached throughput side by side in one process (same questions, same
+  graph): encoder passes and questions/s.
+
+Every train / infer run is the CLI itself (`python train.py ...`, `python infer.py ...` in a
+subprocess), so the figures are what a user gets; the commands are in the record. Results merge into
+bench/results/bench_relation_scorer.json, one key per part.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.common import CACHE, REPO, RESULTS, Run, arguments, previous
+
+OUT = RESULTS / "bench_relation_scorer.json"
+
+
+# -- running the CLI ----------------------------------------------------------------------------
+def cli(script: str, overrides: list[str], log: Path) -> float:
+    """`python SCRIPT OVERRIDES` from the checkout; its output to `log`; returns the wall seconds."""
+    cmd = [sys.executable, script, "logger=none", *overrides]
+    start = time.perf_counter()
+    with open(log, "w") as f:
+        done = subprocess.run(cmd, cwd=REPO, stdout=f, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}); see {log}")
+    return round(time.perf_counter() - start, 1)
+
+
+def train(name: str, overrides: list[str], work: Path) -> dict:
+    """Train with the defaults plus `overrides`; the published checkpoint and the run's summary."""
+    ckpt_dir = work / "checkpoints"
+    run_dir = work / f"train_{name}"
+    seconds = cli("train.py", [*overrides, f"name={name}", f"paths.checkpoint_dir={ckpt_dir}",
+                               f"hydra.run.dir={run_dir}"], work / f"train_{name}.log")
+    summary = json.loads((run_dir / "train_summary.json").read_text())
+    return {"ckpt": str(ckpt_dir / name / "best.ckpt"), "seconds": seconds, "summary": summary,
+            "command": "python train.py " + " ".join(overrides)}
+
+
+def infer(name: str, overrides: list[str], work: Path) -> tuple[dict, list[dict]]:
+    """One infer.py run: its metrics.json and predictions."""
+    run_dir = work / f"infer_{name}"
+    seconds = cli("infer.py", [*overrides, f"hydra.run.dir={run_dir}", "show_summary=false"],
+                  work / f"infer_{name}.log")
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    metrics["wall_seconds"] = seconds
+    preds = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    return metrics, preds
+
+
+def figures(metrics: dict, preds: list[dict], questions: list[dict] | None = None) -> dict:
+    """Hits@1 and path accuracy overall, per hop and per question group (the test file's `extra`)."""
+    out = {k: metrics.get(k) for k in ("n", "hits@1", "hits@1_strict", "f1", "path_acc", "hop_acc", "status")}
+    groups: dict[str, list[dict]] = defaultdict(list)
+    meta = {q.get("qid"): q.get("extra") or {} for q in questions or []}
+    for p in preds:
+        hop = p.get("gold_hop")
+        groups[f"{hop}hop"].append(p)
+        extra = meta.get(p.get("qid"), {})
+        if "seen_relation" in extra:
+            groups["unseen_relation" if not extra["seen_relation"] else "seen_relation"].append(p)
+        if extra.get("seen_relation") and not extra.get("seen_phrasing", True):
+            groups["held_out_phrasing"].append(p)
+    out["groups"] = {g: _rates(ps) for g, ps in sorted(groups.items())}
+    return out
+
+
+def _rates(preds: list[dict]) -> dict:
+    from rra.eval.metrics import hit_at_1
+
+    n = len(preds)
+    path_ok = [p for p in preds if p.get("gold_path")]
+    return {"n": n, "hits@1": round(100 * sum(map(hit_at_1, preds)) / n, 2) if n else None,
+            "path_acc": round(100 * sum(list(p.get("pred_path") or []) == list(p["gold_path"]) for p in path_ok)
+                              / len(path_ok), 2) if path_ok else None}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# -- the parts ----------------------------------------------------------------------------------
+def own_kg(heads: list[str], scale: float, work: Path) -> dict:
+    from bench.kgs import scholarly
+
+    files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
+    data = ["data=files", f"data.kb_path={files['kg']}"]  # relation names: the KG's own labels, read by default
+    test = read_jsonl(files["test"])
+    out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "heads": {}}
+    for head in heads:
+        trained = train(f"schol_{head}", [*data, f"data.train_file={files['train']}", f"data.val_file={files['val']}",
+                                          f"model.path_head={head}"], work)
+        row = {"train_seconds": trained["seconds"], "train_command": trained["command"],
+               "train_metrics": {k: v for k, v in trained["summary"].get("metrics", {}).items() if k.startswith("test/")},
+               "convergence": (trained["summary"].get("convergence") or {}).get("still_improving")}
+        for mode, extra in (("given", []), ("linked", ["method.use_gold_topic=false"])):
+            metrics, preds = infer(f"schol_{head}_{mode}", [*data, f"data.test_file={files['test']}",
+                                                           f"retriever.ckpt={trained['ckpt']}", *extra], work)
+            row[mode] = figures(metrics, preds, test)
+        out["heads"][head] = row
+    return out
+
+
+def transfer(ckpt: str, work: Path) -> dict:
+    from bench.kgs import library, scholarly
+
+    lib = library.generate(work / "library", seed=0)
+    schol = scholarly.generate(work / "scholarly", seed=0)
+    out = {}
+    runs = {"builtin_checkpoint_on_library": (lib, [f"retriever.ckpt={ckpt}"]),
+            "zero_shot_on_library": (lib, ["retriever=zero_shot"]),
+            "zero_shot_on_scholarly": (schol, ["retriever=zero_shot"])}
+    for name, (files, retriever) in runs.items():
+        data = ["data=files", f"data.kb_path={files['kg']}",
+                f"data.test_file={files['test']}"]
+        metrics, preds = infer(name, [*data, *retriever], work)
+        out[name] = figures(metrics, preds, read_jsonl(files["test"]))
+        out[name]["command"] = "python infer.py " + " ".join([*data, *retriever])
+    return out
+
+
+def subgraph_methods(heads: list[str], work: Path) -> dict:
+    from bench.kgs import freebase_subgraphs
+
+    files = freebase_subgraphs.generate(work / "freebase", seed=0)
+    data = ["data=subgraphs", f"data.train_file={files['train']}", f"data.val_file={files['dev']}",
+            f"data.test_file={files['test']}"]
+    out = {}
+    for head in heads:
+        trained = train(f"fb_{head}", [*data, f"model.path_head={head}"], work)
+        metrics, preds = infer(f"fb_{head}", [*data, f"retriever.ckpt={trained['ckpt']}"], work)
+        out[f"rra_{head}"] = {**figures(metrics, preds), "train_seconds": trained["seconds"]}
+    for method in ("tog", "structgpt"):
+        metrics, preds = infer(f"fb_{method}", [*data, f"method={method}", "llm=none"], work)
+        out[f"{method}_heuristic"] = figures(metrics, preds)
+    out["every_path_end"] = every_path_end(files["test"])
+    return out
+
+
+def every_path_end(test_file: str, max_hops: int = 2) -> dict:
+    """The baseline of returning every entity the question graph's paths (<= max_hops from a topic,
+    CVT pairs one hop, as rra reads them) end at: Hits@1 as any gold answer among them (the set has
+    no order), and the set's size."""
+    from rra.data.subgraph_formats import load_subgraph_questions
+    from rra.graph.subgraphs import QuestionGraphs
+
+    kg = QuestionGraphs()
+    examples = load_subgraph_questions(test_file, kg=kg)
+    hits, sizes = 0, []
+    for ex in examples:
+        with kg.scope(ex) as g:
+            frontier = {t for t in ex.topic_entities if g.has_entity(t)}
+            reached: set[str] = set()
+            for _ in range(max_hops):
+                nxt = {n for e in frontier for r in g.relations(e) for n in g.neighbors(e, r)}
+                reached |= nxt
+                frontier = nxt
+            gold = {a for alias in ex.answer_ids or [[a] for a in ex.answers] for a in alias}
+            hits += bool(reached & gold)
+            sizes.append(len(reached))
+    sizes.sort()
+    return {"n": len(examples), "hits@1 (any gold among the ends)": round(100 * hits / max(1, len(examples)), 2),
+            "median_ends": sizes[len(sizes) // 2] if sizes else 0}
+
+
+def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int) -> dict:
+    """Uncached retrieval throughput of each checkpoint on the same questions, one process, turns
+    alternating (this machine drifts between minutes)."""
+    import torch
+
+    from bench.common import compose
+    from rra.config import build_graph
+    from rra.data.dataset import Dataset
+    from rra.models.retriever import Retriever
+    from rra.text import RelationText
+
+    torch.set_num_threads(1)
+    overrides = [f"data={data}"] + ([f"data.hop={hop}"] if hop else [])
+    cfg = compose("infer", overrides)
+    kg = build_graph(cfg)
+    questions = Dataset.from_config(cfg.data).questions("test", kg)[:limit]
+    texts, topics = [q.question for q in questions], [q.topic_entities[0] for q in questions]
+    models = {name: Retriever.load(path) for name, path in ckpts.items()}
+    text_of = RelationText(None, kg)
+    seconds: dict[str, list[float]] = {name: [] for name in models}
+    passes: dict[str, int] = {}
+    for _ in range(3):
+        for name, model in models.items():
+            model.encoded_texts = 0
+            start = time.perf_counter()
+            model.predict(texts, topk=10, kg=kg, topics=topics, use_cache=False, relation_text=text_of)
+            seconds[name].append(time.perf_counter() - start)
+            passes[name] = model.encoded_texts
+    out = {name: {"q_per_s": round(len(texts) / sorted(s)[1], 1), "encoder_passes_per_question":
+                  round(passes[name] / len(texts), 2), "seconds": [round(x, 2) for x in s]}
+           for name, s in seconds.items()}
+    if len(out) == 2:
+        a, b = list(out)
+        out["ratio"] = f"{a} / {b} = {out[a]['q_per_s'] / out[b]['q_per_s']:.2f}"
+    out.update(questions=len(texts), data=data, hop=hop, graph_constrained=True)
+    return out
+
+
+def parser():
+    """The command line of `python -m bench.bench_relation_scorer`."""
+    ap = arguments("bench_relation_scorer", __doc__)
+    sub = ap.add_subparsers(dest="part", required=True)
+    p = sub.add_parser("own-kg")
+    p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
+    p.add_argument("--scale", type=float, default=1.0)
+    p = sub.add_parser("transfer")
+    p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
+    p = sub.add_parser("subgraphs")
+    p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
+    p = sub.add_parser("speed")
+    p.add_argument("--scorer", required=True)
+    p.add_argument("--classifier", required=True)
+    p.add_argument("--data", default="metaqa")
+    p.add_argument("--hop", type=int, default=2)
+    p.add_argument("--limit", type=int, default=300)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_relation_scorer", args, argv)
+    work = CACHE / "bench_relation_scorer"
+    work.mkdir(parents=True, exist_ok=True)
+    if args.part == "own-kg":
+        result = own_kg(args.head, args.scale, work)
+    elif args.part == "transfer":
+        result = transfer(args.ckpt, work)
+    elif args.part == "subgraphs":
+        result = subgraph_methods(args.head, work)
+    else:
+        result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit)
+    record = previous(OUT)
+    parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
+    parts[args.part] = {**result, "command": run.command, "load_start": run.load_start}
+    run.write(parts, OUT)
+
+
+if __name__ == "__main__":
+    main()
