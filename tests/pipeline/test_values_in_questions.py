@@ -1,21 +1,20 @@
 """Numbers in a question are values for conditions, not anchors (issue 35): on a KG whose ages and
 shirt numbers are bare TSV cells, the number 13 is also an entity, yet "which players of Real Madrid
 wear a number higher than 13" must link Real Madrid and compare with 13."""
-from types import SimpleNamespace
-
 import pytest
 
 from rra.graph import load_graph
 from rra.linking import TopicLinker, link_anchors, link_entities
-from rra.pipeline.plan_retrieval import condition_options, plan_text
 from rra.plan import Constraint, QueryPlan, execute, question_literals
+from rra.plan_candidates import Chain, enumerate_plans
 from rra.records import QAExample
+from rra.text import ranker_text
 
 PLAYERS = [  # name, club, shirt number, age: every value a bare cell
     ("Ana Ruiz", "Real Madrid", "7", "23"), ("Bea Sol", "Real Madrid", "13", "31"),
     ("Cai Lin", "Real Madrid", "21", "27"), ("Dan Poe", "Celtic", "13", "23"), ("Eva Kim", "Celtic", "30", "19"),
 ]
-QUESTIONS = [  # (question, attribute the heads would read, op, the answers)
+QUESTIONS = [  # (question, attribute the condition reads, op, the answers)
     ("which players of Real Madrid wear a number higher than 13", "shirt_number", ">", ["Cai Lin"]),
     ("which players of real madrid wear a number higher than 13", "shirt_number", ">", ["Cai Lin"]),
     ("who plays for Celtic and is younger than 23", "age", "<", ["Eva Kim"]),
@@ -40,13 +39,14 @@ def test_a_number_in_the_question_is_the_conditions_value(club_kg, question, att
     club = "Celtic" if "Celtic" in question else "Real Madrid"
     assert link.entities == [club], link.candidates  # the club, never the number, is the topic
     assert link_anchors(link)[0] == [club]
-    assert question_literals(question, link.mentions) == [number]
-    reading = SimpleNamespace(conditions=[(op, 0.9)], attributes=[(attribute, 0.8)])
-    options = condition_options(reading, question, link.mentions)
-    assert [c for c, _ in options] == [Constraint(attribute, op, int(number))]
-    plan = QueryPlan(link.entities[:1], [["^plays_for"]], options[0][0])
-    assert execute(club_kg, plan).answers == answers
-    assert f"[{club.casefold()}]" in plan_text(question, link).casefold()  # what the plan heads read
+    literals = question_literals(question, link.mentions)
+    assert literals == [number]
+    want = Constraint(attribute, op, int(number))  # among the candidates built from the graph
+    found = enumerate_plans(club_kg, [Chain(club, ("^plays_for",))], literals, link.entities)
+    assert any(c.plan.constraints == [want] and c.answers == answers for c in found)
+    assert execute(club_kg, QueryPlan(link.entities[:1], [["^plays_for"]], want)).answers == answers
+    read, slots = ranker_text(question, link.mentions)  # what the plan ranker reads: the club masked, 13 a slot
+    assert read.count("[E]") == 1 and slots == {number: "[N1]"} and "[N1]" in read
 
 
 def test_every_link_mention_handed_over_keeps_the_value(club_kg):
