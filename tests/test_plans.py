@@ -296,3 +296,29 @@ def test_the_ranker_sees_which_named_entities_and_literals_a_plan_leaves_unused(
                             "where publication year is more than, after [N1]") == (0, 0)
     assert coverage_features([question, "how many papers did [E] write"], ["how many: [E] author"]).tolist() == \
         [[[2.0, 1.0]], [[0.0, 0.0]]]
+
+
+def test_modifiers_are_matched_word_by_word_against_the_question():
+    """A plan's modifier ("published in less than, before [N1]") is scored by each of its words'
+    best match among the question's words, so "before" and "after" tell two plans apart that a
+    whole plan's pooled vector barely does."""
+    import torch
+
+    from rra.models.plan_ranker import PlanRanker, token_match
+    from rra.text import plan_parts
+
+    unit = torch.eye(4)
+    q = torch.stack([unit[0], unit[1], torch.zeros(4)])[None]  # question words: a, b, padding
+    q_mask = torch.tensor([[True, True, False]])
+    parts = torch.stack([torch.stack([unit[0], unit[1]]), torch.stack([unit[0], unit[2]]),
+                         torch.stack([unit[2], unit[3]])])  # "a b", "a c", "c d"
+    p_mask = torch.ones(3, 2, dtype=torch.bool)
+    matches = token_match(q, q_mask, parts, p_mask)
+    assert matches.tolist() == [[1.0, 0.5, 0.0]]
+    ranker = PlanRanker(4)
+    uses = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])  # plan 0: "a b", plan 1: "c d", plan 2: none
+    logits = ranker.part_logits(matches, uses)
+    assert logits[0, 0] > logits[0, 2] > logits[0, 1]  # a matching modifier helps, a mismatching one costs
+    before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
+    assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in less than, before [N1]"]
+    assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
