@@ -151,6 +151,7 @@ class Retriever(L.LightningModule):
         self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
         self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask) (ranker, inference)
+        self._part_bank: dict[str, tuple] = {}  # the same without gradients (ranker, one epoch of training)
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -203,12 +204,12 @@ class Retriever(L.LightningModule):
         return out
 
     def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """The plan ranker's loss over the batch's ranking items. Questions, each item's first
-        positive (its label) and the plans' modifier texts are encoded with gradients, so both sides
-        of the bi-encoder learn. The other candidates (most are negatives, repeated across the
-        epoch) come from a bank of vectors encoded without gradients once per epoch (`_plan_bank`,
-        cleared when an epoch starts): their backward pass, or an encoder pass per batch, would
-        multiply the ranker's cost for little."""
+        """The plan ranker's loss over the batch's ranking items. Questions and each item's first
+        positive (its label) with its modifier texts are encoded with gradients, so both sides of
+        the bi-encoder learn. The other candidates and modifiers (most are negatives, repeated
+        across the epoch) come from banks encoded without gradients once per epoch (`_plan_bank`,
+        `_part_bank`, cleared when an epoch starts): their backward pass, or an encoder pass per
+        batch, would multiply the ranker's cost for little."""
         items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
         learnt = sorted({r["positive"][0] for _, r in items})
         banked = sorted({t for _, r in items for t in r["positive"] + r["negative"]} - set(learnt))
@@ -222,7 +223,8 @@ class Retriever(L.LightningModule):
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
         uncovered = coverage_features([q for q, _ in items], texts, self.hparams.mask_token or "[E]")
-        parts = self._part_logits(q_tokens, q_mask, [parts_of.get(t, []) for t in texts], grad=True)
+        parts = self._part_logits(q_tokens, q_mask, [parts_of.get(t, []) for t in texts],
+                                  learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank)
         return self.ranker.loss(questions, plans, cands, positive, uncovered, parts,
                                 [r.get("weight", 1) for _, r in items])
 
@@ -240,24 +242,35 @@ class Retriever(L.LightningModule):
             tok["attention_mask"].bool() & ~special.to(device)
 
     def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, parts: list[list[str]],
-                     grad: bool = False) -> torch.Tensor | None:
-        """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens."""
+                     learnt: Sequence[str] = (), bank: dict | None = None) -> torch.Tensor | None:
+        """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
+        `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
+        vectors come from `bank` (text -> (tokens, mask)), encoded without gradients when missing."""
         distinct = sorted({p for ps in parts for p in ps})
         if not distinct:
             return None
+        bank = self._part_cache if bank is None else bank
+        grad = [p for p in distinct if p in set(learnt)]
+        rest = [p for p in distinct if p not in set(learnt)]
+        todo = [p for p in rest if p not in bank]
+        if todo:
+            was = self.encoder.training
+            self.encoder.eval()
+            try:
+                with torch.no_grad():
+                    _, tokens, mask = self._tokens(todo)
+            finally:
+                self.encoder.train(was)
+            bank.update({p: (tokens[k], mask[k]) for k, p in enumerate(todo)})
+        rows: list[tuple[torch.Tensor, torch.Tensor]] = []
         if grad:
-            _, p_tokens, p_mask = self._tokens(distinct)
-        else:
-            todo = [p for p in distinct if p not in self._part_cache]
-            if todo:
-                _, tokens, mask = self._tokens(todo)
-                self._part_cache.update({p: (tokens[k], mask[k]) for k, p in enumerate(todo)})
-            width = max(int(self._part_cache[p][1].shape[0]) for p in distinct)
-            p_tokens = torch.stack([F.pad(self._part_cache[p][0], (0, 0, 0, width - self._part_cache[p][0].shape[0]))
-                                    for p in distinct])
-            p_mask = torch.stack([F.pad(self._part_cache[p][1], (0, width - self._part_cache[p][1].shape[0]))
-                                  for p in distinct])
-        index = {p: k for k, p in enumerate(distinct)}
+            _, tokens, mask = self._tokens(grad)
+            rows += [(tokens[k], mask[k]) for k in range(len(grad))]
+        rows += [bank[p] for p in rest]
+        width = max(int(m.shape[0]) for _, m in rows)
+        p_tokens = torch.stack([F.pad(t, (0, 0, 0, width - t.shape[0])) for t, _ in rows])
+        p_mask = torch.stack([F.pad(m, (0, width - m.shape[0])) for _, m in rows])
+        index = {p: k for k, p in enumerate(grad + rest)}
         uses = torch.zeros(len(parts), len(distinct))
         for j, ps in enumerate(parts):
             for p in ps:
@@ -469,9 +482,11 @@ class Retriever(L.LightningModule):
 
     def on_train_epoch_start(self) -> None:
         self._plan_bank.clear()  # the bank is encoded anew with this epoch's weights
+        self._part_bank.clear()
 
     def on_validation_epoch_start(self) -> None:
         self._plan_bank.clear()
+        self._part_bank.clear()
         self.decoded = []
 
     def on_validation_epoch_end(self) -> None:
