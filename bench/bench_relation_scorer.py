@@ -187,7 +187,7 @@ def every_path_end(test_file: str, max_hops: int = 2) -> dict:
             "median_ends": sizes[len(sizes) // 2] if sizes else 0}
 
 
-def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int) -> dict:
+def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int, extra: list[str] = ()) -> dict:
     """Uncached retrieval throughput of each checkpoint on the same questions, one process, turns
     alternating (this machine drifts between minutes)."""
     import torch
@@ -199,7 +199,7 @@ def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int) -> dict
     from rra.text import RelationText
 
     torch.set_num_threads(1)
-    overrides = [f"data={data}"] + ([f"data.hop={hop}"] if hop else [])
+    overrides = [f"data={data}"] + ([f"data.hop={hop}"] if hop else []) + list(extra)
     cfg = compose("infer", overrides)
     kg = build_graph(cfg)
     questions = Dataset.from_config(cfg.data).questions("test", kg)[:limit]
@@ -242,6 +242,8 @@ def parser():
     p.add_argument("--data", default="metaqa")
     p.add_argument("--hop", type=int, default=2)
     p.add_argument("--limit", type=int, default=300)
+    p.add_argument("--overrides", nargs="*", default=[], help="more infer.py overrides (data.root=...)")
+    ap.add_argument("--out", default=str(OUT), help="the record to merge into")
     return ap
 
 
@@ -257,11 +259,12 @@ def main(argv: list[str] | None = None) -> None:
     elif args.part == "subgraphs":
         result = subgraph_methods(args.head, work)
     else:
-        result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit)
-    record = previous(OUT)
+        result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit,
+                       args.overrides)
+    record = previous(args.out)
     parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
     parts[args.part] = {**result, "command": run.command, "load_start": run.load_start}
-    run.write(parts, OUT)
+    run.write(parts, args.out)
 
 
 if __name__ == "__main__":

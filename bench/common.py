@@ -99,7 +99,7 @@ def write_json(obj, path: str | Path) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    print(f"wrote {path.relative_to(REPO) if path.resolve().is_relative_to(REPO) else path}", flush=True)
+    print(f"wrote {path.resolve().relative_to(REPO) if path.resolve().is_relative_to(REPO) else path}", flush=True)
 
 
 def arguments(name: str, doc: str | None) -> "argparse.ArgumentParser":
