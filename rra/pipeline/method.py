@@ -67,12 +67,18 @@ class RRAPipeline(QAMethod):
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == Status.OK]
         candidates: dict[int, list] = {}
-        model_error = ""
+        failed: dict[int, tuple[Status, str]] = {}  # question -> (status, error) of a retriever failure
         if todo:
             try:
                 candidates = self.linker.choose(examples, links, todo, self._predict, self.retrieval.semantics)
-            except Exception as err:  # a broken checkpoint/model must not lose the batch
-                model_error = f"retriever: {type(err).__name__}: {err}"
+            except Exception as err:  # noqa: BLE001 - retry one by one: a failure costs its question only
+                for i in todo:
+                    try:
+                        candidates.update(self.linker.choose(examples, links, [i], self._predict,
+                                                             self.retrieval.semantics))
+                    except Exception as one:  # noqa: BLE001 - a graph error is graph_error, a model's no_path
+                        status = Status.GRAPH_ERROR if failure_status(one) == Status.GRAPH_ERROR else Status.NO_PATH
+                        failed[i] = (status, f"retriever: {type(one).__name__}: {one}")
         # One graph request per distinct predicted path for the whole batch (SPARQL stores). A path
         # whose batch query failed is not prefetched: each question's own call retries and records it.
         specs: dict[int, PlanSpec] = {}
@@ -94,7 +100,7 @@ class RRAPipeline(QAMethod):
             if i in specs:
                 pred, context = self._prepare_plan(ex, link, specs[i], candidates.get(i, []), prefetched)
             else:
-                pred, context = self._prepare(ex, link, candidates.get(i, []), model_error, prefetched)
+                pred, context = self._prepare(ex, link, candidates.get(i, []), failed.get(i), prefetched)
             pred.latency_s = time.perf_counter() - t0 + shared_s
             preds.append(pred)
             if context is not None:
@@ -154,11 +160,11 @@ class RRAPipeline(QAMethod):
         rs = self.retrieval
         r = retrieve_plan(self.kg, spec, rs.semantics, rs.topk, rs.max_triples, rs.seed, rs.max_instances)
         if r.status != "ok":
-            pred, context = self._prepare(ex, link, cands, "", prefetched)
+            pred, context = self._prepare(ex, link, cands, None, prefetched)
             pred.extra["plan_reading"] = spec.reading
             pred.extra["plan_fallback"] = r.errors[-1:] or [r.status]
             return pred, context
-        pred, context = self._prepare(ex, link, [], "", retrieval=r)
+        pred, context = self._prepare(ex, link, [], None, retrieval=r)
         pred.topic_entities = list(dict.fromkeys(spec.anchors + link.entities))
         pred.extra["plan_reading"] = spec.reading
         pred.extra["plan"] = r.plans[0].to_dict()
@@ -166,7 +172,7 @@ class RRAPipeline(QAMethod):
         return pred, context
 
     # --- one question ----------------------------------------------------------------------------
-    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str,
+    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: tuple | None,
                  prefetched=None, retrieval=None) -> tuple[Prediction, QuestionContext | None]:
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, its context for the next steps."""
@@ -177,8 +183,8 @@ class RRAPipeline(QAMethod):
         if link.status != Status.OK:
             pred.status, pred.errors = link.status, [link.error]
             return pred, None
-        if model_error:
-            pred.status, pred.errors = Status.NO_PATH, [model_error]
+        if model_error:  # (status, error) of the retriever's failure on this question
+            pred.status, pred.errors = model_error[0], [model_error[1]]
             return pred, None
 
         r = retrieval or self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)
