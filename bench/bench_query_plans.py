@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.common import Run
+
 ROOT = Path(__file__).resolve().parents[1]
 SHAPES = ("chain", "two_anchors", "three_anchors", "comparison", "two_conditions", "anchors_condition", "order",
           "intermediate", "count", "yes_no")
@@ -71,7 +73,7 @@ def shape_table(results: dict) -> tuple[dict, str]:
     return table, "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_query_plans", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="the directory `python -m bench.kgs.scholarly --out DIR` wrote")
     ap.add_argument("--ckpt", required=True)
@@ -80,31 +82,27 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default=str(ROOT / "outputs" / "bench_query_plans"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_query_plans.json"))
     ap.add_argument("extra", nargs="*", help="more infer.py overrides (e.g. graph=oxigraph)")
-    args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
-    from bench.common import machine
+    return ap
 
-    load_start = [round(x, 2) for x in os.getloadavg()]
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    run = Run.start("bench_query_plans", args, argv)
     data = Path(args.data).resolve()
     results = {m: run_mode(data, args.ckpt, m, Path(args.work), args.extra) for m in args.modes}
     table, text = shape_table(results)
-    record = {"benchmark": "bench_query_plans", "data": str(data), "ckpt": args.ckpt, "per_shape_hits@1": table,
-              "table": text, "runs": {m: {"command": r["command"], "wall_s": r["wall_s"],
-                                          "hits@1": r["metrics"]["hits@1"], "f1": r["metrics"]["f1"],
-                                          "by_shape": r["metrics"].get("by_shape"),
-                                          "by_plan_kind": r["metrics"].get("by_plan_kind"),
-                                          "status": r["metrics"].get("status"),
-                                          "questions_per_s": r["metrics"].get("questions_per_s")}
-                                      for m, r in results.items()},
-              "command": " ".join(["python -m bench.bench_query_plans", *(argv if argv is not None else sys.argv[1:])]),
-              "machine": machine(), "load": {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}}
+    figures = {"data": str(data), "ckpt": args.ckpt, "per_shape_hits@1": table, "table": text,
+               "runs": {m: {"command": r["command"], "wall_s": r["wall_s"], "hits@1": r["metrics"]["hits@1"],
+                            "f1": r["metrics"]["f1"], "by_shape": r["metrics"].get("by_shape"),
+                            "by_plan_kind": r["metrics"].get("by_plan_kind"), "status": r["metrics"].get("status"),
+                            "questions_per_s": r["metrics"].get("questions_per_s")}
+                        for m, r in results.items()}}
     if args.train_summary:
         s = json.loads(Path(args.train_summary).read_text())
-        record["train"] = {k: s.get(k) for k in ("fit_seconds", "epochs", "global_step", "best_ckpt")}
-        record["train"]["val"] = {k: v for k, v in (s.get("metrics") or {}).items() if k.startswith("val/")}
-        record["train"]["plans"] = (s.get("data") or {}).get("plans")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        figures["train"] = {k: s.get(k) for k in ("fit_seconds", "epochs", "global_step", "best_ckpt")}
+        figures["train"]["val"] = {k: v for k, v in (s.get("metrics") or {}).items() if k.startswith("val/")}
+        figures["train"]["plans"] = (s.get("data") or {}).get("plans")
+    run.write(figures, args.out)
     print(text)
     print(f"wrote {args.out}")
     return 0

@@ -131,7 +131,7 @@ def test_a_run_shorter_than_the_validation_interval_validates_at_its_end(cfg_tra
     cfg = cfg_train(["model=retriever_tiny", "callbacks.progress_bar=null", "trainer.max_epochs=1",
                      "trainer.limit_train_batches=5", "trainer.min_steps=0"])
     metrics = train(cfg)
-    assert "val/path_acc_best" in metrics and optimized(cfg, metrics) == metrics["val/path_acc_best"]
+    assert "val/path_acc_best" in metrics and optimized(cfg, metrics) == metrics[cfg.optimized_metric]
     assert (tmp_path / "checkpoints" / "retriever" / "best.ckpt").is_file()  # validated, so a best one
 
 

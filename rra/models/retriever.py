@@ -355,7 +355,8 @@ class Retriever(L.LightningModule):
             paths.append(path)
             kept_q.append(q)
             for t, rel in enumerate(path):
-                step = list(cands[t]) if cands is not None and len(cands) > t else [rel]
+                # without the graph's frontier (rows made by hand), every relation the model knows competes
+                step = list(cands[t]) if cands is not None and len(cands) > t else list(self.relations)
                 if rel not in step:
                     step.append(rel)  # the gold relation is always a candidate
                 texts.append(step_text(q, path[:t], self.sep, text_of))

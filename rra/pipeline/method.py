@@ -70,18 +70,24 @@ class RRAPipeline(QAMethod):
         # that came unmarked, so training and inference see the same question shape.
         todo = [i for i, link in enumerate(links) if link.status == Status.OK]
         candidates: dict[int, list] = {}
-        model_error = ""
+        failed: dict[int, tuple[Status, str]] = {}  # question -> (status, error) of a retriever failure
         if todo:
             try:
                 candidates = self.linker.choose(examples, links, todo, self._predict, self.retrieval.semantics)
-            except Exception as err:  # a broken checkpoint/model must not lose the batch
-                model_error = f"retriever: {type(err).__name__}: {err}"
+            except Exception as err:  # noqa: BLE001 - retry one by one: a failure costs its question only
+                for i in todo:
+                    try:
+                        candidates.update(self.linker.choose(examples, links, [i], self._predict,
+                                                             self.retrieval.semantics))
+                    except Exception as one:  # noqa: BLE001 - a graph error is graph_error, a model's no_path
+                        status = Status.GRAPH_ERROR if failure_status(one) == Status.GRAPH_ERROR else Status.NO_PATH
+                        failed[i] = (status, f"retriever: {type(one).__name__}: {one}")
         choices: dict[int, PlanChoice] = {}
         if candidates and self.plan_search.enabled:  # rank the candidate plans of every question
             try:
                 choices = self._plans(examples, links, candidates)
             except Exception as err:  # noqa: BLE001 - a broken ranker costs the plans, not the batch
-                if self.strict:
+                if self.strict and failure_status(err) == Status.ERROR:  # a bug, not the graph's or LLM's
                     raise
                 log.warning("query plans failed, answering as chains: %s: %s", type(err).__name__, err)
         chains = {i: self._chain_of(links[i], candidates[i], choices.get(i)) for i in candidates}
@@ -99,7 +105,7 @@ class RRAPipeline(QAMethod):
                 pred, context = self._prepare_plan(ex, link, choices[i], prefetched)
             else:
                 link_i, cands = chains.get(i) or (link, candidates.get(i, []))
-                pred, context = self._prepare(ex, link_i, cands, model_error, prefetched)
+                pred, context = self._prepare(ex, link_i, cands, failed.get(i), prefetched)
                 if i in choices:
                     pred.extra.update(choices[i].record(self.plan_search.settings.shown))
             pred.latency_s = time.perf_counter() - t0 + shared_s
@@ -168,24 +174,24 @@ class RRAPipeline(QAMethod):
         if r.status != Status.OK:
             chain = next((p for p in choice.ranked if p.plan.is_chain), None)
             if chain is None:
-                pred, _ = self._prepare(ex, link, [], "", retrieval=r)
+                pred, _ = self._prepare(ex, link, [], None, retrieval=r)
                 pred.extra.update(record)
                 return pred, None
             anchor = chain.plan.anchors[0]
             moved = self._chain_of(link, choice.predictions.get(anchor, []),
                                    PlanChoice(choice.anchors, [chain], choice.predictions))
-            pred, context = self._prepare(ex, moved[0], moved[1], "", prefetched)
+            pred, context = self._prepare(ex, moved[0], moved[1], None, prefetched)
             pred.extra.update(record)
             pred.extra["plan_fallback"] = r.errors[-1:] or [str(r.status)]
             return pred, context
-        pred, context = self._prepare(ex, link, [], "", retrieval=r)
+        pred, context = self._prepare(ex, link, [], None, retrieval=r)
         pred.topic_entities = list(dict.fromkeys(r.plans[0].plan.anchors + link.entities))
         pred.extra.update(record)
         pred.extra["plan"] = r.plans[0].to_dict()
         return pred, context
 
     # --- one question ----------------------------------------------------------------------------
-    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: str,
+    def _prepare(self, ex: QAExample, link: LinkResult, cands: list, model_error: tuple | None,
                  prefetched=None, retrieval=None) -> tuple[Prediction, QuestionContext | None]:
         """Link and retrieve. Returns the prediction so far and, if the question has knowledge to
         rewrite, its context for the next steps."""
@@ -196,8 +202,8 @@ class RRAPipeline(QAMethod):
         if link.status != Status.OK:
             pred.status, pred.errors = link.status, [link.error]
             return pred, None
-        if model_error:
-            pred.status, pred.errors = Status.NO_PATH, [model_error]
+        if model_error:  # (status, error) of the retriever's failure on this question
+            pred.status, pred.errors = model_error[0], [model_error[1]]
             return pred, None
 
         r = retrieval or self.retrieval.retrieve(self.kg, link.entities[0], cands, prefetched)

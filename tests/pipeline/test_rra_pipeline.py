@@ -7,6 +7,7 @@ from rra.llm import ScriptedLLM
 from rra.methods import QAMethod
 from rra.pipeline.method import RRAPipeline
 from rra.pipeline.retrieve import PathRetrieval
+from rra.models.retriever import PathPrediction
 from rra.pipeline.rewrite import LLMRewriter, Rewriter, TemplateRewriter
 
 
@@ -39,9 +40,16 @@ def test_unmarked_question_is_linked_lexically(movie_kg, retrieval, example):
     assert p.answers[0] == "Ridley Scott"
 
 
+class ModelPathsOnly(PathRetrieval):
+    """Paths as a classifier without graph pruning predicts them: the scorer only walks relations the
+    graph has at the topic, so a path without instances comes from a model that never looked."""
+
+    def predict(self, questions, kg=None, topics=None, **kw):
+        return [[PathPrediction(["^directed_by"], 0.9, 1, 1.0)] for _ in questions]
+
+
 def test_every_failure_is_a_status(movie_kg, retrieval, example):
-    # pure model paths: graph pruning would pick a relation that does exist from the language
-    narrow = PathRetrieval(retrieval.model, topk=1, candidates=1, graph_pruning=False)
+    narrow = ModelPathsOnly(retrieval.model, topk=1, candidates=1, graph_pruning=False)
     pipe = make(movie_kg, narrow)
     out = pipe.answer_batch([
         example("who directed [Nobody Known]", ["x"], qid="a"),
