@@ -17,8 +17,11 @@ def test_page_answers_and_draws_the_evidence(live, tmp_path):
     for q in builtin_questions("test"):
         rec = httpx.post(f"{live.url}/v1/answer", json={"question": q.question}, timeout=30).json()
         by_chain = (rec.get("extra") or {}).get("plan_kind") in (None, "chain")  # drawn as topic -> hop -> answer
-        if q.hops == 2 and by_chain and rec.get("answers") and rec["answers"][0] in q.answers \
-                and rec["answers"][0] not in q.topic_entities:
+        if (q.hops == 2 and by_chain and rec.get("answers") and rec["answers"][0] in q.answers
+                and rec["answers"][0] not in q.topic_entities
+                and len(rec["paths"][0]["path"]) == 2  # walked in two hops (a shorter path may reach it too)
+                and any(x not in rec["answers"] and x not in q.topic_entities  # through a node that is no answer
+                        for t in rec["triples"] for x in (t[0], t[2]))):
             break
     else:
         pytest.fail("the tiny retriever answered no 2-hop test question right")
