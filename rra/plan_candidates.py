@@ -168,12 +168,24 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
         table = values.of(b.nodes)
         _orders(pool, b, table)
         _comparisons(pool, b, table, numbers, lim.max_pairs)
+    in_range: dict[tuple[str, str], bool] = {}
     for a in anchors:  # yes/no: is another named entity among a chain's results
         for c, ends in per_anchor[a]:
             for e in named:
-                if e != a:
+                # only of a chain whose results are things like it: the entity is at the far end of the
+                # chain's last relation somewhere in the graph ("is <university> in <country>" asks
+                # `country`, never a chain ending at people, which answers "no" to anything)
+                if e != a and (e in ends or _in_range(kg, e, c.path[-1], in_range)):
                     pool.add(QueryPlan([a], [list(c.path)], aggregate="ask", ask=e), ends, _log(c.score))
     return pool.items
+
+
+def _in_range(kg, entity: str, relation: str, seen: dict) -> bool:
+    """Whether `entity` is reached by `relation` from anywhere in the graph (one lookup, cached)."""
+    key = (entity, relation)
+    if key not in seen:
+        seen[key] = bool(kg.neighbors_batch([entity], inverse(relation)).get(entity))
+    return seen[key]
 
 
 def _intermediates(kg, walker: Walker, per_anchor, named, base) -> None:

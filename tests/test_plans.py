@@ -322,3 +322,17 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
     assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in less than, before [N1]"]
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
+
+
+def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():
+    """"is Uni1 in France": the `country` chain answers it ("no"); the `^affiliation` chain ends at
+    people and would answer "no" to any country, so it is no candidate."""
+    from rra.graph import NetworkXGraph, Triple
+
+    kg = NetworkXGraph([Triple("Uni1", "country", "Japan"), Triple("Uni2", "country", "France"),
+                        Triple("Ana", "affiliation", "Uni1"), Triple("Ben", "affiliation", "Uni2")])
+    chains = [Chain("Uni1", ("country",), 0.6), Chain("Uni1", ("^affiliation",), 0.4)]
+    asks = [c for c in enumerate_plans(kg, chains, [], ["Uni1", "France"]) if c.plan.aggregate == "ask"]
+    assert [(c.plan.paths, c.answers) for c in asks] == [([["country"]], ["no"])]
+    asks = [c for c in enumerate_plans(kg, chains, [], ["Uni1", "Japan"]) if c.plan.aggregate == "ask"]
+    assert [(c.plan.paths, c.answers) for c in asks] == [([["country"]], ["yes"])]
