@@ -23,9 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import Run
+from bench.common import REPO, RESULTS, Run
 
-ROOT = Path(__file__).resolve().parents[1]
 SHAPES = ("chain", "two_anchors", "three_anchors", "comparison", "two_conditions", "anchors_condition", "order",
           "intermediate", "count", "yes_no")
 MODES = {"given": [], "linked": ["method.use_gold_topic=false"]}
@@ -42,7 +41,7 @@ def run_mode(data: Path, ckpt: str, mode: str, work: Path, extra: list[str] = ()
     out = work / mode
     cmd = infer_command(data, ckpt, mode, out, extra)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "WANDB_MODE": "disabled", "HYDRA_FULL_ERROR": "1"})
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-4000:]}")
@@ -79,8 +78,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--ckpt", required=True)
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--train-summary", help="train_summary.json of the run that made --ckpt (its time and figures)")
-    ap.add_argument("--work", default=str(ROOT / "outputs" / "bench_query_plans"))
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "bench_query_plans.json"))
+    ap.add_argument("--work", default=str(REPO / "outputs" / "bench_query_plans"))
+    ap.add_argument("--out", default=str(RESULTS / "bench_query_plans.json"))
     ap.add_argument("extra", nargs="*", help="more infer.py overrides (e.g. graph=oxigraph)")
     return ap
 

@@ -52,8 +52,12 @@ def test_nsm_with_names_folds_the_unnamed_ids(tmp_path):
 
 
 # -- item 4: rows checked when the file is read -------------------------------------------------
-def rog(**change) -> dict:
-    row = copy.deepcopy(ROG_ROWS[1])
+DROP = object()
+
+
+def edited(base: dict, **change) -> dict:
+    """A copy of `base` with `change` applied (a value of DROP removes the key)."""
+    row = copy.deepcopy(base)
     for key, value in change.items():
         if value is DROP:
             row.pop(key)
@@ -62,7 +66,8 @@ def rog(**change) -> dict:
     return row
 
 
-DROP = object()
+def rog(**change) -> dict:
+    return edited(ROG_ROWS[1], **change)
 
 
 @pytest.mark.parametrize("row, message", [
@@ -85,13 +90,7 @@ def test_a_malformed_rog_row_is_refused_when_read(tmp_path, row, message):
 
 
 def nsm(**change) -> dict:
-    row = copy.deepcopy(NSM_ROW)
-    for key, value in change.items():
-        if value is DROP:
-            row.pop(key)
-        else:
-            row[key] = value
-    return row
+    return edited(NSM_ROW, **change)
 
 
 @pytest.mark.parametrize("row, message", [
