@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
                "retriever_test": {k: v for k, v in (summary.get("metrics") or {}).items() if k.startswith("test/")},
                "answers": {k: metrics.get(k) for k in ("n", "hits@1", "hits@1_strict", "f1", "path_acc", "hop_acc",
                                                        "status", "by_shape", "by_plan_kind")},
-               "load_after_train": load_after_train}
+               "pretrained_mix": summary.get("pretrained_mix"), "load_after_train": load_after_train}
     run.write(figures, args.out)
     print(json.dumps({k: figures[k] for k in ("train_wall_s", "infer_wall_s")} | {"hits@1": metrics.get("hits@1")}))
 

@@ -121,17 +121,25 @@ def own_kg(heads: list[str], scale: float, work: Path) -> dict:
             metrics, preds = infer(f"schol_{head}_{mode}", [*data, f"data.test_file={files['test']}",
                                                            f"retriever.ckpt={trained['ckpt']}", *extra], work)
             row[mode] = figures(metrics, preds, test)
+        mix = trained["summary"].get("pretrained_mix") or {}
+        if mix.get("alpha", 1.0) < 1.0:  # the same training's fine-tuned end beside the published mix
+            row["pretrained_mix"] = {k: v for k, v in mix.items() if k != "fine_tuned_ckpt"}
+            for mode, extra in (("given", []), ("linked", ["method.use_gold_topic=false"])):
+                metrics, preds = infer(f"schol_{head}_fine_tuned_{mode}", [
+                    *data, f"data.test_file={files['test']}", f"retriever.ckpt={mix['fine_tuned_ckpt']}", *extra], work)
+                row[f"fine_tuned_{mode}"] = figures(metrics, preds, test)
         out["heads"][head] = row
     return out
 
 
-def transfer(ckpt: str, work: Path) -> dict:
+def transfer(ckpt: str, work: Path, fine_tuned: str | None = None) -> dict:
     from bench.kgs import library, scholarly
 
     lib = library.generate(work / "library", seed=0)
     schol = scholarly.generate(work / "scholarly", seed=0)
     out = {}
     runs = {"builtin_checkpoint_on_library": (lib, [f"retriever.ckpt={ckpt}"]),
+            **({"builtin_fine_tuned_end_on_library": (lib, [f"retriever.ckpt={fine_tuned}"])} if fine_tuned else {}),
             "zero_shot_on_library": (lib, ["retriever=zero_shot"]),
             "zero_shot_on_scholarly": (schol, ["retriever=zero_shot"])}
     for name, (files, retriever) in runs.items():
@@ -234,6 +242,8 @@ def parser():
     p.add_argument("--scale", type=float, default=1.0)
     p = sub.add_parser("transfer")
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
+    p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
+                   "pretrained_mix.fine_tuned_ckpt), answered beside the published mix")
     p = sub.add_parser("subgraphs")
     p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
     p = sub.add_parser("speed")
@@ -255,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.part == "own-kg":
         result = own_kg(args.head, args.scale, work)
     elif args.part == "transfer":
-        result = transfer(args.ckpt, work)
+        result = transfer(args.ckpt, work, args.fine_tuned)
     elif args.part == "subgraphs":
         result = subgraph_methods(args.head, work)
     else:

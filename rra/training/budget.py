@@ -134,7 +134,7 @@ class ConvergenceReport(Callback):
         self.histories[self.monitor] = list(values)
 
     def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
-        if trainer.sanity_checking:
+        if trainer.sanity_checking or trainer.state.fn != "fit":  # validate() after fit is not its history
             return
         step = trainer.global_step
         for name in [self.monitor, *self.also]:

@@ -73,7 +73,7 @@ class TrainingDashboard(L.Callback):
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         decoded = getattr(pl_module, "decoded", None)
-        if not decoded or trainer.sanity_checking or not trainer.is_global_zero:
+        if not decoded or trainer.sanity_checking or not trainer.is_global_zero or trainer.state.fn != "fit":
             return
         epoch = trainer.current_epoch
         self._log(trainer, confusion_tables(decoded, epoch, self.top_confusions)

@@ -4,7 +4,8 @@
 The run knows no task: it instantiates cfg.datamodule (made from the dataset that cfg.data
 describes), cfg.model (plus whatever the datamodule's optional `model_kwargs()` says the model needs
 from the data, e.g. the relation vocabulary), callbacks, loggers and trainer; fits; tests the best
-checkpoint; copies it to `paths.best_ckpt` (where infer.py looks by default); returns the metrics.
+checkpoint (its encoder mixed back towards the pretrained one where validation allows:
+rra/training/pretrained_mix.py); copies it to `paths.best_ckpt` (where infer.py looks by default); returns the metrics.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from rra.config import build_graph
+from rra.training.pretrained_mix import choose_pretrained_mix, initial_encoder_state
 
 log = logging.getLogger("train")
 
@@ -154,12 +156,18 @@ def train(cfg: DictConfig) -> dict[str, float]:
         log_data_summary(loggers, datamodule.summary)
 
     metrics: dict[str, float] = {}
+    mix_cfg = cfg.get("pretrained_mix") if cfg.get("train") and not smoke else None
+    initial = initial_encoder_state(model) if mix_cfg else None  # before fit: the pretrained weights
     start = time.perf_counter()
     if cfg.get("train"):
         trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
         metrics.update(trainer.callback_metrics)
     fit_s, epochs = time.perf_counter() - start, trainer.current_epoch
     best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+    mixed = choose_pretrained_mix(trainer, model, datamodule, best, initial, cfg.task.monitor, cfg.task.mode,
+                                  **OmegaConf.to_container(mix_cfg)) if initial is not None else None
+    if mixed:
+        best = mixed.pop("ckpt")
     published = published_path(cfg) if trainer.is_global_zero and cfg.get("publish_best", True) else None
     if published:
         publish(best, published)
@@ -167,14 +175,15 @@ def train(cfg: DictConfig) -> dict[str, float]:
         if not best:
             log.warning("no best checkpoint (fast_dev_run or no validation): testing current weights")
         trainer.test(model, datamodule=datamodule, ckpt_path=best or None)
-        metrics.update(trainer.callback_metrics)
+        # test's own figures: validation ones are fit's (the mixes' validations are in pretrained_mix)
+        metrics.update({k: v for k, v in trainer.callback_metrics.items() if not k.startswith("val/")})
     metrics = {k: float(v) for k, v in metrics.items()}
     log.info("metrics: %s", {k: round(v, 4) for k, v in sorted(metrics.items())})
     if trainer.is_global_zero:  # a machine-readable record of the run beside its checkpoints
         out = Path(cfg.paths.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
-                   "best_ckpt": best, "metrics": metrics, "data": getattr(datamodule, "summary", {}),
+                   "best_ckpt": best, "pretrained_mix": mixed, "metrics": metrics, "data": getattr(datamodule, "summary", {}),
                    "encoder_coverage": [c.to_dict() for c in coverage],
                    "warnings": [w for c in coverage for w in c.warnings]}
         for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
