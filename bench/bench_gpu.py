@@ -24,7 +24,9 @@ def training(summary: dict) -> dict:
             "test_path_acc": {k.removeprefix("test/"): round(100 * v, 2) for k, v in metrics.items()
                               if k.startswith("test/path_acc")},
             "val_path_acc_best": round(100 * metrics.get("val/path_acc_best", 0), 2),
-            "still_improving": (summary.get("convergence") or {}).get("still_improving")}
+            "still_improving": (summary.get("convergence") or {}).get("still_improving"),
+            **({"pretrained_mix": {k: v for k, v in summary["pretrained_mix"].items() if k != "fine_tuned_ckpt"}}
+               if summary.get("pretrained_mix") else {})}
 
 
 def answering(metrics: dict) -> dict:
@@ -46,6 +48,7 @@ def parser():
     ap.add_argument("out_dir", help="the directory bench/gpu_run.sh wrote")
     ap.add_argument("--cpu", nargs="*", default=[], help="NAME=train_summary.json of a CPU run, for comparison")
     ap.add_argument("--device", default="", help="the machine the run had (e.g. one NVIDIA H100 80GB, 16 CPU cores)")
+    ap.add_argument("--note", default="", help="what else a reader needs to know of the run")
     ap.add_argument("--out", default=str(RESULTS / "bench_gpu.json"))
     return ap
 
@@ -54,7 +57,8 @@ def main() -> None:
     args = parser().parse_args()
     run = Run.start("bench_gpu", args)
     cpu = dict(item.split("=", 1) for item in args.cpu)
-    run.write({"device": args.device, "figures": figures(Path(args.out_dir), cpu)}, args.out)
+    run.write({"device": args.device, "figures": figures(Path(args.out_dir), cpu),
+               **({"note": args.note} if args.note else {})}, args.out)
 
 
 if __name__ == "__main__":

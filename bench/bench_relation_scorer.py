@@ -50,13 +50,21 @@ def cli(script: str, overrides: list[str], log: Path) -> float:
     return round(time.perf_counter() - start, 1)
 
 
-def train(name: str, overrides: list[str], work: Path) -> dict:
-    """Train with the defaults plus `overrides`; the published checkpoint and the run's summary."""
+def train(name: str, overrides: list[str], work: Path, reuse: bool = False) -> dict:
+    """Train with the defaults plus `overrides`; the published checkpoint and the run's summary.
+    `reuse`: the training this benchmark ran before under the same name, when it finished (its
+    summary and published checkpoint are there), is read back instead of run again."""
     ckpt_dir = work / "checkpoints"
     run_dir = work / f"train_{name}"
-    seconds = cli("train.py", [*overrides, f"name={name}", f"paths.checkpoint_dir={ckpt_dir}",
-                               f"hydra.run.dir={run_dir}"], work / f"train_{name}.log")
-    summary = json.loads((run_dir / "train_summary.json").read_text())
+    done = run_dir / "train_summary.json"
+    if reuse and done.is_file() and (ckpt_dir / name / "best.ckpt").is_file():
+        seconds = json.loads((run_dir / "wall_seconds.json").read_text())["seconds"] \
+            if (run_dir / "wall_seconds.json").is_file() else None
+    else:
+        seconds = cli("train.py", [*overrides, f"name={name}", f"paths.checkpoint_dir={ckpt_dir}",
+                                   f"hydra.run.dir={run_dir}"], work / f"train_{name}.log")
+        (run_dir / "wall_seconds.json").write_text(json.dumps({"seconds": seconds}))
+    summary = json.loads(done.read_text())
     return {"ckpt": str(ckpt_dir / name / "best.ckpt"), "seconds": seconds, "summary": summary,
             "command": "python train.py " + " ".join(overrides)}
 
@@ -64,7 +72,7 @@ def train(name: str, overrides: list[str], work: Path) -> dict:
 def infer(name: str, overrides: list[str], work: Path) -> tuple[dict, list[dict]]:
     """One infer.py run: its metrics.json and predictions."""
     run_dir = work / f"infer_{name}"
-    seconds = cli("infer.py", [*overrides, f"hydra.run.dir={run_dir}", "show_summary=false"],
+    seconds = cli("infer.py", [*overrides, f"hydra.run.dir={run_dir}", "show_summary=false", "resume=false"],
                   work / f"infer_{name}.log")
     metrics = json.loads((run_dir / "metrics.json").read_text())
     metrics["wall_seconds"] = seconds
@@ -104,7 +112,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 # -- the parts ----------------------------------------------------------------------------------
-def own_kg(heads: list[str], scale: float, work: Path) -> dict:
+def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False) -> dict:
     from bench.kgs import scholarly
 
     files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
@@ -113,7 +121,7 @@ def own_kg(heads: list[str], scale: float, work: Path) -> dict:
     out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "heads": {}}
     for head in heads:
         trained = train(f"schol_{head}", [*data, f"data.train_file={files['train']}", f"data.val_file={files['val']}",
-                                          f"model.path_head={head}"], work)
+                                          f"model.path_head={head}"], work, reuse)
         row = {"train_seconds": trained["seconds"], "train_command": trained["command"],
                "train_metrics": {k: v for k, v in trained["summary"].get("metrics", {}).items() if k.startswith("test/")},
                "convergence": (trained["summary"].get("convergence") or {}).get("still_improving")}
@@ -240,6 +248,8 @@ def parser():
     p = sub.add_parser("own-kg")
     p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
     p.add_argument("--scale", type=float, default=1.0)
+    p.add_argument("--reuse-training", action="store_true",
+                   help="answer with the finished training of an earlier run of this part instead of training again")
     p = sub.add_parser("transfer")
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
@@ -263,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     work = CACHE / "bench_relation_scorer"
     work.mkdir(parents=True, exist_ok=True)
     if args.part == "own-kg":
-        result = own_kg(args.head, args.scale, work)
+        result = own_kg(args.head, args.scale, work, args.reuse_training)
     elif args.part == "transfer":
         result = transfer(args.ckpt, work, args.fine_tuned)
     elif args.part == "subgraphs":
@@ -273,6 +283,10 @@ def main(argv: list[str] | None = None) -> None:
                        args.overrides)
     record = previous(args.out)
     parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
+    if args.part == "own-kg" and "heads" in parts.get("own-kg", {}):  # a head not run now keeps its figures
+        kept = {h: {**r, "command": parts["own-kg"].get("command")} for h, r in parts["own-kg"]["heads"].items()
+                if h not in result["heads"]}
+        result["heads"] = {**kept, **result["heads"]}
     parts[args.part] = {**result, "command": run.command, "load_start": run.load_start}
     run.write(parts, args.out)
 

@@ -11,7 +11,9 @@ Three sources, tried in order:
    writer ...") is a common word even when some entity is labelled "Writer", and a word of the KG's
    relation names ("genre", "directed") is the question's relation, not its topic; among the rest,
    a match in the label's own case beats a case-insensitive one, and a longer mention beats a
-   shorter one.
+   shorter one. A class ("which programming language is X written in": the object of `rdf:type`,
+   Wikidata's P31, Freebase's type.object.type, `TYPE_RELATIONS`) names what the answer is, so it
+   comes after every entity that is not one (it stays an anchor: a plan may intersect with it).
 
 N-grams are of *units*: a word between spaces, or one character of a script written without
 spaces (Chinese, Japanese, Thai, ...; Korean too, whose particles cling to the noun), so
@@ -40,12 +42,12 @@ first few lexical candidates.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from rapidfuzz import fuzz, process
 
-from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
+from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, UnknownEntityError
 from rra.graph.rdf import is_literal
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
@@ -68,6 +70,12 @@ STOPWORDS = frozenset(
     which when where why how did does do that this these those it its as his her their movie movies
     film films book books acted act direct directed wrote written starred star""".split()
 )
+
+
+# Relations whose objects are classes, as RDF, Wikidata and Freebase spell them: a class named in
+# a question is the answer's type, rarely where its path starts.
+TYPE_RELATIONS = frozenset({"rdf:type", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "type.object.type",
+                            "P31", "wdt:P31", "http://www.wikidata.org/prop/direct/P31"})
 
 
 @dataclass
@@ -101,10 +109,11 @@ class Candidate:
     score: float = 100.0  # how closely the mention spells the label (rapidfuzz ratio, 0-100)
     fuzzy: bool = False  # found by `FuzzyIndex` (article dropped, punctuation, typo), not as written
     value: bool = False  # the mention is a number, year or date: a condition's value before a topic
+    type_node: bool = False  # the entity is a class (what some entity is `rdf:type` of): the answer's type
 
     def key(self) -> tuple:
-        return (self.value, self.common_word, self.fuzzy, not self.same_case, -self.score, -len(self.mention),
-                self.start, self.entity)
+        return (self.value, self.common_word, self.type_node, self.fuzzy, not self.same_case, -self.score,
+                -len(self.mention), self.start, self.entity)
 
     def overlaps(self, other: "Candidate") -> bool:
         return self.start < other.start + other.words and other.start < self.start + self.words
@@ -317,10 +326,23 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
     if not cands:
         return LinkResult([], Status.NO_TOPIC_ENTITY, [], {}, "lexical",
                           error="no knowledge-graph entity label found in the question")
+    cands = _mark_classes(kg, cands)
     cands.sort(key=Candidate.key)
     chosen = anchors(cands, max_entities)
     return LinkResult([c.entity for c in chosen], Status.OK, [c.mention for c in chosen], ambiguous, "lexical",
                       candidates=cands)
+
+
+def _mark_classes(kg, cands: list[Candidate]) -> list[Candidate]:
+    """The candidates with `type_node` set on classes: entities with an incoming type relation. Asked
+    (one batched call) only when the question names more than one entity, so the order matters."""
+    entities = sorted({c.entity for c in cands if not c.value})
+    if len(entities) < 2 or getattr(kg, "recording", False):
+        return cands
+    rels = kg.relations_batch(entities)
+    classes = {e for e in entities
+               if any(r.startswith(INVERSE_PREFIX) and r[len(INVERSE_PREFIX):] in TYPE_RELATIONS for r in rels.get(e, ()))}
+    return [replace(c, type_node=True) if c.entity in classes else c for c in cands]
 
 
 def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[Candidate], fuzzy: FuzzyIndex,

@@ -217,3 +217,22 @@ def test_long_titles_possessives_and_a_closing_bracket_before_the_question_mark(
     assert link_entities(kg, f"Who wrote {title}?").entities[0] == "p1"  # 13 words: longer than the topic inside it
     assert link_entities(kg, "what is Jürgen MacDonald's affiliation?").entities == ["a1"]
     assert link_entities(kg, "How long is Self-Supervised Neural Machine Translation (Extended Version)?").entities[0] == "p3"
+
+
+def test_a_class_named_in_the_question_comes_after_the_entity_it_types():
+    """"Which programming language is parseflow implemented in": the class (an object of rdf:type,
+    labelled "Programming language", a longer mention) names the answer's type; the software is
+    where the path starts. The class stays an anchor (a plan may intersect with it), and a class
+    that is the question's only entity is still its topic."""
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+    g = NetworkXGraph(
+        [Triple("sw/parseflow", "programmingLanguage", "pl/ocaml"), Triple("pl/ocaml", rdf_type, "cls/Language"),
+         Triple("sw/parseflow", rdf_type, "cls/Software"), Triple("pl/ocaml", "designedBy", "person/ada")],
+        labels={"sw/parseflow": "parseflow-ng", "pl/ocaml": "OCaml", "cls/Language": "programming language",
+                "cls/Software": "Software", "person/ada": "Ada Byron"},
+    )
+    r = link_entities(g, "Which programming language is parseflow-ng implemented in?")
+    assert r.entities == ["sw/parseflow", "cls/Language"]
+    assert {c.entity: c.type_node for c in r.candidates} == {"sw/parseflow": False, "cls/Language": True}
+    assert link_entities(g, "Who created the programming language OCaml").entities == ["pl/ocaml", "cls/Language"]
+    assert link_entities(g, "list every programming language").entities == ["cls/Language"]
