@@ -150,22 +150,7 @@ def mark_mentions(question: str, mentions: Sequence[str]) -> str:
 OPERATOR_WORDS = {">": "more than, after", ">=": "at least, since", "<": "less than, before",
                   "<=": "at most, until", "=": "equal to, in",
                   "argmax": "the highest, latest, last, most", "argmin": "the lowest, earliest, first, least"}
-# A comparison with a value that cannot be a year or a date ("with at least 8 citations") reads in
-# number words alone: "citation count less than, before [N2]" would match the "before" of another
-# condition of the same question ("before 1997 with at least 8 citations"), and did.
-NUMBER_WORDS = {">": "more than", ">=": "at least", "<": "less than", "<=": "at most", "=": "equal to"}
-_TIME_LIKE = re.compile(r"[12]\d{3}(-\d{2}(-\d{2})?)?")
 AGGREGATE_WORDS = {"count": "how many, the number of", "ask": "yes or no, whether it is one of"}
-
-
-def operator_words(op: str, value=None) -> str:
-    """How a condition's operator reads: in number words where its value cannot be a year or a date
-    (`NUMBER_WORDS`), else in words for both ("less than, before")."""
-    if op in NUMBER_WORDS and value is not None and not _TIME_LIKE.fullmatch(str(value).strip()):
-        return NUMBER_WORDS[op]
-    return OPERATOR_WORDS[op]
-
-
 LITERAL_SLOT = "[N{}]"
 _SLOT_LITERAL = re.compile(r"(?<![\w/\[])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?)(?![\w/\]])")
 
@@ -208,7 +193,7 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     branches = _branches(plan, lambda _: mask, text_of)
     body = " and ".join(branches[:1] + sorted(branches[1:]))
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
-    conditions = [f"{text_of(c.relation)} is {operator_words(c.op, c.value)} {value(c.value)}" for c in plan.comparisons]
+    conditions = [f"{text_of(c.relation)} is {OPERATOR_WORDS[c.op]} {value(c.value)}" for c in plan.comparisons]
     if conditions:
         body += " where " + " and ".join(conditions)
     if plan.order is not None:
@@ -226,7 +211,7 @@ def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     ranker matches each against the question's words, where a whole plan's pooled vector barely
     moves between "after" and "before"."""
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
-    parts = [f"{text_of(c.relation)} {operator_words(c.op, c.value)} {value(c.value)}" for c in plan.comparisons]
+    parts = [f"{text_of(c.relation)} {OPERATOR_WORDS[c.op]} {value(c.value)}" for c in plan.comparisons]
     if plan.order is not None:
         parts.append(f"{OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}")
     if plan.via is not None:

@@ -324,23 +324,6 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
 
 
-def test_a_condition_on_a_value_that_is_no_year_reads_in_number_words():
-    """"before 1997 with at least 8 citations": the citation condition must not read "before" (the
-    question's other condition has it), so a value that cannot be a year or a date reads in number
-    words alone; a year or a date keeps both."""
-    from rra.text import operator_words, plan_parts, plan_words
-
-    assert operator_words("<", 8) == "less than" and operator_words(">=", "8") == "at least"
-    assert operator_words("<", 1997) == "less than, before" and operator_words(">", "2004-05-01") == "more than, after"
-    assert operator_words("argmin") == "the lowest, earliest, first, least"
-    plan = QueryPlan([WRITER], [["^written_by"]], [Constraint("published_in", "<", 1997),
-                                                   Constraint("citations", ">=", 8)])
-    slots = {"1997": "[N1]", "8": "[N2]"}
-    assert plan_parts(plan, slots=slots) == ["published in less than, before [N1]", "citations at least [N2]"]
-    assert plan_words(plan, slots=slots).endswith(
-        "where published in is less than, before [N1] and citations is at least [N2]")
-
-
 def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():
     """"is Uni1 in France": the `country` chain answers it ("no"); the `^affiliation` chain ends at
     people and would answer "no" to any country, so it is no candidate."""
