@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import REPO, RESULTS, Run
+from bench.common import REPO, RESULTS, TOPIC_MODES, Run
 
 SHAPES = ("chain", "two_anchors", "three_anchors", "comparison", "two_conditions", "anchors_condition", "order",
           "intermediate", "count", "yes_no")
-MODES = {"given": [], "linked": ["method.use_gold_topic=false"]}
+MODES = TOPIC_MODES
 
 
 def infer_command(data: Path, ckpt: str, mode: str, out: Path, extra: list[str] = ()) -> list[str]:

@@ -33,7 +33,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.common import CACHE, REPO, RESULTS, Run, arguments, previous
+from bench.common import CACHE, REPO, RESULTS, TOPIC_MODES, Run, arguments, previous
 
 OUT = RESULTS / "bench_relation_scorer.json"
 
@@ -125,17 +125,16 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False) -> d
         row = {"train_seconds": trained["seconds"], "train_command": trained["command"],
                "train_metrics": {k: v for k, v in trained["summary"].get("metrics", {}).items() if k.startswith("test/")},
                "convergence": (trained["summary"].get("convergence") or {}).get("still_improving")}
-        for mode, extra in (("given", []), ("linked", ["method.use_gold_topic=false"])):
-            metrics, preds = infer(f"schol_{head}_{mode}", [*data, f"data.test_file={files['test']}",
-                                                           f"retriever.ckpt={trained['ckpt']}", *extra], work)
-            row[mode] = figures(metrics, preds, test)
+        ckpts = {"": trained["ckpt"]}  # row key prefix -> checkpoint answered
         mix = trained["summary"].get("pretrained_mix") or {}
         if mix.get("alpha", 1.0) < 1.0:  # the same training's fine-tuned end beside the published mix
             row["pretrained_mix"] = {k: v for k, v in mix.items() if k != "fine_tuned_ckpt"}
-            for mode, extra in (("given", []), ("linked", ["method.use_gold_topic=false"])):
-                metrics, preds = infer(f"schol_{head}_fine_tuned_{mode}", [
-                    *data, f"data.test_file={files['test']}", f"retriever.ckpt={mix['fine_tuned_ckpt']}", *extra], work)
-                row[f"fine_tuned_{mode}"] = figures(metrics, preds, test)
+            ckpts["fine_tuned_"] = mix["fine_tuned_ckpt"]
+        for prefix, ckpt in ckpts.items():
+            for mode, extra in TOPIC_MODES.items():
+                metrics, preds = infer(f"schol_{head}_{prefix}{mode}", [*data, f"data.test_file={files['test']}",
+                                                                       f"retriever.ckpt={ckpt}", *extra], work)
+                row[prefix + mode] = figures(metrics, preds, test)
         out["heads"][head] = row
     return out
 

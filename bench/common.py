@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 CACHE = REPO / "bench" / "cache"  # resumable per-question outputs (gitignored)
+# how a benchmark answers: with the data's own topic entities, or linked from the question text
+TOPIC_MODES = {"given": [], "linked": ["method.use_gold_topic=false"]}
 # the real datasets, never part of the repository: ../shared/data as conf/paths says, or $RRA_SHARED_DATA
 DATA = Path(os.environ.get("RRA_SHARED_DATA", REPO.parent / "shared" / "data"))
 METAQA = DATA / "metaqa"

@@ -47,7 +47,7 @@ from typing import Callable, Sequence
 
 from rapidfuzz import fuzz, process
 
-from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, UnknownEntityError
+from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError, inverse
 from rra.graph.rdf import is_literal
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
@@ -76,6 +76,7 @@ STOPWORDS = frozenset(
 # a question is the answer's type, rarely where its path starts.
 TYPE_RELATIONS = frozenset({"rdf:type", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "type.object.type",
                             "P31", "wdt:P31", "http://www.wikidata.org/prop/direct/P31"})
+INCOMING_TYPE = frozenset(inverse(r) for r in TYPE_RELATIONS)  # how a class's relations list them
 
 
 @dataclass
@@ -340,8 +341,7 @@ def _mark_classes(kg, cands: list[Candidate]) -> list[Candidate]:
     if len(entities) < 2 or getattr(kg, "recording", False):
         return cands
     rels = kg.relations_batch(entities)
-    classes = {e for e in entities
-               if any(r.startswith(INVERSE_PREFIX) and r[len(INVERSE_PREFIX):] in TYPE_RELATIONS for r in rels.get(e, ()))}
+    classes = {e for e in entities if INCOMING_TYPE.intersection(rels.get(e, ()))}
     return [replace(c, type_node=True) if c.entity in classes else c for c in cands]
 
 

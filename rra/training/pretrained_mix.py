@@ -9,11 +9,12 @@ the weights back costs nothing at inference (one set of weights, one encoder pas
 what fine-tuning learnt.
 
 How alpha is chosen: after training, the best checkpoint is mixed at `alphas` (0.9, 0.8, 0.7: from
-the fine-tuned end down; conf/task/retriever.yaml says why not lower) and validated; the lowest alpha whose validation monitor is at least the fine-tuned
-checkpoint's (less `tolerance`) is published. The walk stops once a mix falls `stop_below` under it
-(further mixes only lose more). No loss on validation, not a small one: on MetaQA a mix 0.004 under
-the fine-tuned monitor lost 1.3 points of 2-hop Hits@1 on the test set (bench_gpu.json). Where
-validation cannot tell them apart, the pretrained reading is kept.
+the fine-tuned end down; conf/task/retriever.yaml says why not lower) and validated; the lowest alpha
+whose validation monitor is at least the fine-tuned checkpoint's (less `tolerance`) is published.
+The walk stops once a mix falls `stop_below` under it (further mixes only lose more). No loss on
+validation, not a small one: in bench/results/bench_gpu_mix.json a mix 0.004 under the fine-tuned
+monitor lost 1.3 points of 2-hop Hits@1 on the test set. Where validation cannot tell them apart,
+the pretrained reading is kept.
 `pretrained_mix=null` (or `alphas: []`) publishes the fine-tuned weights as they are.
 """
 from __future__ import annotations
@@ -61,9 +62,8 @@ def choose_pretrained_mix(trainer, model, datamodule, best: str, initial: dict |
                           stop_below: float = 0.01) -> dict | None:
     """Validate the best checkpoint mixed at each alpha (highest first); write the chosen mix beside
     it (`<best>_mix<alpha>.ckpt`, its `rra` block saying so) and return {ckpt, alpha, reference, tried,
-    fine_tuned_ckpt};
-    None when nothing was mixed (no pretrained encoder, no checkpoint, no validation, or no alpha
-    within tolerance)."""
+    fine_tuned_ckpt}, where no mix was good enough: alpha 1.0 and ckpt `best`. None when nothing could
+    be tried (no pretrained encoder, no checkpoint, an encoder that did not move, no validation)."""
     alphas = sorted({float(a) for a in alphas or () if float(a) < 1.0}, reverse=True)
     if not alphas or not best or initial is None:
         return None
@@ -87,9 +87,10 @@ def choose_pretrained_mix(trainer, model, datamodule, best: str, initial: dict |
         tried.append({"alpha": alpha, monitor: value})
         if value is None:
             break
-        if sign * (value - reference) >= -tolerance - 1e-9:
+        gain = sign * (value - reference)  # > 0: better than the fine-tuned checkpoint
+        if gain >= -tolerance - 1e-9:
             chosen = alpha
-        elif sign * (value - reference) < -stop_below:
+        elif gain < -stop_below:
             break
     model.load_state_dict(trained)
     log.info("pretrained_mix: %s of the fine-tuned checkpoint %.4f; mixed: %s -> alpha %s", monitor, reference,

@@ -5,7 +5,8 @@ The run knows no task: it instantiates cfg.datamodule (made from the dataset tha
 describes), cfg.model (plus whatever the datamodule's optional `model_kwargs()` says the model needs
 from the data, e.g. the relation vocabulary), callbacks, loggers and trainer; fits; tests the best
 checkpoint (its encoder mixed back towards the pretrained one where validation allows:
-rra/training/pretrained_mix.py); copies it to `paths.best_ckpt` (where infer.py looks by default); returns the metrics.
+rra/training/pretrained_mix.py); copies it to `paths.best_ckpt` (where infer.py looks by default);
+returns the metrics.
 """
 from __future__ import annotations
 
@@ -183,7 +184,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
         out = Path(cfg.paths.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         summary = {"name": cfg.name, "fit_seconds": fit_s, "epochs": epochs, "global_step": trainer.global_step,
-                   "best_ckpt": best, "pretrained_mix": mixed, "metrics": metrics, "data": getattr(datamodule, "summary", {}),
+                   "best_ckpt": best, "pretrained_mix": mixed, "metrics": metrics,
+                   "data": getattr(datamodule, "summary", {}),
                    "encoder_coverage": [c.to_dict() for c in coverage],
                    "warnings": [w for c in coverage for w in c.warnings]}
         for callback in callbacks:  # e.g. the training budget's plan and the convergence verdict
