@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     shared = [f"paths.checkpoint_dir={work / 'checkpoints'}", *args.overrides]
     train_dir, infer_dir = work / "train", work / "infer"
     train_cmd = [sys.executable, "train.py", *shared, f"hydra.run.dir={train_dir}"]
-    infer_cmd = [sys.executable, "infer.py", *shared, f"hydra.run.dir={infer_dir}",
+    infer_cmd = [sys.executable, "infer.py", *shared, f"hydra.run.dir={infer_dir}", "resume=false",
                  f"retriever.ckpt={work / 'checkpoints' / 'retriever' / 'best.ckpt'}"]
     train_s = timed(train_cmd)
     load_after_train = loadavg()

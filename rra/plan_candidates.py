@@ -286,9 +286,11 @@ def _orders(pool: _Pool, b: Candidate, table) -> None:
 def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_pairs: int) -> None:
     """One condition per (attribute, literal, operator) that keeps some but not all entities; two
     conditions with two different literals: a range of one attribute (a lower bound with the smaller
-    literal, an upper bound with the larger) or two attributes, each pair once per result (of
-    operators that keep the same entities, the first)."""
-    singles: dict[str, dict[tuple, Constraint]] = {lit: {} for lit in literals}
+    literal, an upper bound with the larger) or two attributes, each pair of results once (counted
+    against `max_pairs`) but with every operator that keeps them: "between 1961 and 1978" reads
+    `>=` / `<=`, "after 1961 but before 1978" `>` / `<`, and where no value sits on a bound both
+    keep the same entities, so only the words can tell them apart."""
+    singles: dict[str, dict[tuple, list[Constraint]]] = {lit: {} for lit in literals}
     for r, vals in table.items():
         for lit in literals:
             v = literal_value(lit)
@@ -297,20 +299,24 @@ def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_
                 if kept and kept != b.nodes:
                     c = Constraint(r, op, written_value(lit))
                     pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [c], b.plan.via), kept, b.prior)
-                    singles[lit].setdefault((r, frozenset(kept)), c)
+                    singles[lit].setdefault((r, frozenset(kept)), []).append(c)
     pairs = 0
     for l1, l2 in combinations(literals, 2):
-        for ((r1, k1), c1), ((r2, k2), c2) in product(singles[l1].items(), singles[l2].items()):
+        for ((r1, k1), cs1), ((r2, k2), cs2) in product(singles[l1].items(), singles[l2].items()):
             if pairs >= max_pairs or pool.full:
                 return
-            if r1 == r2:
-                lo, hi = (c1, c2) if literal_value(l1) < literal_value(l2) else (c2, c1)
-                if lo.op not in (">", ">=") or hi.op not in ("<", "<="):
-                    continue
             kept = k1 & k2
-            if kept and kept != k1 and kept != k2:
+            if not kept or kept == k1 or kept == k2:
+                continue
+            made = 0
+            for c1, c2 in product(cs1, cs2):
+                if r1 == r2:
+                    lo, hi = (c1, c2) if literal_value(l1) < literal_value(l2) else (c2, c1)
+                    if lo.op not in (">", ">=") or hi.op not in ("<", "<="):
+                        continue
                 if pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [c1, c2], b.plan.via), kept, b.prior):
-                    pairs += 1
+                    made += 1
+            pairs += made > 0
 
 
 def answers_match(answers: Sequence[str], gold: Sequence[str] | set[str]) -> bool:

@@ -156,6 +156,15 @@ def test_candidates_hold_every_shape_and_stay_within_bounds(kg):
     assert len(enumerate_plans(kg, hub, ["1950", "2000"], [], PlanLimits(max_plans=25))) == 25
 
 
+def test_a_range_is_offered_with_every_operator_that_keeps_its_entities(kg):
+    """No book of RANGED came out in 1980 or 1990, so `> 1980 < 1990` and `>= 1980 <= 1990` keep the
+    same book: both are candidates ("between" reads the second, "after ... but before" the first)."""
+    found = enumerate_plans(kg, [Chain(RANGED, ("^written_by",), 0.9)], ["1980", "1990"], [RANGED])
+    ranges = {tuple(c.op for c in p.plan.comparisons) for p in found if len(p.plan.comparisons) == 2}
+    assert ranges == {(">", "<"), (">", "<="), (">=", "<"), (">=", "<=")}
+    assert len({frozenset(p.answers) for p in found if len(p.plan.comparisons) == 2}) == 1
+
+
 def test_supervision_explains_each_shape_from_answers_alone(kg):
     from rra.data.plan_supervision import label_plans
     from rra.data.supervision import label_examples
@@ -322,6 +331,48 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
     assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in less than, before [N1]"]
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
+
+
+def test_each_condition_reads_the_words_around_its_own_literal():
+    """"before [N1] with at least [N2] citations": the `<` on [N2] may not borrow the "before"
+    of [N1]. A question token reads with the slots within one token of its nearest (bit masks), a
+    question with one slot is read whole; a condition's operator words and slot match only the
+    tokens of their slot, its attribute's name the whole question."""
+    import torch
+
+    from rra.models.encoder import tiny_encoder
+    from rra.models.plan_ranker import part_slots, slot_regions, token_match
+
+    tok = tiny_encoder().tokenizer
+
+    def marks(text, how):
+        enc = tok([text], return_offsets_mapping=True)
+        words = tok.convert_ids_to_tokens(enc["input_ids"][0])
+        return dict(zip(words, how(text, enc["offset_mapping"][0])))
+
+    one, two, both = 1 << 1, 1 << 2, (1 << 1) | (1 << 2)
+    r = marks("papers published before [N1] with at least [N2] citations", slot_regions)
+    assert (r["before"], r["with"], r["at"], r["least"], r["citations"], r["n"]) == (one, one, both, two, two, two)
+    assert r["[CLS]"] == r["[SEP]"] == 0
+    r = marks("papers with [N1] or more citations published before [N2]", slot_regions)
+    assert (r["more"], r["citations"], r["published"], r["before"]) == (one, both, two, two)
+    assert set(marks("papers by [E] after [N1]", slot_regions).values()) == {0}  # one literal: the whole question
+    p = marks("citation count at least, since [N2]", part_slots)
+    assert (p["citation"], p["count"], p["least"], p["since"], p["n"]) == (0, 0, 2, 2, 2)
+    assert set(marks("the lowest, earliest, first, least citation count", part_slots).values()) == {0}
+
+    unit = torch.eye(4)
+    # question: "before" (slot 1), "least" (slot 2), "citations" (both), "year" (slot 1)
+    q = torch.stack([unit[0], unit[1], unit[2], unit[3]])[None]
+    q_mask = torch.ones(1, 4, dtype=torch.bool)
+    q_regions = torch.tensor([[one, two, both, one]])
+    parts = torch.stack([torch.stack([unit[3], unit[0]]), torch.stack([unit[3], unit[1]])])  # "year before", "year least"
+    p_mask = torch.ones(2, 2, dtype=torch.bool)
+    assert token_match(q, q_mask, parts, p_mask).tolist() == [[1.0, 1.0]]  # the whole question: no difference
+    on_two = torch.tensor([[0, 2], [0, 2]])  # the attribute's name reads everything, the operator slot 2 only
+    assert token_match(q, q_mask, parts, p_mask, q_regions, on_two).tolist() == [[0.5, 1.0]]
+    # a slot the question lacks reads the whole question
+    assert token_match(q, q_mask, parts, p_mask, q_regions, torch.tensor([[0, 3], [0, 3]])).tolist() == [[1.0, 1.0]]
 
 
 def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():

@@ -17,7 +17,11 @@ less than, before [N1]", "the lowest, earliest, first, least citation count", "h
 of"): each of its tokens' best cosine among the question's tokens, averaged (late interaction), so
 "came out before [N1]" tells `<` from `>` and "the first paper" argmin from argmax, which a whole
 plan's pooled vector barely does (built-in: comparisons 50%, orders 64% on the pooled cosine
-alone); a learnt weight and offset turn the match into logits. Nothing about a plan is a class: a
+alone); a learnt weight and offset turn the match into logits. The operator words of a condition
+on literal [Nk] of a question writing two or more are matched only against the words near [Nk]
+(`slot_regions`, `part_slots`): in "before [N1] with at least [N2] citations" the "before" belongs
+to [N1], so "citation count less than, before [N2]" cannot match as well as "at least" does; the
+attribute's name still reads the whole question ("published between [N1] and [N2]"). Nothing about a plan is a class: a
 plan over relations, attributes or shapes never seen in training is scored like any other, from
 its words and what it uses.
 
@@ -36,6 +40,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from rra.text import operator_start
+
 SLOT = re.compile(r"\[N\d+\]")
 
 
@@ -51,12 +57,62 @@ def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str 
     return torch.tensor([[unused(q, p, mask) for p in plans] for q in questions], dtype=torch.float32)
 
 
+def slot_of(text: str) -> int:
+    """k of the first literal slot [Nk] in `text`, 0 when it has none."""
+    m = SLOT.search(text)
+    return int(m.group(0)[2:-1]) if m else 0
+
+
+def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) -> list[int]:
+    """Per token (its character `offsets`; (0, 0) for special and padding tokens) the literal
+    slots [Nk] it reads with, as a bit mask (bit k): the slot it is part of, else every slot at
+    most `slack` tokens further than the nearest. "before [N1] with at least [N2]" gives "before"
+    and "with" to [N1] alone, "least" to [N2] alone and "at" to both; in "[N1] or more citations
+    published before [N2]" "citations" reads with both. All 0 when the text writes fewer than two
+    slots: one condition reads the whole question."""
+    spans: list[tuple[int, int, int]] = []  # (first token, last token, k)
+    for m in SLOT.finditer(text):
+        inside = [i for i, (s, e) in enumerate(offsets) if e > s and s < m.end() and m.start() < e]
+        if inside:
+            spans.append((inside[0], inside[-1], int(m.group(0)[2:-1])))
+    if len({k for _, _, k in spans}) < 2:
+        return [0] * len(offsets)
+    out = []
+    for i, (s, e) in enumerate(offsets):
+        if e <= s:
+            out.append(0)
+            continue
+        far = [(first - i if i < first else max(0, i - last), k) for first, last, k in spans]
+        near = min(d for d, _ in far)
+        own = [k for d, k in far if d == 0]
+        out.append(sum({1 << k for k in own} if own else {1 << k for d, k in far if d <= near + slack}))
+    return out
+
+
+def part_slots(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """Per token of a modifier's text (rra.text.plan_parts) the literal slot k it must be read
+    near: the operator words and the slot of a condition on [Nk] ("publication year | less than,
+    before [N1]"); 0 for the attribute's name and every token of a part without a slot."""
+    k = slot_of(text)
+    start = operator_start(text) if k else 0
+    return [k if k and e > s and s >= start else 0 for s, e in offsets]
+
+
 def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Tensor,
-                p_mask: torch.Tensor) -> torch.Tensor:
+                p_mask: torch.Tensor, q_regions: torch.Tensor | None = None,
+                p_slots: torch.Tensor | None = None) -> torch.Tensor:
     """(n, L, d) question tokens, (p, T, d) part tokens (unit vectors; masks of the real tokens) ->
-    (n, p): per part, the mean over its tokens of the best cosine among the question's tokens."""
+    (n, p): per part, the mean over its tokens of the best cosine among the question's tokens.
+    With `q_regions` (n, L: slot_regions bit masks) and `p_slots` (p, T: part_slots), a part token
+    of slot k is matched only against the question tokens whose mask has bit k (slot 0 and region 0
+    read the whole question; a slot the question lacks reads all of it)."""
     sims = torch.einsum("nld,ptd->nptl", q_tokens.float(), p_tokens.float())
-    sims = sims.masked_fill(~q_mask[:, None, None, :].bool(), -2.0).amax(-1)  # (n, p, T)
+    allowed = q_mask[:, None, None, :].bool()  # (n, 1, 1, L)
+    if q_regions is not None and p_slots is not None:
+        r, k = q_regions.to(sims.device)[:, None, None, :], p_slots.to(sims.device)[None, :, :, None]
+        near = allowed & ((k == 0) | (r == 0) | (((r >> k) & 1) == 1))  # (n, p, T, L)
+        allowed = torch.where(near.any(-1, keepdim=True), near, allowed)  # slot not in the question: all of it
+    sims = sims.masked_fill(~allowed, -2.0).amax(-1)  # (n, p, T)
     keep = p_mask[None].float()
     return (sims * keep).sum(-1) / keep.sum(-1).clamp(min=1.0)
 

@@ -41,7 +41,7 @@ from rra.models.encoder import load_encoder, mean_pool, tokenizer_from_state, to
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_ranker import PlanRanker, coverage_features, token_match
+from rra.models.plan_ranker import PlanRanker, coverage_features, part_slots, slot_regions, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
@@ -150,8 +150,9 @@ class Retriever(L.LightningModule):
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
         self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
-        self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask) (ranker, inference)
+        self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_slots) (ranker, inference)
         self._part_bank: dict[str, tuple] = {}  # the same without gradients (ranker, one epoch of training)
+        self._bank_step = -1  # global step whose weights encoded the banks
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
@@ -208,14 +209,15 @@ class Retriever(L.LightningModule):
         positive (its label) with its modifier texts are encoded with gradients, so both sides of
         the bi-encoder learn. The other candidates and modifiers (most are negatives, repeated
         across the epoch) come from banks encoded without gradients once per epoch (`_plan_bank`,
-        `_part_bank`, cleared when an epoch starts): their backward pass, or an encoder pass per
-        batch, would multiply the ranker's cost for little."""
+        `_part_bank`, emptied when an epoch starts unless validation just filled them with the same
+        weights: `_fresh_banks`): their backward pass, or an encoder pass per batch, would multiply
+        the ranker's cost for little."""
         items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
         learnt = sorted({r["positive"][0] for _, r in items})
         banked = sorted({t for _, r in items for t in r["positive"] + r["negative"]} - set(learnt))
         texts = learnt + banked
         index = {t: i for i, t in enumerate(texts)}
-        questions, q_tokens, q_mask = self._tokens([q for q, _ in items])
+        questions, q_tokens, q_mask, q_regions = self._tokens([q for q, _ in items])
         plans = self.encode(learnt)
         if banked:
             plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
@@ -223,62 +225,69 @@ class Retriever(L.LightningModule):
         cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
         uncovered = coverage_features([q for q, _ in items], texts, self.hparams.mask_token or "[E]")
-        parts = self._part_logits(q_tokens, q_mask, [parts_of.get(t, []) for t in texts],
+        parts = self._part_logits(q_tokens, q_mask, q_regions, [parts_of.get(t, []) for t in texts],
                                   learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank)
         return self.ranker.loss(questions, plans, cands, positive, uncovered, parts,
                                 [r.get("weight", 1) for _, r in items])
 
-    def _tokens(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP])
-        of `texts`, in one encoder pass."""
+    def _tokens(self, texts: list[str], regions=slot_regions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                                                     torch.Tensor]:
+        """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP],
+        `regions(text, offsets)` per token: a question's literal-slot regions, a modifier's
+        part_slots) of `texts`, in one encoder pass."""
         enc = self.encoder
+        fast = getattr(enc.tokenizer, "is_fast", False)  # offsets need a fast tokenizer; else no regions
         tok = enc.tokenizer(texts, padding=True, truncation=True, max_length=enc.max_length, return_tensors="pt",
-                            return_special_tokens_mask=True)
+                            return_special_tokens_mask=True, return_offsets_mapping=fast)
         special = tok.pop("special_tokens_mask").bool()
+        offsets = tok.pop("offset_mapping").tolist() if fast else [[(0, 0)] * special.shape[1]] * len(texts)
+        marks = torch.tensor([regions(t, o) for t, o in zip(texts, offsets)], dtype=torch.long)
         device = next(enc.model.parameters()).device
         tok = {k: v.to(device) for k, v in tok.items()}
         hidden = enc.model(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]).last_hidden_state
         return mean_pool(hidden, tok["attention_mask"]), F.normalize(hidden.float(), dim=-1), \
-            tok["attention_mask"].bool() & ~special.to(device)
+            tok["attention_mask"].bool() & ~special.to(device), marks
 
-    def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, parts: list[list[str]],
-                     learnt: Sequence[str] = (), bank: dict | None = None) -> torch.Tensor | None:
+    def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, q_regions: torch.Tensor,
+                     parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None) -> torch.Tensor | None:
         """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
         `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
-        vectors come from `bank` (text -> (tokens, mask)), encoded without gradients when missing."""
+        vectors come from `bank` (text -> (tokens, mask, part_slots)), encoded without gradients when
+        missing."""
         distinct = sorted({p for ps in parts for p in ps})
         if not distinct:
             return None
         bank = self._part_cache if bank is None else bank
         grad = [p for p in distinct if p in set(learnt)]
         rest = [p for p in distinct if p not in set(learnt)]
-        todo = [p for p in rest if p not in bank]
+        todo = sorted((p for p in rest if p not in bank), key=len)
         if todo:
             was = self.encoder.training
             self.encoder.eval()
             try:
                 with torch.no_grad():
-                    _, tokens, mask = self._tokens(todo)
+                    _, tokens, mask, slots = self._tokens(todo, part_slots)
             finally:
                 self.encoder.train(was)
-            bank.update({p: (tokens[k], mask[k]) for k, p in enumerate(todo)})
-        rows: list[tuple[torch.Tensor, torch.Tensor]] = []
+            bank.update({p: (tokens[k], mask[k], slots[k]) for k, p in enumerate(todo)})
+        rows: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         if grad:
-            _, tokens, mask = self._tokens(grad)
-            rows += [(tokens[k], mask[k]) for k in range(len(grad))]
+            _, tokens, mask, slots = self._tokens(grad, part_slots)
+            rows += [(tokens[k], mask[k], slots[k]) for k in range(len(grad))]
         rows += [bank[p] for p in rest]
-        width = max(int(m.shape[0]) for _, m in rows)
-        p_tokens = torch.stack([F.pad(t, (0, 0, 0, width - t.shape[0])) for t, _ in rows])
-        p_mask = torch.stack([F.pad(m, (0, width - m.shape[0])) for _, m in rows])
+        width = max(int(m.shape[0]) for _, m, _ in rows)
+        p_tokens = torch.stack([F.pad(t, (0, 0, 0, width - t.shape[0])) for t, _, _ in rows])
+        p_mask = torch.stack([F.pad(m, (0, width - m.shape[0])) for _, m, _ in rows])
+        p_slots = torch.stack([F.pad(k, (0, width - k.shape[0])) for _, _, k in rows])
         index = {p: k for k, p in enumerate(grad + rest)}
         uses = torch.zeros(len(parts), len(distinct))
         for j, ps in enumerate(parts):
             for p in ps:
                 uses[j, index[p]] += 1
-        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask), uses)
+        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_slots), uses)
 
     def _banked(self, texts: list[str]) -> torch.Tensor:
-        todo = [t for t in texts if t not in self._plan_bank]
+        todo = sorted({t for t in texts if t not in self._plan_bank}, key=len)  # chunks of like lengths pad less
         if todo:
             was = self.encoder.training
             self.encoder.eval()  # a stable vector per text (no dropout)
@@ -481,13 +490,21 @@ class Retriever(L.LightningModule):
         dt = max(time.perf_counter() - self._batch_start, 1e-9)
         self.log("train/samples_per_s", n / dt, on_step=True, on_epoch=False, batch_size=n)
 
+    def _fresh_banks(self) -> None:
+        """Banks encoded with the current weights: kept while no optimizer step has changed them
+        (validation at an epoch's end fills them with the weights the next epoch starts from).
+        Outside fitting (validate / test of loaded or mixed weights) they always start empty."""
+        fitting = self._trainer is not None and self.trainer.state.fn == "fit"
+        if not fitting or self._bank_step != self.global_step:
+            self._plan_bank.clear()
+            self._part_bank.clear()
+            self._bank_step = self.global_step if fitting else -1
+
     def on_train_epoch_start(self) -> None:
-        self._plan_bank.clear()  # the bank is encoded anew with this epoch's weights
-        self._part_bank.clear()
+        self._fresh_banks()  # the banks are encoded anew with this epoch's weights
 
     def on_validation_epoch_start(self) -> None:
-        self._plan_bank.clear()
-        self._part_bank.clear()
+        self._fresh_banks()
         self.decoded = []
 
     def on_validation_epoch_end(self) -> None:
@@ -692,7 +709,7 @@ class Retriever(L.LightningModule):
             out = []
             for b in range(0, len(questions), batch_size):
                 qs, ps = list(questions[b:b + batch_size]), plans[b:b + batch_size]
-                q, q_tokens, q_mask = self._tokens(qs)
+                q, q_tokens, q_mask, q_regions = self._tokens(qs)
                 texts = sorted({t for row in ps for t in row})
                 if not texts:
                     out += [[] for _ in qs]
@@ -701,7 +718,8 @@ class Retriever(L.LightningModule):
                 index = {t: i for i, t in enumerate(texts)}
                 of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
                 logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
-                                            self._part_logits(q_tokens, q_mask, [of.get(t, []) for t in texts]))
+                                            self._part_logits(q_tokens, q_mask, q_regions,
+                                                              [of.get(t, []) for t in texts]))
                 out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
             return out
         finally:
