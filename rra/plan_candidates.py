@@ -12,7 +12,8 @@ graph is a candidate; a ranker (rra.models.plan_ranker) then picks one.
   another entity the question names (every relation of that entity is tried);
 - **conditions**: on the result of one of the best `modifier_bases` plans, an attribute (a
   relation whose values are numbers, years or dates) compared with a literal of the question by
-  each operator; two conditions with two literals (a range of one attribute, or two attributes);
+  each operator; two conditions with two literals (a range of one attribute, or two attributes),
+  with every operator pair that keeps the same entities ("between" may read `>=` / `<=`);
 - **orders**: the entities with the largest / smallest value of an attribute;
 - **count**: the number of a plan's result entities;
 - **yes/no**: whether another named entity is among a chain's results.
