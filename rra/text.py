@@ -206,12 +206,16 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
 
 
 def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> list[str]:
-    """The plan's modifiers as short texts of their own ("publication year less than, before [N1]",
-    "the lowest, earliest, first, least citation count", "how many, the number of"): the plan
-    ranker matches each against the question's words, where a whole plan's pooled vector barely
-    moves between "after" and "before"."""
+    """The plan's modifiers as short texts of their own (a condition as its attribute and its
+    operator: "publication year", "less than, before [N1]"; "the lowest, earliest, first, least
+    citation count"; "how many, the number of"): the plan ranker matches each against the
+    question's words, where a whole plan's pooled vector barely moves between "after" and
+    "before"; an operator's words apart from the attribute's name, whose tokens every operator
+    shares, so its few telling words are not averaged away."""
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
-    parts = [f"{text_of(c.relation)} {OPERATOR_WORDS[c.op]} {value(c.value)}" for c in plan.comparisons]
+    parts = []
+    for c in plan.comparisons:  # the operator apart from the attribute: its words alone tell `>=` from `<=`
+        parts += [text_of(c.relation), f"{OPERATOR_WORDS[c.op]} {value(c.value)}"]
     if plan.order is not None:
         parts.append(f"{OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}")
     if plan.via is not None:

@@ -329,7 +329,7 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     logits = ranker.part_logits(matches, uses)
     assert logits[0, 0] > logits[0, 2] > logits[0, 1]  # a matching modifier helps, a mismatching one costs
     before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
-    assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in less than, before [N1]"]
+    assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in", "less than, before [N1]"]
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
 
 
@@ -360,6 +360,7 @@ def test_each_condition_reads_the_words_around_its_own_literal():
     p = marks("citation count at least, since [N2]", part_slots)
     assert (p["citation"], p["count"], p["least"], p["since"], p["n"]) == (0, 0, 2, 2, 2)
     assert set(marks("the lowest, earliest, first, least citation count", part_slots).values()) == {0}
+    assert set(marks("at least, since [N2]", part_slots).values()) - {0} == {2}  # an operator part: all of it
 
     unit = torch.eye(4)
     # question: "before" (slot 1), "least" (slot 2), "citations" (both), "year" (slot 1)
