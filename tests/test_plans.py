@@ -331,6 +331,12 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
     assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in", "less than, before [N1]"]
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
+    # a count reads as its chain in the pooled vector: only its "how many" modifier tells them apart
+    from rra.text import plan_words, pooled_plan_text
+
+    count, chain = QueryPlan([WRITER], [["^written_by"]], aggregate="count"), QueryPlan([WRITER], [["^written_by"]])
+    assert plan_words(count) != plan_words(chain)  # the plan's key
+    assert pooled_plan_text(plan_words(count)) == pooled_plan_text(plan_words(chain)) == plan_words(chain)
 
 
 def test_each_condition_reads_the_words_around_its_own_literal():

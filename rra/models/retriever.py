@@ -45,7 +45,7 @@ from rra.models.plan_ranker import PlanRanker, coverage_features, part_slots, sl
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
-from rra.text import mask_topic, relation_phrase
+from rra.text import mask_topic, pooled_plan_text, relation_phrase
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class Retriever(L.LightningModule):
         texts = learnt + banked
         index = {t: i for i, t in enumerate(texts)}
         questions, q_tokens, q_mask, q_regions = self._tokens([q for q, _ in items])
-        plans = self.encode(learnt)
+        plans = self.encode([pooled_plan_text(t) for t in learnt])
         if banked:
             plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
         parts_of = {t: ps for _, r in items for t, ps in (r.get("parts") or {}).items()}
@@ -295,7 +295,7 @@ class Retriever(L.LightningModule):
                 with torch.no_grad():
                     for b in range(0, len(todo), 256):
                         chunk = todo[b:b + 256]
-                        self._plan_bank.update(zip(chunk, self.encoder(chunk).detach()))
+                        self._plan_bank.update(zip(chunk, self.encoder([pooled_plan_text(t) for t in chunk]).detach()))
             finally:
                 self.encoder.train(was)
         return torch.stack([self._plan_bank[t] for t in texts])
@@ -714,7 +714,8 @@ class Retriever(L.LightningModule):
                 if not texts:
                     out += [[] for _ in qs]
                     continue
-                vectors = self.encode_unique(texts, batch_size, self._plan_cache if use_cache else {})
+                vectors = self.encode_unique([pooled_plan_text(t) for t in texts], batch_size,
+                                             self._plan_cache if use_cache else {})
                 index = {t: i for i, t in enumerate(texts)}
                 of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
                 logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
