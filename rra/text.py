@@ -234,13 +234,6 @@ def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     return parts
 
 
-def operator_start(part: str) -> int:
-    """Where a condition part's operator words begin ("publication year |less than, before [N1]"),
-    0 when the part holds none (an order, a count)."""
-    found = [part.rfind(f" {words} ") for words in OPERATOR_WORDS.values()]
-    return max(found) + 1 if max(found) >= 0 else 0
-
-
 def plan_sentence(plan, labels: Mapping[str, str], name=lambda r: r) -> str:
     """The plan in words for a reader (the rewriter's knowledge text, the LLM's prompt, the page)."""
     label = lambda e: labels.get(e, e)  # noqa: E731

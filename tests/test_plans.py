@@ -348,6 +348,8 @@ def test_each_condition_reads_the_words_around_its_own_literal():
 
     from rra.models.encoder import tiny_encoder
     from rra.models.plan_ranker import part_slots, slot_regions, token_match
+    from rra.plan import Constraint, QueryPlan
+    from rra.text import plan_parts
 
     tok = tiny_encoder().tokenizer
 
@@ -363,10 +365,14 @@ def test_each_condition_reads_the_words_around_its_own_literal():
     r = marks("papers with [N1] or more citations published before [N2]", slot_regions)
     assert (r["more"], r["citations"], r["published"], r["before"]) == (one, both, two, two)
     assert set(marks("papers by [E] after [N1]", slot_regions).values()) == {0}  # one literal: the whole question
-    p = marks("citation count at least, since [N2]", part_slots)
-    assert (p["citation"], p["count"], p["least"], p["since"], p["n"]) == (0, 0, 2, 2, 2)
-    assert set(marks("the lowest, earliest, first, least citation count", part_slots).values()) == {0}
-    assert set(marks("at least, since [N2]", part_slots).values()) - {0} == {2}  # an operator part: all of it
+    # on the parts plan_parts writes: the operator of a condition on [N2] reads near [N2]; its
+    # attribute's name and an order (no slot) read the whole question
+    plan = QueryPlan(["a"], [["author"]], [Constraint("citations", ">=", 7), Constraint("year", "argmin")])
+    attribute, operator, order = plan_parts(plan, slots={"7": "[N2]"})
+    assert operator == "at least, since [N2]"
+    assert set(marks(attribute, part_slots).values()) == set(marks(order, part_slots).values()) == {0}
+    p = marks(operator, part_slots)
+    assert (p["at"], p["least"], p["since"], p["n"], p["[CLS]"], p["[SEP]"]) == (2, 2, 2, 2, 0, 0)
 
     unit = torch.eye(4)
     # question: "before" (slot 1), "least" (slot 2), "citations" (both), "year" (slot 1)

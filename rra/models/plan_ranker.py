@@ -40,9 +40,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rra.text import operator_start
-
-SLOT = re.compile(r"\[N\d+\]")
+SLOT = re.compile(r"\[N(\d+)\]")  # a literal slot (rra.text.LITERAL_SLOT); group 1: its k
 
 
 def unused(question: str, plan: str, mask: str = "[E]") -> tuple[int, int]:
@@ -60,7 +58,7 @@ def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str 
 def slot_of(text: str) -> int:
     """k of the first literal slot [Nk] in `text`, 0 when it has none."""
     m = SLOT.search(text)
-    return int(m.group(0)[2:-1]) if m else 0
+    return int(m.group(1)) if m else 0
 
 
 def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) -> list[int]:
@@ -74,7 +72,7 @@ def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) 
     for m in SLOT.finditer(text):
         inside = [i for i, (s, e) in enumerate(offsets) if e > s and s < m.end() and m.start() < e]
         if inside:
-            spans.append((inside[0], inside[-1], int(m.group(0)[2:-1])))
+            spans.append((inside[0], inside[-1], int(m.group(1))))
     if len({k for _, _, k in spans}) < 2:
         return [0] * len(offsets)
     out = []
@@ -91,11 +89,11 @@ def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) 
 
 def part_slots(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
     """Per token of a modifier's text (rra.text.plan_parts) the literal slot k it must be read
-    near: the operator words and the slot of a condition on [Nk] ("publication year | less than,
-    before [N1]"); 0 for the attribute's name and every token of a part without a slot."""
+    near: every real token of a part that writes a slot (a condition's operator, "less than,
+    before [N1]"); 0 for parts without one (an attribute's name, an order, a count), which read
+    the whole question."""
     k = slot_of(text)
-    start = operator_start(text) if k else 0
-    return [k if k and e > s and s >= start else 0 for s, e in offsets]
+    return [k if e > s else 0 for s, e in offsets]
 
 
 def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Tensor,
