@@ -24,6 +24,30 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
 
 
+def transformer_blocks(model: nn.Module) -> nn.ModuleList | None:
+    """The stack of transformer blocks: the longest ModuleList (BERT's encoder.layer, layers, h, block)."""
+    lists = [m for m in model.modules() if isinstance(m, nn.ModuleList)]
+    return max(lists, key=len) if lists else None
+
+
+def freeze_lower(model: nn.Module, embeddings: bool, train_last_layers: int | None, what: str = "model") -> None:
+    """Freeze the input embeddings and every transformer block below the top `train_last_layers`
+    (None: train them all). Nothing below a frozen block needs a gradient, so autograd skips their
+    backward pass: the CPU budget knob, and it keeps the pretrained reading of words a training set
+    never shows (relation names of another KG)."""
+    if embeddings:
+        model.get_input_embeddings().requires_grad_(False)
+    if train_last_layers is None:
+        return
+    if train_last_layers < 0:
+        raise ValueError(f"{what}: train_last_layers must be >= 0 (or null: all), not {train_last_layers}")
+    blocks = transformer_blocks(model)
+    if blocks is None:
+        raise ValueError(f"{what}: train_last_layers: cannot find the transformer blocks of this model")
+    for block in list(blocks)[: max(0, len(blocks) - train_last_layers)]:
+        block.requires_grad_(False)
+
+
 class Encoder(nn.Module):
     """Transformer + mean pooling: texts -> one vector each (`dim` wide)."""
 

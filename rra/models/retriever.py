@@ -37,7 +37,7 @@ from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
-from rra.models.encoder import load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
+from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
@@ -82,6 +82,8 @@ class Retriever(L.LightningModule):
         max_length: int = 48,
         mask_token: str | None = "[E]",
         freeze_encoder: bool = False,
+        freeze_embeddings: bool = False,  # the encoder's token embeddings (rra.models.encoder.freeze_lower)
+        train_last_layers: int | None = None,  # train only the encoder's top k blocks (None: all)
         lr: float = 5e-5,
         head_lr: float = 1e-3,
         weight_decay: float = 0.01,
@@ -121,6 +123,7 @@ class Retriever(L.LightningModule):
         self.encoder.train()  # from_pretrained returns eval mode; Lightning keeps modes as found
         if freeze_encoder:
             self.encoder.requires_grad_(False)
+        freeze_lower(self.encoder.model, freeze_embeddings, train_last_layers, "retriever encoder")
         self.hop_head = HopClassifier(self.encoder.dim, max_hops, dropout)
         self.scorer = path_head == "scorer"
         self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias, end_hidden) if self.scorer

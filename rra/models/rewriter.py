@@ -27,7 +27,7 @@ from torchmetrics import MeanMetric, MinMetric
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
-from rra.models.encoder import tokenizer_from_state, tokenizer_to_state
+from rra.models.encoder import freeze_lower, tokenizer_from_state, tokenizer_to_state
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
 
@@ -66,12 +66,6 @@ def load_lm(name: str = DEFAULT_LLM, config: dict | None = None, pretrained: boo
     return auto.from_config(cfg), tokenizer
 
 
-def _decoder_layers(model: nn.Module) -> nn.ModuleList | None:
-    """The stack of transformer blocks: the longest ModuleList (layers / h / block)."""
-    lists = [m for m in model.modules() if isinstance(m, nn.ModuleList)]
-    return max(lists, key=len) if lists else None
-
-
 class RewriterModule(L.LightningModule):
     def __init__(
         self,
@@ -108,14 +102,7 @@ class RewriterModule(L.LightningModule):
             self.tokenizer.chat_template = tokenizer_state["chat_template"]
         if chat and not getattr(self.tokenizer, "chat_template", None):
             raise ValueError(f"chat=true but the tokenizer of {model_name!r} has no chat template")
-        if freeze_embeddings:
-            self.model.get_input_embeddings().requires_grad_(False)
-        if train_last_layers is not None:
-            layers = _decoder_layers(self.model)
-            if layers is None:
-                raise ValueError("train_last_layers: cannot find the transformer blocks of this model")
-            for block in list(layers)[: max(0, len(layers) - train_last_layers)]:
-                block.requires_grad_(False)
+        freeze_lower(self.model, freeze_embeddings, train_last_layers, "rewriter")
         if init_from:
             ckpt = _read_checkpoint(init_from)
             try:

@@ -356,3 +356,20 @@ def test_int8_quantisation_keeps_the_paths(trained):
     assert model.quantize(None) is model
     with pytest.raises(ValueError, match="quantize='int4'"):
         model.quantize("int4")
+
+
+def test_frozen_embeddings_and_lower_blocks_get_no_gradient(tiny_kwargs):
+    """model.freeze_embeddings / model.train_last_layers (the CPU budget knobs): what is frozen gets
+    no gradient and is left out of the optimizer; the top blocks and the heads still learn."""
+    from rra.models.encoder import transformer_blocks
+
+    model, dm = make_model(tiny_kwargs, "scorer", freeze_embeddings=True, train_last_layers=1)
+    dm.setup()
+    model.model_step(collate(dm.splits["train"]))["loss"].backward()
+    bert = model.encoder.model
+    lower, top = transformer_blocks(bert)[:-1], transformer_blocks(bert)[-1]
+    assert all(p.grad is None for p in bert.get_input_embeddings().parameters())
+    assert all(p.grad is None for block in lower for p in block.parameters())
+    assert all(p.grad is not None for p in top.parameters())
+    with pytest.raises(ValueError, match="train_last_layers must be >= 0"):
+        make_model(tiny_kwargs, "scorer", train_last_layers=-1)
