@@ -15,7 +15,8 @@ graph is a candidate; a ranker (rra.models.plan_ranker) then picks one.
   each operator; two conditions with two literals (a range of one attribute, or two attributes),
   with every operator pair that keeps the same entities ("between" may read `>=` / `<=`);
 - **orders**: the entities with the largest / smallest value of an attribute;
-- **count**: the number of a plan's result entities;
+- **count**: the number of a plan's result entities (not of a chain that ends in typed numbers or
+  dates: "what is the citation count of X" asks for the value);
 - **yes/no**: whether another named entity is among a chain's results.
 
 A condition or an order that keeps every entity (or none) says nothing and is not a candidate.
@@ -32,6 +33,7 @@ from itertools import combinations, product
 from typing import Sequence
 
 from rra.graph.base import inverse
+from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
     written_value, literal_value
 from rra.text import normalize_answer
@@ -163,7 +165,8 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
     values = _AttributeTable(kg, lim, schema or AttributeSchema(kg))
     numbers = [x for x in dict.fromkeys(literals) if literal_value(x) is not None][: lim.max_literals]
     for b in ranked:
-        pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [], b.plan.via, "count"), b.nodes, b.prior)
+        if not _quantities(b.nodes):
+            pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [], b.plan.via, "count"), b.nodes, b.prior)
         if len(b.nodes) < 2 or len(b.nodes) > lim.max_values:
             continue
         table = values.of(b.nodes)
@@ -179,6 +182,13 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
                 if e != a and (e in ends or _in_range(kg, e, c.path[-1], in_range)):
                     pool.add(QueryPlan([a], [list(c.path)], aggregate="ask", ask=e), ends, _log(c.score))
     return pool.items
+
+
+def _quantities(nodes) -> bool:
+    """Whether every node is a typed number or date literal: a chain that ends in a quantity
+    ("what is the citation count of X", "how long is X in pages") is asked for its value, never
+    for how many values it has, so such chains get no count plan (which would answer 1)."""
+    return all(is_literal(n) and literal_value(n) is not None for n in nodes)
 
 
 def _in_range(kg, entity: str, relation: str, seen: dict) -> bool:

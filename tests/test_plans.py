@@ -400,3 +400,18 @@ def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():
     assert [(c.plan.paths, c.answers) for c in asks] == [([["country"]], ["no"])]
     asks = [c for c in enumerate_plans(kg, chains, [], ["Uni1", "Japan"]) if c.plan.aggregate == "ask"]
     assert [(c.plan.paths, c.answers) for c in asks] == [([["country"]], ["yes"])]
+
+
+def test_no_count_of_a_chain_that_ends_in_quantities():
+    """"what is the citation count of P": the chain ends in a typed number, asked for its value; a
+    count of it (1) is no candidate. Chains ending in entities, or in strings, keep their count."""
+    from rra.graph import NetworkXGraph, Triple
+    from rra.graph.rdf import XSD, literal_id
+
+    kg = NetworkXGraph([Triple("P", "citationCount", literal_id("12", XSD + "integer")),
+                        Triple("P", "author", "Ana"), Triple("P", "author", "Ben"),
+                        Triple("P", "keyword", literal_id("graphs", None, "en"))])
+    chains = [Chain("P", ("citationCount",), 0.5), Chain("P", ("author",), 0.3), Chain("P", ("keyword",), 0.2)]
+    counts = {c.plan.paths[0][0]: c.answers for c in enumerate_plans(kg, chains, [], ["P"]) if c.plan.aggregate == "count"}
+    assert counts == {"author": ["2"], "keyword": ["1"]}
+
