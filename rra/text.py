@@ -151,6 +151,20 @@ OPERATOR_WORDS = {">": "more than, after", ">=": "at least, since", "<": "less t
                   "<=": "at most, until", "=": "equal to, in",
                   "argmax": "the highest, latest, last, most", "argmin": "the lowest, earliest, first, least"}
 AGGREGATE_WORDS = {"count": "how many, the number of", "ask": "yes or no, whether it is one of"}
+# Every common way a question writes an operator: a modifier part (plan_parts) lists them as
+# alternatives (", " between), and the ranker takes the best-matching one, so "h-index above [N1]"
+# and "exceeds [N1]" read `>` as "more than [N1]" does (the pooled plan text keeps OPERATOR_WORDS).
+# Words whose direction depends on the attribute ("older than": a founding year, or an age) are left out.
+OPERATOR_PHRASES = {
+    ">": ("more than", "after", "over", "above", "greater than", "higher than", "exceeds", "later than", "beyond"),
+    ">=": ("at least", "since", "or more", "or later", "no less than", "no fewer than", "onwards", "not before"),
+    "<": ("less than", "before", "fewer than", "under", "below", "lower than", "earlier than", "prior to"),
+    "<=": ("at most", "until", "up to", "or less", "or fewer", "or earlier", "no more than", "not after"),
+    "=": ("equal to", "in", "exactly"),
+    "argmax": ("the highest", "the latest", "the last", "the most", "the largest", "the biggest", "the newest",
+               "the most recent", "the top"),
+    "argmin": ("the lowest", "the earliest", "the first", "the least", "the smallest", "the fewest", "the oldest"),
+}
 COUNT_PREFIX = f"{AGGREGATE_WORDS['count']}: "
 LITERAL_SLOT = "[N{}]"
 _SLOT_LITERAL = re.compile(r"(?<![\w/\[])(\d{4}-\d{2}-\d{2}|[+-]?\d+(?:\.\d+)?)(?![\w/\]])")
@@ -215,18 +229,19 @@ def pooled_plan_text(text: str) -> str:
 
 
 def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> list[str]:
-    """The plan's modifiers as short texts of their own (a condition as its attribute and its
-    operator: "publication year", "less than, before [N1]"; "the lowest, earliest, first, least
-    citation count"; "how many, the number of"): the plan ranker matches each against the
-    question's words, where a whole plan's pooled vector barely moves between "after" and
-    "before"; an operator's words apart from the attribute's name, whose tokens every operator
-    shares, so its few telling words are not averaged away."""
+    """The plan's modifiers as short texts of their own: a condition as its attribute and its
+    operator ("publication year", "less than, before, fewer than, ... [N1]"), an order as its
+    attribute and its direction ("citation count", "the lowest, the earliest, ..."), a count as
+    "how many, the number of": the plan ranker matches each against the question's words, where a
+    whole plan's pooled vector barely moves between "after" and "before". The operator apart from
+    the attribute, whose tokens every operator shares, so its few telling words are not averaged
+    away; ", " separates alternative phrasings, of which the best-matching one counts."""
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
     parts = []
-    for c in plan.comparisons:  # the operator apart from the attribute: its words alone tell `>=` from `<=`
-        parts += [text_of(c.relation), f"{OPERATOR_WORDS[c.op]} {value(c.value)}"]
+    for c in plan.comparisons:
+        parts += [text_of(c.relation), f"{', '.join(OPERATOR_PHRASES[c.op])} {value(c.value)}"]
     if plan.order is not None:
-        parts.append(f"{OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}")
+        parts += [text_of(plan.order.relation), ", ".join(OPERATOR_PHRASES[plan.order.op])]
     if plan.via is not None:
         parts.append(f"the one with {text_of(plan.via.relation)} {mask}")
     if plan.aggregate:

@@ -329,7 +329,10 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     logits = ranker.part_logits(matches, uses)
     assert logits[0, 0] > logits[0, 2] > logits[0, 1]  # a matching modifier helps, a mismatching one costs
     before = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "<", 1990))
-    assert plan_parts(before, slots={"1990": "[N1]"}) == ["published in", "less than, before [N1]"]
+    attribute, operator = plan_parts(before, slots={"1990": "[N1]"})
+    assert attribute == "published in" and operator.startswith("less than, before, ") and operator.endswith(" [N1]")
+    first = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", "argmin"))
+    assert plan_parts(first)[0] == "published in" and "the earliest" in plan_parts(first)[1].split(", ")
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
     # a count reads as its chain in the pooled vector: only its "how many" modifier tells them apart
     from rra.text import plan_words, pooled_plan_text
@@ -347,7 +350,7 @@ def test_each_condition_reads_the_words_around_its_own_literal():
     import torch
 
     from rra.models.encoder import tiny_encoder
-    from rra.models.plan_ranker import part_slots, slot_regions, token_match
+    from rra.models.plan_ranker import part_marks, slot_regions, token_match
     from rra.plan import Constraint, QueryPlan
     from rra.text import plan_parts
 
@@ -368,12 +371,11 @@ def test_each_condition_reads_the_words_around_its_own_literal():
     # on the parts plan_parts writes: the operator of a condition on [N2] reads near [N2]; its
     # attribute's name and an order (no slot) read the whole question
     plan = QueryPlan(["a"], [["author"]], [Constraint("citations", ">=", 7), Constraint("year", "argmin")])
-    attribute, operator, order = plan_parts(plan, slots={"7": "[N2]"})
-    assert operator == "at least, since [N2]"
-    assert set(marks(attribute, part_slots).values()) == set(marks(order, part_slots).values()) == {0}
-    p = marks(operator, part_slots)
+    attribute, operator, _, order = plan_parts(plan, slots={"7": "[N2]"})
+    slot = lambda text: {w: k for w, (k, _) in marks(text, part_marks).items()}  # noqa: E731
+    assert set(slot(attribute).values()) == set(slot(order).values()) == {0}
+    p = slot(operator)
     assert (p["at"], p["least"], p["since"], p["n"], p["[CLS]"], p["[SEP]"]) == (2, 2, 2, 2, 0, 0)
-
     unit = torch.eye(4)
     # question: "before" (slot 1), "least" (slot 2), "citations" (both), "year" (slot 1)
     q = torch.stack([unit[0], unit[1], unit[2], unit[3]])[None]
@@ -382,10 +384,11 @@ def test_each_condition_reads_the_words_around_its_own_literal():
     parts = torch.stack([torch.stack([unit[3], unit[0]]), torch.stack([unit[3], unit[1]])])  # "year before", "year least"
     p_mask = torch.ones(2, 2, dtype=torch.bool)
     assert token_match(q, q_mask, parts, p_mask).tolist() == [[1.0, 1.0]]  # the whole question: no difference
-    on_two = torch.tensor([[0, 2], [0, 2]])  # the attribute's name reads everything, the operator slot 2 only
+    on_two = torch.tensor([[[0, 1], [2, 1]], [[0, 1], [2, 1]]])  # the attribute's name reads everything, the operator slot 2 only
     assert token_match(q, q_mask, parts, p_mask, q_regions, on_two).tolist() == [[0.5, 1.0]]
     # a slot the question lacks reads the whole question
-    assert token_match(q, q_mask, parts, p_mask, q_regions, torch.tensor([[0, 3], [0, 3]])).tolist() == [[1.0, 1.0]]
+    on_three = torch.tensor([[[0, 1], [3, 1]], [[0, 1], [3, 1]]])
+    assert token_match(q, q_mask, parts, p_mask, q_regions, on_three).tolist() == [[1.0, 1.0]]
 
 
 def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():
@@ -415,3 +418,33 @@ def test_no_count_of_a_chain_that_ends_in_quantities():
     counts = {c.plan.paths[0][0]: c.answers for c in enumerate_plans(kg, chains, [], ["P"]) if c.plan.aggregate == "count"}
     assert counts == {"author": ["2"], "keyword": ["1"]}
 
+
+def test_an_operator_is_read_by_its_best_matching_phrasing():
+    """"an h-index above [N1]": `>` lists "above" among its phrasings; the part scores by its best
+    alternative's mean, so the other phrasings, the commas and the slot's tokens dilute nothing."""
+    import torch
+
+    from rra.models.encoder import tiny_encoder
+    from rra.models.plan_ranker import part_marks, token_match
+    from rra.text import plan_parts
+
+    tok = tiny_encoder().tokenizer
+    _, operator = plan_parts(QueryPlan(["i"], [["^staff"]], Constraint("h_index", ">", 4)), slots={"4": "[N1]"})
+    enc = tok([operator], return_offsets_mapping=True)
+    words = tok.convert_ids_to_tokens(enc["input_ids"][0])
+    got = list(zip(words, part_marks(operator, enc["offset_mapping"][0])))
+    assert got[1:5] == [("more", (1, 1)), ("than", (1, 1)), (",", (1, 0)), ("after", (1, 2))]
+    assert dict(got)["above"] == (1, 4) and dict(got)["n"] == (1, 0) and got[0] == ("[CLS]", (0, 0))
+    assert {alt for _, (_, alt) in got} == set(range(len(operator.split(", ")) + 1))
+
+    unit = torch.eye(4)
+    q = torch.stack([unit[0], unit[1]])[None]  # question words: "above", [N1]
+    q_mask = torch.ones(1, 2, dtype=torch.bool)
+    # part tokens: "more" "than" (alternative 1), "above" (2), the slot (0)
+    part = torch.stack([unit[2], unit[3], unit[0], unit[1]])[None]
+    p_mask = torch.ones(1, 4, dtype=torch.bool)
+    marks = torch.tensor([[[1, 1], [1, 1], [1, 2], [1, 0]]])
+    assert token_match(q, q_mask, part, p_mask, None, marks).tolist() == [[1.0]]
+    assert token_match(q, q_mask, part, p_mask).tolist() == [[0.5]]  # one mean over every token
+    unmarked = torch.zeros(1, 4, 2, dtype=torch.long)  # a tokenizer without offsets: one alternative
+    assert token_match(q, q_mask, part, p_mask, None, unmarked).tolist() == [[0.5]]

@@ -12,15 +12,17 @@ Beside the cosine, two learnt weights read what a pooled vector blurs: how many 
 the question names and of the literals it writes a plan leaves unused (`coverage`, counted from
 the two texts: `[E]` marks, `[N1]` slots). "papers by [E] and [E] at [E]" is then not answered by
 the intersection of two of its anchors, nor "after [N1]" by the plain chain, whatever the words.
-And each of a plan's modifiers is matched word by word (rra.text.plan_parts: "publication year
-less than, before [N1]", "the lowest, earliest, first, least citation count", "how many, the number
-of"): each of its tokens' best cosine among the question's tokens, averaged (late interaction), so
-"came out before [N1]" tells `<` from `>` and "the first paper" argmin from argmax, which a whole
-plan's pooled vector barely does (built-in: comparisons 50%, orders 64% on the pooled cosine
+And each of a plan's modifiers is matched word by word (rra.text.plan_parts: an attribute's name
+"publication year", an operator "less than, before, fewer than, ... [N1]", an order's direction
+"the lowest, the earliest, ...", "how many, the number of"): each of its tokens' best cosine among
+the question's tokens, averaged (late interaction), and of a part's ", "-separated alternative
+phrasings the best one counts (`part_marks`), so "came out before [N1]" tells `<` from `>`, "an
+h-index above [N1]" reads as "more than" would, and "the first paper" argmin from argmax, which a
+whole plan's pooled vector barely does (built-in: comparisons 50%, orders 64% on the pooled cosine
 alone); a learnt weight and offset turn the match into logits. The operator words of a condition
 on literal [Nk] of a question writing two or more are matched only against the words near [Nk]
-(`slot_regions`, `part_slots`): in "before [N1] with at least [N2] citations" the "before" belongs
-to [N1], so "citation count less than, before [N2]" cannot match as well as "at least" does; the
+(`slot_regions`, `part_marks`): in "before [N1] with at least [N2] citations" the "before" belongs
+to [N1], so "less than, before, ... [N2]" cannot match as well as "at least" does; the
 attribute's name still reads the whole question ("published between [N1] and [N2]"). Nothing about a plan is a class: a
 plan over relations, attributes or shapes never seen in training is scored like any other, from
 its words and what it uses.
@@ -87,32 +89,53 @@ def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) 
     return out
 
 
-def part_slots(text: str, offsets: Sequence[tuple[int, int]]) -> list[int]:
-    """Per token of a modifier's text (rra.text.plan_parts) the literal slot k it must be read
-    near: every real token of a part that writes a slot (a condition's operator, "less than,
-    before [N1]"); 0 for parts without one (an attribute's name, an order, a count), which read
-    the whole question."""
+def part_marks(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Per token of a modifier's text (rra.text.plan_parts) (slot, alternative): the literal slot k
+    it must be read near (every real token of a part that writes a slot, a condition's operator;
+    0 for parts without one, which read the whole question), and which of the part's ", "-separated
+    alternative phrasings it belongs to (1, 2, ...; 0 for special tokens, the commas and the slot's
+    own tokens, which match any question with that slot alike and would favour short phrasings)."""
     k = slot_of(text)
-    return [k if e > s else 0 for s, e in offsets]
+    slot = SLOT.search(text)
+    starts = [0] + [m.end() for m in re.finditer(r", ", text)]
+    out = []
+    for s, e in offsets:
+        if e <= s:
+            out.append((0, 0))
+            continue
+        in_slot = slot is not None and s < slot.end() and slot.start() < e
+        alternative = 0 if in_slot or text[s:e] == "," else sum(1 for b in starts if b <= s)
+        out.append((k, alternative))
+    return out
 
 
 def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Tensor,
                 p_mask: torch.Tensor, q_regions: torch.Tensor | None = None,
-                p_slots: torch.Tensor | None = None) -> torch.Tensor:
+                p_marks: torch.Tensor | None = None) -> torch.Tensor:
     """(n, L, d) question tokens, (p, T, d) part tokens (unit vectors; masks of the real tokens) ->
     (n, p): per part, the mean over its tokens of the best cosine among the question's tokens.
-    With `q_regions` (n, L: slot_regions bit masks) and `p_slots` (p, T: part_slots), a part token
+    With `p_marks` (p, T, 2: part_marks), a part's score is its best alternative's mean (tokens of
+    alternative 0 count in none), and with `q_regions` (n, L: slot_regions bit masks) a part token
     of slot k is matched only against the question tokens whose mask has bit k (slot 0 and region 0
     read the whole question; a slot the question lacks reads all of it)."""
     sims = torch.einsum("nld,ptd->nptl", q_tokens.float(), p_tokens.float())
     allowed = q_mask[:, None, None, :].bool()  # (n, 1, 1, L)
-    if q_regions is not None and p_slots is not None:
-        r, k = q_regions.to(sims.device)[:, None, None, :], p_slots.to(sims.device)[None, :, :, None]
+    if q_regions is not None and p_marks is not None:
+        r, k = q_regions.to(sims.device)[:, None, None, :], p_marks[..., 0].to(sims.device)[None, :, :, None]
         near = allowed & ((k == 0) | (r == 0) | (((r >> k) & 1) == 1))  # (n, p, T, L)
         allowed = torch.where(near.any(-1, keepdim=True), near, allowed)  # slot not in the question: all of it
     sims = sims.masked_fill(~allowed, -2.0).amax(-1)  # (n, p, T)
-    keep = p_mask[None].float()
-    return (sims * keep).sum(-1) / keep.sum(-1).clamp(min=1.0)
+    if p_marks is None:
+        keep = p_mask[None].float()
+        return (sims * keep).sum(-1) / keep.sum(-1).clamp(min=1.0)
+    real = p_mask.to(sims.device).long()
+    alternatives = p_marks[..., 1].to(sims.device).long() * real  # (p, T)
+    unmarked = (alternatives == 0).all(-1, keepdim=True)  # no offsets (a slow tokenizer): one alternative
+    alternatives = torch.where(unmarked, real, alternatives)
+    member = F.one_hot(alternatives, int(alternatives.max()) + 1)[..., 1:].float()  # (p, T, A)
+    sizes = member.sum(1)  # (p, A)
+    means = torch.einsum("npt,pta->npa", sims, member) / sizes.clamp(min=1.0)
+    return means.masked_fill(sizes[None] == 0, -2.0).amax(-1).clamp(min=-1.0)
 
 
 class PlanRanker(nn.Module):

@@ -41,7 +41,7 @@ from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_ranker import PlanRanker, coverage_features, part_slots, slot_regions, token_match
+from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, slot_regions, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import warmup_schedule
 from rra.resources import DEFAULT_ENCODER
@@ -153,7 +153,7 @@ class Retriever(L.LightningModule):
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
         self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
-        self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_slots) (ranker, inference)
+        self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_marks) (ranker, inference)
         self._part_bank: dict[str, tuple] = {}  # the same without gradients (ranker, one epoch of training)
         self._bank_step = -1  # global step whose weights encoded the banks
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
@@ -237,7 +237,7 @@ class Retriever(L.LightningModule):
                                                                      torch.Tensor]:
         """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP],
         `regions(text, offsets)` per token: a question's literal-slot regions, a modifier's
-        part_slots) of `texts`, in one encoder pass."""
+        part_marks) of `texts`, in one encoder pass."""
         enc = self.encoder
         fast = getattr(enc.tokenizer, "is_fast", False)  # offsets need a fast tokenizer; else no regions
         tok = enc.tokenizer(texts, padding=True, truncation=True, max_length=enc.max_length, return_tensors="pt",
@@ -255,7 +255,7 @@ class Retriever(L.LightningModule):
                      parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None) -> torch.Tensor | None:
         """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
         `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
-        vectors come from `bank` (text -> (tokens, mask, part_slots)), encoded without gradients when
+        vectors come from `bank` (text -> (tokens, mask, part_marks)), encoded without gradients when
         missing."""
         distinct = sorted({p for ps in parts for p in ps})
         if not distinct:
@@ -269,25 +269,25 @@ class Retriever(L.LightningModule):
             self.encoder.eval()
             try:
                 with torch.no_grad():
-                    _, tokens, mask, slots = self._tokens(todo, part_slots)
+                    _, tokens, mask, marks = self._tokens(todo, part_marks)
             finally:
                 self.encoder.train(was)
-            bank.update({p: (tokens[k], mask[k], slots[k]) for k, p in enumerate(todo)})
+            bank.update({p: (tokens[k], mask[k], marks[k]) for k, p in enumerate(todo)})
         rows: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         if grad:
-            _, tokens, mask, slots = self._tokens(grad, part_slots)
-            rows += [(tokens[k], mask[k], slots[k]) for k in range(len(grad))]
+            _, tokens, mask, marks = self._tokens(grad, part_marks)
+            rows += [(tokens[k], mask[k], marks[k]) for k in range(len(grad))]
         rows += [bank[p] for p in rest]
         width = max(int(m.shape[0]) for _, m, _ in rows)
         p_tokens = torch.stack([F.pad(t, (0, 0, 0, width - t.shape[0])) for t, _, _ in rows])
         p_mask = torch.stack([F.pad(m, (0, width - m.shape[0])) for _, m, _ in rows])
-        p_slots = torch.stack([F.pad(k, (0, width - k.shape[0])) for _, _, k in rows])
+        p_marks = torch.stack([F.pad(k, (0, 0, 0, width - k.shape[0])) for _, _, k in rows])
         index = {p: k for k, p in enumerate(grad + rest)}
         uses = torch.zeros(len(parts), len(distinct))
         for j, ps in enumerate(parts):
             for p in ps:
                 uses[j, index[p]] += 1
-        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_slots), uses)
+        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses)
 
     def _banked(self, texts: list[str]) -> torch.Tensor:
         todo = sorted({t for t in texts if t not in self._plan_bank}, key=len)  # chunks of like lengths pad less
