@@ -154,12 +154,13 @@ AGGREGATE_WORDS = {"count": "how many, the number of", "ask": "yes or no, whethe
 # Every common way a question writes an operator: a modifier part (plan_parts) lists them as
 # alternatives (", " between), and the ranker takes the best-matching one, so "h-index above [N1]"
 # and "exceeds [N1]" read `>` as "more than [N1]" does (the pooled plan text keeps OPERATOR_WORDS).
-# Words whose direction depends on the attribute ("older than": a founding year, or an age) are left out.
+# Words whose direction depends on the attribute ("older than": a founding year, or an age) are left
+# out; negated ones ("no later than") are rewritten in the question first (plain_comparatives).
 OPERATOR_PHRASES = {
     ">": ("more than", "after", "over", "above", "greater than", "higher than", "exceeds", "later than", "beyond"),
-    ">=": ("at least", "since", "or more", "or later", "no less than", "no fewer than", "onwards", "not before"),
+    ">=": ("at least", "since", "or more", "or later", "onwards"),
     "<": ("less than", "before", "fewer than", "under", "below", "lower than", "earlier than", "prior to"),
-    "<=": ("at most", "until", "up to", "or less", "or fewer", "or earlier", "no more than", "not after"),
+    "<=": ("at most", "until", "up to", "or less", "or fewer", "or earlier"),
     "=": ("equal to", "in", "exactly"),
     "argmax": ("the highest", "the latest", "the last", "the most", "the largest", "the biggest", "the newest",
                "the most recent", "the top"),
@@ -184,10 +185,23 @@ def slot_literals(question: str) -> tuple[str, dict[str, str]]:
     return text, slots
 
 
+_NEGATED_COMPARATIVE = re.compile(r"\b(?:no|not)\s+(?:((?:more|greater|higher|larger|bigger|later)\s+than|after)|"
+                                  r"((?:less|fewer|lower|smaller|earlier)\s+than|before))\b", re.IGNORECASE)
+
+
+def plain_comparatives(text: str) -> str:
+    """A negated comparative written as the bound it means ("no later than" -> "at most", "not
+    fewer than" -> "at least", "not before" -> "at least"): read word by word, "no lower than"
+    matches "lower than" (`<`) as fully as it matches its own phrasing, so the ranker would have
+    only the pooled vector to tell them apart."""
+    return _NEGATED_COMPARATIVE.sub(lambda m: "at most" if m.group(1) else "at least", text)
+
+
 def ranker_text(question: str, mentions: Sequence[str], mask: str | None = "[E]") -> tuple[str, dict[str, str]]:
-    """What the plan ranker reads of a question: every named entity marked and masked, literals as
-    their slots ([N1], ...); and the slots (literal -> slot) its plans are written with."""
-    return slot_literals(mask_topic(mark_mentions(question, mentions), (), mask))
+    """What the plan ranker reads of a question: every named entity marked and masked, negated
+    comparatives as the bound they mean, literals as their slots ([N1], ...); and the slots
+    (literal -> slot) its plans are written with."""
+    return slot_literals(plain_comparatives(mask_topic(mark_mentions(question, mentions), (), mask)))
 
 
 def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:

@@ -28,3 +28,16 @@ def test_find_mentions_longest_first_whole_words_by_first_mention():
     names = ["Alien", "Aliens", "Ridley Scott", "Scott"]
     assert find_mentions("Aliens, then Ridley Scott's Alien", names) == ["Aliens", "Ridley Scott", "Alien"]
     assert find_mentions("Scottish films", names) == []
+
+
+def test_negated_comparatives_read_as_the_bound_they_mean():
+    """"no lower than 7" is `>=`: read word by word it would match "lower than" (`<`) fully, so the
+    plan ranker reads it as "at least"; a "no more" without a comparison is left alone, and so are
+    the entities' names (masked first)."""
+    from rra.text import plain_comparatives, ranker_text
+
+    assert plain_comparatives("an h-index no lower than 7") == "an h-index at least 7"
+    assert plain_comparatives("papers Not later than 2020, not before 1990") == "papers at most 2020, at least 1990"
+    assert plain_comparatives("there are no more papers") == "there are no more papers"
+    assert ranker_text("papers of No Later Than Press no earlier than 1991", ["No Later Than Press"]) == \
+        ("papers of [E] at least [N1]", {"1991": "[N1]"})

@@ -38,7 +38,7 @@ from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 5  # bump when the candidates change, so cached ones stop matching (5: no count of quantities)
+PLAN_SUPERVISION_VERSION = 6  # bump when the candidates or the ranker text change, so cached ones stop matching (6: negated comparatives)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
