@@ -581,11 +581,15 @@ class LookAhead:
         return getattr(self.kg, name)
 
 
-def link_anchors(link, limit: int = 3) -> tuple[list[str], list[str]]:
+def link_anchors(link, limit: int = 3, classes: bool = True) -> tuple[list[str], list[str]]:
     """(anchor ids, their mentions): the linked entities, best first, without those whose mention
-    is a literal ("1990" names a year entity, but in a plan it is the comparison's value)."""
+    is a literal ("1990" names a year entity, but in a plan it is the comparison's value) and, with
+    `classes=False`, without classes ("what did researchers of U present at C": `Person` names the
+    answer's kind, and a plan anchored on it intersects with every person; a question's given
+    topics, which plans are trained on, never hold one), unless nothing else is linked."""
     pairs = list(dict.fromkeys(zip(link.entities, link.mentions or link.entities)))
-    kept = [(e, m) for e, m in pairs if literal_value(m) is None] or pairs[:1]
+    kinds = {c.entity for c in link.candidates if c.type_node} if not classes else set()
+    kept = [(e, m) for e, m in pairs if literal_value(m) is None and e not in kinds] or pairs[:1]
     kept = kept[:limit]
     return [e for e, _ in kept], [m for _, m in kept]
 

@@ -130,11 +130,11 @@ class RRAPipeline(QAMethod):
     # --- query plans ------------------------------------------------------------------------------
     def _plans(self, examples, links: list[LinkResult], candidates: dict[int, list]) -> dict[int, PlanChoice]:
         """The ranked candidate plans of each question with a link (rra.pipeline.plans): its anchors
-        are every entity linked (up to three; a literal's mention is the comparison's value, not an
-        anchor), the chain predictions already made for the first reused."""
+        are every entity linked (up to three; a literal's mention is the comparison's value and a
+        class's the answer's kind, not anchors), the chain predictions already made for the first reused."""
         anchors, mentions, first = {}, {}, {}
         for i in candidates:
-            anchors[i], mentions[i] = link_anchors(links[i], self.plan_search.settings.max_anchors)
+            anchors[i], mentions[i] = link_anchors(links[i], self.plan_search.settings.max_anchors, classes=False)
             if links[i].entities and anchors[i][:1] != links[i].entities[:1]:  # the first was a literal
                 anchors[i] = [links[i].entities[0]] + [a for a in anchors[i] if a != links[i].entities[0]]
                 mentions[i] = [(links[i].mentions or links[i].entities)[0]] + mentions[i][: len(anchors[i]) - 1]

@@ -222,8 +222,8 @@ def test_long_titles_possessives_and_a_closing_bracket_before_the_question_mark(
 def test_a_class_named_in_the_question_comes_after_the_entity_it_types():
     """"Which programming language is parseflow implemented in": the class (an object of rdf:type,
     labelled "Programming language", a longer mention) names the answer's type; the software is
-    where the path starts. The class stays an anchor (a plan may intersect with it), and a class
-    that is the question's only entity is still its topic."""
+    where the path starts. The class stays linked (baselines receive it), not a query plan's anchor,
+    and a class that is the question's only entity is still its topic."""
     rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     g = NetworkXGraph(
         [Triple("sw/parseflow", "programmingLanguage", "pl/ocaml"), Triple("pl/ocaml", rdf_type, "cls/Language"),
@@ -236,3 +236,11 @@ def test_a_class_named_in_the_question_comes_after_the_entity_it_types():
     assert {c.entity: c.type_node for c in r.candidates} == {"sw/parseflow": False, "cls/Language": True}
     assert link_entities(g, "Who created the programming language OCaml").entities == ["pl/ocaml", "cls/Language"]
     assert link_entities(g, "list every programming language").entities == ["cls/Language"]
+    # a query plan is not anchored on a class (given topics, which plans train on, never hold one),
+    # unless it is all the question names; the baselines still receive it
+    from rra.linking import link_anchors
+
+    assert link_anchors(r, classes=False) == (["sw/parseflow"], ["parseflow-ng"])
+    assert link_anchors(r) == (["sw/parseflow", "cls/Language"], ["parseflow-ng", "programming language"])
+    only = link_entities(g, "list every programming language")
+    assert link_anchors(only, classes=False) == (["cls/Language"], ["programming language"])
