@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from pathlib import Path
 
 from bench.bench_query_plans import run_mode
 from bench.common import REPO, RESULTS, Run, arguments
 from rra.eval.metrics import hit_at_1
-from rra.graph.rdf import unescape_literal
+from rra.graph import read_labels
 
 # per generator kind and operator: {A} author, {I} institution, {V} venue, {C} country, {N} the literal
 PHRASINGS = {
@@ -43,22 +42,9 @@ PHRASINGS = {
         "<": ["institutions in {C} established prior to {N}", "universities in {C} that existed before {N}"],
         ">": ["institutions in {C} founded after the year {N}", "universities of {C} established later than {N}"]},
 }
-_LABEL = re.compile(r'^<([^>]+)> <http://www\.w3\.org/2000/01/rdf-schema#label> "((?:[^"\\]|\\.)*)"')
-
-
-def labels(kg: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    with open(kg, encoding="utf-8") as f:
-        for line in f:
-            m = _LABEL.match(line)
-            if m:
-                out.setdefault(m.group(1), unescape_literal(m.group(2)))
-    return out
-
-
 def rephrase(data: Path, seed: int = 7) -> list[dict]:
     """The comparison rows of DIR/plans_test.jsonl with their question rewritten (seeded choice)."""
-    names, rng, rows = labels(data / "kg.nt"), random.Random(seed), []
+    names, rng, rows = read_labels(data / "kg.nt")[0], random.Random(seed), []
     for line in open(data / "plans_test.jsonl", encoding="utf-8"):
         r = json.loads(line)
         if r.get("shape") != "comparison":

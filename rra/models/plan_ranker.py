@@ -57,12 +57,6 @@ def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str 
     return torch.tensor([[unused(q, p, mask) for p in plans] for q in questions], dtype=torch.float32)
 
 
-def slot_of(text: str) -> int:
-    """k of the first literal slot [Nk] in `text`, 0 when it has none."""
-    m = SLOT.search(text)
-    return int(m.group(1)) if m else 0
-
-
 def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) -> list[int]:
     """Per token (its character `offsets`; (0, 0) for special and padding tokens) the literal
     slots [Nk] it reads with, as a bit mask (bit k): the slot it is part of, else every slot at
@@ -95,8 +89,8 @@ def part_marks(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int,
     0 for parts without one, which read the whole question), and which of the part's ", "-separated
     alternative phrasings it belongs to (1, 2, ...; 0 for special tokens, the commas and the slot's
     own tokens, which match any question with that slot alike and would favour short phrasings)."""
-    k = slot_of(text)
     slot = SLOT.search(text)
+    k = int(slot.group(1)) if slot else 0
     starts = [0] + [m.end() for m in re.finditer(r", ", text)]
     out = []
     for s, e in offsets:

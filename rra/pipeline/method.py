@@ -135,7 +135,8 @@ class RRAPipeline(QAMethod):
         anchors, mentions, first = {}, {}, {}
         for i in candidates:
             anchors[i], mentions[i] = link_anchors(links[i], self.plan_search.settings.max_anchors, classes=False)
-            if links[i].entities and anchors[i][:1] != links[i].entities[:1]:  # the first was a literal
+            # the link's first (were it a literal or a class) keeps its place: `first` holds its chains
+            if links[i].entities and anchors[i][:1] != links[i].entities[:1]:
                 anchors[i] = [links[i].entities[0]] + [a for a in anchors[i] if a != links[i].entities[0]]
                 mentions[i] = [(links[i].mentions or links[i].entities)[0]] + mentions[i][: len(anchors[i]) - 1]
             first[i] = candidates[i]
