@@ -71,10 +71,57 @@ class Encoder(nn.Module):
         )
 
     def forward(self, texts: list[str]) -> torch.Tensor:
+        """One vector per text. On CPU, texts of very different lengths are encoded in a few
+        groups of like lengths (`length_groups`): a padding token costs as much as a real one, and
+        a training batch's step texts (a question, then the question and one, two walked relations)
+        padded to the longest were a third padding. The vectors are the same as in one call."""
         device = next(self.model.parameters()).device
-        batch = {k: v.to(device) for k, v in self.tokenize(texts).items()}
+        if device.type != "cpu" or len(texts) < 2 * MIN_GROUP:
+            return self._pooled(self.tokenize(texts), device)
+        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        groups = length_groups([len(x) for x in ids])
+        if len(groups) == 1:
+            return self._pooled(self.tokenizer.pad({"input_ids": ids}, return_tensors="pt"), device)
+        parts = [self._pooled(self.tokenizer.pad({"input_ids": [ids[i] for i in g]}, return_tensors="pt"), device)
+                 for g in groups]
+        order = torch.tensor([i for g in groups for i in g], device=device)
+        return torch.cat(parts)[torch.argsort(order)]
+
+    def _pooled(self, batch: dict, device: torch.device) -> torch.Tensor:
+        batch = {k: v.to(device) for k, v in batch.items()}
         out = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
         return mean_pool(out.last_hidden_state, batch["attention_mask"])
+
+
+MIN_GROUP = 8  # texts: smaller groups are not worth a call of their own
+GROUP_COST = 32  # tokens: what one more encoder call costs on CPU, in padded tokens' worth
+
+
+def length_groups(lengths: list[int]) -> list[list[int]]:
+    """Indices of `lengths` split into groups of like lengths that minimise the padded tokens plus
+    GROUP_COST per group (exact, by dynamic programming over the distinct lengths, at most
+    max_length of them), each group at least MIN_GROUP texts where there are that many."""
+    values = sorted(set(lengths))
+    count = [0] * (len(values) + 1)  # count[i]: texts of the i shortest distinct lengths
+    for k, v in enumerate(values):
+        count[k + 1] = count[k] + lengths.count(v)
+    best = [0.0] + [float("inf")] * len(values)
+    cut = [0] * (len(values) + 1)
+    for i in range(1, len(values) + 1):  # best[i]: the i shortest distinct lengths in groups
+        for j in range(i):  # the last group holds distinct lengths j+1..i, padded to values[i-1]
+            n = count[i] - count[j]
+            small = n < MIN_GROUP and not (j == 0 and i == len(values))
+            cost = best[j] + n * values[i - 1] + GROUP_COST + (float("inf") if small else 0.0)
+            if cost < best[i]:
+                best[i], cut[i] = cost, j
+    bounds, i = [], len(values)
+    while i > 0:
+        bounds.append((cut[i], i))
+        i = cut[i]
+    by_length: dict[int, list[int]] = {}
+    for k, n in enumerate(lengths):
+        by_length.setdefault(n, []).append(k)
+    return [[k for v in values[j:i] for k in by_length[v]] for j, i in reversed(bounds)]
 
 
 def load_encoder(

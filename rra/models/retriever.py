@@ -43,7 +43,7 @@ from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
 from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, slot_regions, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
-from rra.models.schedule import warmup_schedule
+from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_ENCODER
 from rra.text import mask_topic, pooled_plan_text, relation_phrase
 
@@ -534,7 +534,7 @@ class Retriever(L.LightningModule):
         encoder = [p for p in self.encoder.parameters() if p.requires_grad]
         if encoder:
             groups.append({"params": encoder, "lr": hp.lr})
-        optimizer = torch.optim.AdamW(groups, weight_decay=hp.weight_decay)
+        optimizer = adamw(groups, self.trainer, weight_decay=hp.weight_decay)
         total = self.trainer.estimated_stepping_batches
         warmup = int(hp.warmup_ratio * total) if math.isfinite(total) else 0
         return {"optimizer": optimizer, "lr_scheduler": warmup_schedule(optimizer, total, warmup, hp.schedule)}

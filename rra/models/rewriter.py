@@ -28,7 +28,7 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
 from rra.models.encoder import freeze_lower, tokenizer_from_state, tokenizer_to_state
-from rra.models.schedule import warmup_schedule
+from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
 
 CHECKPOINT_FORMAT = "rra-rewriter"
@@ -227,7 +227,7 @@ class RewriterModule(L.LightningModule):
         params = [p for p in self.model.parameters() if p.requires_grad]
         if not params:
             raise ValueError("rewriter: every parameter is frozen (check freeze_embeddings/train_last_layers)")
-        optimizer = torch.optim.AdamW(params, lr=hp.lr, weight_decay=hp.weight_decay)
+        optimizer = adamw(params, self.trainer, lr=hp.lr, weight_decay=hp.weight_decay)
         schedule = warmup_schedule(optimizer, self.trainer.estimated_stepping_batches, hp.warmup_steps, hp.schedule)
         return {"optimizer": optimizer, "lr_scheduler": schedule}
 

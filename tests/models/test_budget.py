@@ -90,4 +90,6 @@ def test_step_floor_trains_a_few_template_kg_to_convergence(cfg_train, template_
 
     epochs_only = run(cfg_train(QUIET + files(template_kg) + ["trainer.min_steps=0"], root=tmp_path / "epochs_only"))
     assert epochs_only["global_step"] == 3
-    assert epochs_only["metrics"]["test/path_acc"] < 0.5  # what three steps give
+    # what three steps give: far below the floor's (0.30 or 0.54 as float rounding in the encoder
+    # falls: three steps of a random encoder leave near-ties that a last-digit change flips)
+    assert epochs_only["metrics"]["test/path_acc"] < summary["metrics"]["test/path_acc"] - 0.3

@@ -32,3 +32,22 @@ def test_unknown_length_and_constant_stay_flat_after_warmup():
 def test_unknown_kind_is_an_error():
     with pytest.raises(ValueError, match="cosine"):
         rates(10, 1, "cosine", 1)
+
+
+def test_adamw_is_fused_on_cpu_and_plain_under_16_bit_mixed_precision():
+    from types import SimpleNamespace
+
+    from rra.models.schedule import adamw
+
+    params = [torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(2, 2))]
+    fused = adamw([{"params": params[:1], "lr": 0.1}, {"params": params[1:], "lr": 0.01}], weight_decay=0.0)
+    assert fused.defaults["fused"] is True and [g["lr"] for g in fused.param_groups] == [0.1, 0.01]
+    plain = adamw(params, SimpleNamespace(precision="16-mixed"), lr=0.1)
+    assert not plain.defaults["fused"]  # Lightning cannot clip gradients through the scaler of a fused one
+    # a step of the fused one moves the weights as torch's default AdamW does
+    twins = [torch.nn.Parameter(torch.ones_like(p)) for p in params]
+    for p, t in zip(params, twins):
+        p.grad, t.grad = torch.full_like(p, 0.5), torch.full_like(p, 0.5)
+    fused.step()
+    torch.optim.AdamW([{"params": twins[:1], "lr": 0.1}, {"params": twins[1:], "lr": 0.01}], weight_decay=0.0).step()
+    assert all(torch.allclose(p, t) and torch.all(p < 1.0) for p, t in zip(params, twins))

@@ -1,0 +1,148 @@
+"""Seconds per retriever training step, the default model on a dataset's own batches, with and
+without the CPU speed-ups of training (side by side, interleaved, so the shared machine's load
+falls on both alike):
+
+- `grouped`: rra.models.encoder's length groups (texts of like lengths encoded together) and
+  the fused AdamW of rra.models.schedule.adamw: what training runs;
+- `one_call`: every encoder call pads its texts to the longest, and AdamW steps tensor by tensor:
+  what training ran before.
+
+Each variant trains `--steps` steps from the same initial weights on the same batches (the plan
+bank filled anew, as at an epoch's start), `--rounds` times in turn; the figure is the median
+seconds per step of each and their ratio. Both variants compute the same function: the bench
+checks it on the first batch without dropout (`same_function`: loss and gradient of each, their
+relative difference). Losses after the steps differ more, as dropout draws its masks per call.
+
+    python -m bench.bench_training_speed                       # built-in KG, the default run's batches
+    python -m bench.bench_training_speed data=files data.kb_path=DIR/kg.nt data.train_file=...
+"""
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from contextlib import contextmanager
+
+import torch
+
+from bench.common import Run, arguments, compose
+
+
+@contextmanager
+def one_call():
+    """Training as before the speed-ups: one padded encoder call, AdamW per tensor."""
+    from rra.models import encoder as E
+
+    forward = E.Encoder.forward
+    E.Encoder.forward = lambda self, texts: self._pooled(self.tokenize(texts), next(self.model.parameters()).device)
+    try:
+        yield lambda params, **kw: torch.optim.AdamW(params, **kw)
+    finally:
+        E.Encoder.forward = forward
+
+
+@contextmanager
+def grouped():
+    from rra.models.schedule import adamw
+
+    yield lambda params, **kw: adamw(params, None, **kw)
+
+
+def train_steps(model, initial: dict, batches: list, make_optimizer) -> tuple[list[float], float]:
+    """Seconds of each step (forward, backward, clipping, optimizer) and the last loss."""
+    model.load_state_dict(initial)
+    model.train()
+    model._plan_bank.clear()
+    model._part_bank.clear()
+    hp = model.hparams
+    heads = [p for n, p in model.named_parameters() if not n.startswith("encoder.") and p.requires_grad]
+    encoder = [p for p in model.encoder.parameters() if p.requires_grad]
+    optimizer = make_optimizer([{"params": heads, "lr": hp.head_lr}, {"params": encoder, "lr": hp.lr}],
+                               weight_decay=hp.weight_decay)
+    times, loss = [], float("nan")
+    for batch in batches:
+        start = time.perf_counter()
+        for cache in (model._predict_cache, model._relation_cache, model._plan_cache, model._part_cache):
+            cache.clear()
+        out = model.model_step(batch)
+        out["loss"].backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        times.append(time.perf_counter() - start)
+        loss = float(out["loss"].detach())
+    return times, loss
+
+
+def same_function(model, initial: dict, batch: dict) -> dict:
+    """Loss and gradient of one batch without dropout, one call vs length groups."""
+    def gradient():
+        model.load_state_dict(initial)
+        model.eval()
+        model.zero_grad(set_to_none=True)
+        model._plan_bank.clear()
+        model._part_bank.clear()
+        loss = model.model_step(batch)["loss"]
+        loss.backward()
+        return float(loss), torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+
+    with grouped():
+        loss_g, grad_g = gradient()
+    with one_call():
+        loss_o, grad_o = gradient()
+    model.zero_grad(set_to_none=True)
+    return {"loss": {"grouped": round(loss_g, 6), "one_call": round(loss_o, 6)},
+            "gradient_relative_difference": float((grad_g - grad_o).norm() / grad_o.norm())}
+
+
+def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0) -> dict:
+    from hydra.utils import instantiate
+
+    from rra.training.run import build_datamodule
+
+    cfg = compose("train", overrides)
+    torch.manual_seed(seed)
+    datamodule = build_datamodule(cfg)
+    datamodule.setup("fit")
+    model = instantiate(cfg.model, **datamodule.model_kwargs())
+    if getattr(datamodule, "kg", None) is not None:
+        model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))
+    loader = datamodule.train_dataloader()
+    batches = [b for _, b in zip(range(steps), loader)]
+    initial = copy.deepcopy(model.state_dict())
+    check = same_function(model, initial, batches[0])
+    variants = {"one_call": one_call, "grouped": grouped}
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    losses: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(rounds):
+        for name, variant in variants.items():
+            torch.manual_seed(seed)  # the same dropout masks in each variant's round
+            with variant() as make_optimizer:
+                t, loss = train_steps(model, initial, batches, make_optimizer)
+            times[name] += t[1:]  # the first step fills the plan bank: counted in `first_step_s`
+            losses[name].append(loss)
+    median = {k: statistics.median(v) for k, v in times.items()}
+    return {"steps": len(batches), "rounds": rounds,
+            "items_per_batch": statistics.mean(len(b["question"]) for b in batches),
+            "median_step_s": {k: round(v, 4) for k, v in median.items()},
+            "mean_step_s": {k: round(statistics.mean(v), 4) for k, v in times.items()},
+            "grouped_over_one_call": round(median["grouped"] / median["one_call"], 3),
+            "loss_after": {k: [round(x, 4) for x in v] for k, v in losses.items()},
+            "same_function": check}
+
+
+def main() -> None:
+    parser = arguments("bench_training_speed", __doc__)
+    parser.add_argument("overrides", nargs="*", help="train.py overrides (the data, the model)")
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    run = Run.start("bench_training_speed", args)
+    figures = measure(args.overrides, args.steps, args.rounds)
+    print(figures)
+    run.write({"figures": figures}, args.out)
+
+
+if __name__ == "__main__":
+    main()
