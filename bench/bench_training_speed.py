@@ -9,7 +9,8 @@ falls on both alike):
 
 Each variant trains `--steps` steps from the same initial weights on the same batches (the plan
 bank filled anew, as at an epoch's start), `--rounds` times in turn; the figure is the median
-seconds per step of each and their ratio. Both variants compute the same function: the bench
+seconds per step of each and their ratio. A validation pass (every validation batch's loss and
+graph-constrained decoding, as the trainer runs it after each epoch) is timed alike. Both variants compute the same function: the bench
 checks it on the first batch without dropout (`same_function`: loss and gradient of each, their
 relative difference). Losses after the steps differ more, as dropout draws its masks per call.
 
@@ -74,6 +75,20 @@ def train_steps(model, initial: dict, batches: list, make_optimizer) -> tuple[li
     return times, loss
 
 
+def validation_pass(model, batches: list, variant) -> float:
+    """Seconds of one validation as the trainer runs it (no gradient, empty banks and caches):
+    the loss of every batch and the graph-constrained decoding of its questions."""
+    model.eval()
+    with variant(), torch.no_grad():
+        for cache in (model._plan_bank, model._part_bank, model._predict_cache, model._relation_cache,
+                      model._plan_cache, model._part_cache):
+            cache.clear()
+        start = time.perf_counter()
+        for batch in batches:
+            model._log_decoding(model.model_step(batch), "val")
+        return time.perf_counter() - start
+
+
 def same_function(model, initial: dict, batch: dict) -> dict:
     """Loss and gradient of one batch without dropout, one call vs length groups."""
     def gradient():
@@ -121,12 +136,21 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0) -> dic
                 t, loss = train_steps(model, initial, batches, make_optimizer)
             times[name] += t[1:]  # the first step fills the plan bank: counted in `first_step_s`
             losses[name].append(loss)
+    val_batches = list(datamodule.val_dataloader())
+    val_s: dict[str, list[float]] = {k: [] for k in variants}
+    model.load_state_dict(initial)
+    for _ in range(rounds):
+        for name, variant in variants.items():
+            val_s[name].append(validation_pass(model, val_batches, variant))
     median = {k: statistics.median(v) for k, v in times.items()}
+    val_median = {k: statistics.median(v) for k, v in val_s.items()}
     return {"steps": len(batches), "rounds": rounds,
             "items_per_batch": statistics.mean(len(b["question"]) for b in batches),
             "median_step_s": {k: round(v, 4) for k, v in median.items()},
             "mean_step_s": {k: round(statistics.mean(v), 4) for k, v in times.items()},
             "grouped_over_one_call": round(median["grouped"] / median["one_call"], 3),
+            "validation_s": {k: round(v, 2) for k, v in val_median.items()},
+            "validation_grouped_over_one_call": round(val_median["grouped"] / val_median["one_call"], 3),
             "loss_after": {k: [round(x, 4) for x in v] for k, v in losses.items()},
             "same_function": check}
 
