@@ -24,8 +24,8 @@ def warmup_schedule(optimizer, total_steps: float, warmup_steps: int, kind: str 
 
 def adamw(params, trainer=None, **kwargs):
     """torch's AdamW, fused into one kernel per step on CPU and CUDA: on a 2-core CPU the default
-    per-tensor step took 0.09 s for all-MiniLM-L6-v2's 22M parameters, the fused one 0.016 s (a
-    tenth of a retriever training step). Not under 16-bit mixed precision, whose gradient scaler
+    per-tensor step took 0.09 s for all-MiniLM-L6-v2's 22M parameters, the fused one 0.016 s (of a
+    1.3-1.5 s retriever training step). Not under 16-bit mixed precision, whose gradient scaler
     Lightning cannot clip gradients through with a fused optimizer."""
     import torch
 
