@@ -155,13 +155,17 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0) -> dic
             "same_function": check}
 
 
-def main() -> None:
-    parser = arguments("bench_training_speed", __doc__)
-    parser.add_argument("overrides", nargs="*", help="train.py overrides (the data, the model)")
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+def parser():
+    ap = arguments("bench_training_speed", __doc__)
+    ap.add_argument("overrides", nargs="*", help="train.py overrides (the data, the model)")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default=None)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     run = Run.start("bench_training_speed", args)
     figures = measure(args.overrides, args.steps, args.rounds)
     print(figures)
