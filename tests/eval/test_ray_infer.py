@@ -2,7 +2,7 @@
 what one process answers; a driver killed mid-way resumes with nothing lost or counted twice.
 One local Ray session (2 CPUs) for the module: Ray starts in several seconds."""
 import pytest
-from shard_checks import comparable, read_predictions, same_answers
+from shard_checks import differences, read_predictions, same_answers
 
 from rra.eval import report, shards
 
@@ -30,7 +30,7 @@ def test_two_ray_workers_answer_what_one_process_answers(infer_cfg, single_run, 
     got = run_ray(infer_cfg, tmp_path, "runner.num_workers=2", "runner.num_shards=3")
     assert got["new_questions"] == metrics["n"] and got["num_workers"] == 2 and got["num_shards"] == 3
     assert same_answers(got, metrics) == {}
-    assert comparable(read_predictions(tmp_path)) == comparable(preds)
+    assert differences(read_predictions(tmp_path), preds) == []
     assert [len(read_predictions(d)) for d in shards.shard_dirs(tmp_path)] == [8, 8, 8]
     assert "3 shards merged" in (tmp_path / "summary.md").read_text()
     # run again: every shard is complete, nothing is asked
@@ -63,7 +63,7 @@ def test_a_killed_ray_run_resumes_with_nothing_lost_or_counted_twice(infer_cfg, 
     qids = [p["qid"] for d in shards.shard_dirs(tmp_path) for p in read_predictions(d)]
     assert sorted(qids) == sorted(p["qid"] for p in preds)  # each once
     assert same_answers(resumed, metrics) == {}
-    assert comparable(read_predictions(tmp_path)) == comparable(preds)
+    assert differences(read_predictions(tmp_path), preds) == []
 
 
 def test_a_worker_that_cannot_start_names_the_cause(infer_cfg, tmp_path):

@@ -5,7 +5,7 @@ import json
 import shutil
 
 import pytest
-from shard_checks import comparable, read_predictions, same_answers
+from shard_checks import differences, read_predictions, same_answers
 
 from rra.eval import merge, report, shards
 from rra.eval.run import run_split
@@ -40,7 +40,7 @@ def test_merged_shards_equal_one_process(infer_cfg, single_run, tmp_path):
     assert merge.main([str(tmp_path)]) == 0
     merged = json.loads((tmp_path / "metrics.json").read_text())
     assert same_answers(merged, metrics) == {} and merged["num_shards"] == 3
-    assert comparable(read_predictions(tmp_path)) == comparable(preds)  # same answers, same order
+    assert differences(read_predictions(tmp_path), preds) == []  # same answers, same order
     summary = (tmp_path / "summary.md").read_text()
     assert "3 shards merged" in summary and f"Questions: {metrics['n']}" in summary
     # the merged run dir is a finished run: a plain resume there answers nothing new
@@ -72,7 +72,7 @@ def test_a_shard_killed_mid_way_resumes_with_nothing_lost_or_counted_twice(infer
     assert len(qids) == len(set(qids)) == 12  # the torn line dropped, nothing written twice
     merged = merge.merge(shards.shard_dirs(tmp_path), tmp_path)
     assert same_answers(merged, metrics) == {}
-    assert comparable(read_predictions(tmp_path)) == comparable(preds)
+    assert differences(read_predictions(tmp_path), preds) == []
 
 
 def test_merge_refuses_shards_that_are_not_one_run(infer_cfg, tmp_path):
