@@ -80,8 +80,6 @@ class Encoder(nn.Module):
             return self._pooled(self.tokenize(texts), device)
         ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
         groups = length_groups([len(x) for x in ids])
-        if len(groups) == 1:
-            return self._pooled(self.tokenizer.pad({"input_ids": ids}, return_tensors="pt"), device)
         parts = [self._pooled(self.tokenizer.pad({"input_ids": [ids[i] for i in g]}, return_tensors="pt"), device)
                  for g in groups]
         order = torch.tensor([i for g in groups for i in g], device=device)
@@ -101,10 +99,13 @@ def length_groups(lengths: list[int]) -> list[list[int]]:
     """Indices of `lengths` split into groups of like lengths that minimise the padded tokens plus
     GROUP_COST per group (exact, by dynamic programming over the distinct lengths, at most
     max_length of them), each group at least MIN_GROUP texts where there are that many."""
-    values = sorted(set(lengths))
+    by_length: dict[int, list[int]] = {}
+    for k, n in enumerate(lengths):
+        by_length.setdefault(n, []).append(k)
+    values = sorted(by_length)
     count = [0] * (len(values) + 1)  # count[i]: texts of the i shortest distinct lengths
     for k, v in enumerate(values):
-        count[k + 1] = count[k] + lengths.count(v)
+        count[k + 1] = count[k] + len(by_length[v])
     best = [0.0] + [float("inf")] * len(values)
     cut = [0] * (len(values) + 1)
     for i in range(1, len(values) + 1):  # best[i]: the i shortest distinct lengths in groups
@@ -118,9 +119,6 @@ def length_groups(lengths: list[int]) -> list[list[int]]:
     while i > 0:
         bounds.append((cut[i], i))
         i = cut[i]
-    by_length: dict[int, list[int]] = {}
-    for k, n in enumerate(lengths):
-        by_length.setdefault(n, []).append(k)
     return [[k for v in values[j:i] for k in by_length[v]] for j, i in reversed(bounds)]
 
 
