@@ -3,9 +3,11 @@ last step, and a convergence verdict in train_summary.json. Tiny encoder; train.
 import json
 from pathlib import Path
 
+import lightning as L
 import pytest
+import torch
 
-from rra.training.budget import ConvergenceReport
+from rra.training.budget import ConvergenceReport, TrainingBudget
 from rra.training.run import train
 
 QUIET = ["model=retriever_tiny", "logger=none", "callbacks.progress_bar=null"]
@@ -93,3 +95,120 @@ def test_step_floor_trains_a_few_template_kg_to_convergence(cfg_train, template_
     # what three steps give: far below the floor's (0.30 or 0.54 as float rounding in the encoder
     # falls: three steps of a random encoder leave near-ties that a last-digit change flips)
     assert epochs_only["metrics"]["test/path_acc"] < summary["metrics"]["test/path_acc"] - 0.3
+
+
+def test_a_rise_within_validation_noise_is_not_still_improving():
+    """+0.0065 on 154 validation questions (one more right) is within one standard error of the
+    difference (~0.03): converged; the same rise measured on 100,000 items is not noise."""
+    values = [0.90, 0.9481, 0.9481, 0.9546]
+    r = ConvergenceReport()
+    r.history = [(10 * (i + 1), v) for i, v in enumerate(values)]
+    assert r.verdict(False)["still_improving"] is True  # min_delta alone: 0.0065 > 0.005
+    for n, expected in ((154, False), (100_000, True)):
+        r.errors[r.monitor] = {s: (v * (1 - v) / n) ** 0.5 for s, v in r.history}
+        out = r.verdict(False)
+        assert out["still_improving"] is expected, out
+        assert out["noise_bar"] == pytest.approx(((0.9546 * 0.0454 + 0.9481 * 0.0519) / n) ** 0.5, abs=1e-5)
+    r.errors[r.monitor] = {s: (v * (1 - v) / 154) ** 0.5 for s, v in r.history}
+    assert "within validation noise" in r.verdict(False)["note"]
+
+
+class ScriptedModel(L.LightningModule):
+    """A linear layer trained on noise; validation logs `val/acc` from a script (one value per
+    validation: rising, or settled), and every optimizer step's learning rate is kept."""
+
+    def __init__(self, accuracies: list[float], schedule: str = "linear"):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 1)
+        self.accuracies, self.schedule, self.rates, self.validations = accuracies, schedule, [], 0
+
+    def training_step(self, batch, batch_idx):
+        self.rates.append(self.optimizers().param_groups[0]["lr"])
+        return self.layer(batch).pow(2).mean()
+
+    def validation_step(self, batch, batch_idx):
+        pass
+
+    def on_validation_epoch_end(self):
+        if self.trainer.sanity_checking:
+            return
+        i = min(self.validations, len(self.accuracies) - 1)
+        self.log("val/acc", self.accuracies[i])
+        self.validations += 1
+
+    def configure_optimizers(self):
+        from rra.models.schedule import warmup_schedule
+
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+        return {"optimizer": optimizer,
+                "lr_scheduler": warmup_schedule(optimizer, self.trainer.estimated_stepping_batches, 0, self.schedule)}
+
+
+class NoiseData(L.LightningDataModule):
+    def train_dataloader(self):
+        return torch.utils.data.DataLoader(torch.randn(16, 4), batch_size=4)  # 4 steps an epoch
+
+    def val_dataloader(self):
+        return torch.utils.data.DataLoader(torch.randn(4, 4), batch_size=4)
+
+
+def fit_scripted(accuracies, schedule="linear", extend=1.0, **trainer_kwargs):
+    budget = TrainingBudget(val_every_steps=4, extend=extend, restart_lr=0.5)  # validate every epoch
+    model = ScriptedModel(accuracies, schedule)
+    trainer = L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False, num_sanity_val_steps=0,
+                        callbacks=[budget, ConvergenceReport(monitor="val/acc", min_delta=0.005, window=0.25)],
+                        **trainer_kwargs)
+    trainer.fit(model, datamodule=NoiseData())
+    return trainer, model, budget
+
+
+def test_a_run_still_improving_at_its_plan_trains_on_with_a_restarted_rate():
+    """2 planned epochs of 4 steps, validation rising every epoch: one epoch added twice (half the
+    plan each time), then the cap (1x the plan in added steps) ends it. Each added epoch starts at
+    0.5x the peak rate (0.05) and decays linearly to 0."""
+    trainer, model, budget = fit_scripted([0.5, 0.6, 0.7, 0.8, 0.9])
+    assert trainer.global_step == 16 and model.validations == 4
+    assert [(a["at_step"], a["epochs"], a["steps"], a["improving"]) for a in budget.added] == \
+        [(8, 1, 4, ["val/acc"]), (12, 1, 4, ["val/acc"])]
+    planned = [0.1 * (8 - i) / 8 for i in range(8)]  # linear decay over the plan (no warm-up)
+    added = [0.05 * (4 - i) / 4 for i in range(4)]
+    assert model.rates == pytest.approx(planned + added + added)
+    assert budget.summary()["budget"]["added"] == budget.added
+
+
+def test_a_settled_run_a_zero_extension_and_an_explicit_step_budget_end_at_the_plan():
+    trainer, model, budget = fit_scripted([0.9, 0.902])  # the last validation within min_delta of the first
+    assert trainer.global_step == 8 and not budget.added
+    trainer, model, budget = fit_scripted([0.5, 0.6, 0.7], extend=0.0)
+    assert trainer.global_step == 8 and not budget.added
+    trainer, model, budget = fit_scripted([0.5, 0.6, 0.7], max_steps=8)
+    assert trainer.global_step == 8 and not budget.added
+
+
+def test_a_constant_schedule_stays_constant_when_training_on():
+    trainer, model, budget = fit_scripted([0.5, 0.6, 0.7, 0.8, 0.9], schedule="constant")
+    assert trainer.global_step == 16 and model.rates == pytest.approx([0.1] * 16)
+
+
+def test_the_retriever_reports_its_validation_noise():
+    """sqrt(p(1-p)/n) of path and plan accuracy over their validation items; the retrieval
+    accuracy (their mean): the mean's standard error."""
+    from torchmetrics import MeanMetric
+
+    from rra.models.retriever import Retriever
+
+    class Fake:  # the few attributes _validation_noise reads, as the retriever's metrics hold them
+        def __init__(self, values):
+            self.val_metrics = {"path_acc": MeanMetric(), "plan_acc": MeanMetric()}
+            for name, v in values.items():
+                self.val_metrics[name].update(torch.tensor(v, dtype=torch.float32))
+
+    fake = Fake({"path_acc": [1.0] * 90 + [0.0] * 10, "plan_acc": [1.0] * 15 + [0.0] * 5})
+    noise = Retriever._validation_noise(fake)
+    path, plan = (0.9 * 0.1 / 100) ** 0.5, (0.75 * 0.25 / 20) ** 0.5
+    assert noise["val/path_acc"] == pytest.approx(path)
+    assert noise["val/plan_acc"] == pytest.approx(plan)
+    assert noise["val/retrieval_acc"] == pytest.approx((path ** 2 + plan ** 2) ** 0.5 / 2)
+    chains_only = Fake({"path_acc": [1.0, 0.0]})
+    assert set(Retriever._validation_noise(chains_only)) == {"val/path_acc", "val/retrieval_acc"}
