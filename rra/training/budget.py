@@ -127,35 +127,36 @@ class TrainingBudget(Callback):
         # the fit loop asks whether it is done
         if self._last_step is None or trainer.global_step < self._last_step or not trainer.should_stop:
             return
-        epochs = self._epochs_to_add(trainer, pl_module)
-        epochs = trainer.strategy.broadcast(epochs, src=0)  # every DDP process trains the same steps
-        if not epochs:
+        decision = self._decide(trainer, pl_module) if trainer.is_global_zero else None
+        decision = trainer.strategy.broadcast(decision, src=0)  # every DDP process trains the same steps
+        if not decision:
             return
-        spe, start = self.plan["steps_per_epoch"], trainer.global_step
-        steps = epochs * spe
+        epochs, start = decision["epochs"], trainer.global_step
+        steps = epochs * self.plan["steps_per_epoch"]
         rates = restart_schedules(trainer, start, start + steps, self.restart_lr)
         trainer.fit_loop.max_epochs += epochs
         trainer.should_stop = False
         self._last_step = start + steps
-        self.added[-1].update(epochs=epochs, steps=steps, until_step=self._last_step, restarted_lr=rates)
+        self.added.append({**decision, "steps": steps, "until_step": self._last_step, "restarted_lr": rates})
         log.warning("training budget: %s still improving at step %d (the planned end): %d more epochs "
                     "(%d steps) with the learning rate restarted at %.2fx its peak; "
                     "callbacks.budget.extend=0 ends training at the plan", ", ".join(self.added[-1]["improving"]),
                     start, epochs, steps, self.restart_lr)
 
-    def _epochs_to_add(self, trainer: L.Trainer, pl_module) -> int:
-        """Epochs to train on (rank 0's view), 0 to stop; what was decided and why goes to `added`."""
-        if self.extend <= 0 or self.plan.get("max_steps") is not None or not trainer.is_global_zero:
-            return 0
+    def _decide(self, trainer: L.Trainer, pl_module) -> dict | None:
+        """Rank 0's verdict at the planned end: {epochs, at_step, improving, why} to train on, or None."""
+        if self.extend <= 0 or self.plan.get("max_steps") is not None:
+            return None
         if any(c.stopping_reason != EarlyStoppingReason.NOT_STOPPED for c in trainer.early_stopping_callbacks):
-            return 0
+            return None
         report = next((c for c in trainer.callbacks if isinstance(c, ConvergenceReport)), None)
         if report is None:
-            return 0
-        report.record(trainer, pl_module)  # this epoch's last validation, if its own hook has not run yet
+            return None
+        # its own on_validation_end recorded this epoch's validations; reading trainer.callback_metrics
+        # here would be a collective that rank 0 alone enters (a DDP deadlock)
         verdict = report.verdict(stopped_early=False)
         if not verdict.get("still_improving"):
-            return 0
+            return None
         spe, planned = self.plan["steps_per_epoch"], self.plan["planned_steps"]
         left = int(self.extend * planned) - sum(a.get("steps", 0) for a in self.added)
         epochs = min(max(1, math.ceil(self.plan["max_epochs"] / 2)), left // spe)
@@ -164,10 +165,9 @@ class TrainingBudget(Callback):
         if epochs <= 0:
             log.info("training budget: still improving at step %d, but %.1fx the plan is trained already "
                      "(callbacks.budget.extend=%s)", trainer.global_step, 1 + self.extend, self.extend)
-            return 0
-        self.added.append({"at_step": trainer.global_step, "improving": verdict.get("improving") or [report.monitor],
-                           "why": gains})
-        return epochs
+            return None
+        return {"at_step": trainer.global_step, "epochs": epochs,
+                "improving": verdict.get("improving") or [report.monitor], "why": gains}
 
 
 def restart_schedules(trainer: L.Trainer, start: int, end: int, peak: float) -> list[float]:
@@ -240,8 +240,7 @@ class ConvergenceReport(Callback):
 
     def record(self, trainer: L.Trainer, pl_module) -> None:
         """This validation's value (and standard error, where the model reports one) of each watched
-        metric. Recording the same step twice keeps the last (the budget records before this
-        callback's own hook runs)."""
+        metric. Recording the same step twice keeps the last."""
         if trainer.sanity_checking or trainer.state.fn != "fit":  # validate() after fit is not its history
             return
         step = trainer.global_step
@@ -276,13 +275,14 @@ class ConvergenceReport(Callback):
         se = [errors.get(history[i][0]) for i in (i_recent, i_before)]
         bar = self.z * math.sqrt(sum(e * e for e in se)) if None not in se else 0.0
         at_ceiling = self.ceiling is not None and self.mode == "max" and values[-1] >= self.ceiling - 1e-9
-        out.update(still_improving=bool(gain > self.min_delta and gain > bar and not stopped_early and not at_ceiling),
+        beyond_noise = bar <= 0 or gain > bar  # z=0 (or no standard errors): min_delta alone decides
+        out.update(still_improving=bool(gain > self.min_delta and beyond_noise and not stopped_early and not at_ceiling),
                    recent_gain=round(sign * gain, 5), recent_validations=recent)
         if None not in se:
             out["noise_bar"] = round(bar, 5)  # z standard errors of the difference of the two validations
         if at_ceiling:
             out["note"] = f"at its ceiling ({self.ceiling})"
-        elif gain > self.min_delta and gain <= bar:
+        elif gain > self.min_delta and not beyond_noise:
             out["note"] = f"the rise ({gain:.4f}) is within validation noise ({bar:.4f})"
         return out
 
