@@ -113,6 +113,26 @@ def test_a_rise_within_validation_noise_is_not_still_improving():
     assert "within validation noise" in r.verdict(False)["note"]
 
 
+def judged(values: list[float], n: int, z: float = 1.0) -> dict:
+    """The verdict on one validation history whose values are accuracies over n items."""
+    r = ConvergenceReport(z=z)
+    r.history = [(54 * (i + 1), v) for i, v in enumerate(values)]
+    r.errors[r.monitor] = {s: (v * (1 - v) / n) ** 0.5 for s, v in r.history}
+    return r.verdict(False)
+
+
+def test_recorded_histories_against_the_noise_bar():
+    """A real run's validations (bench_query_plans.json, train.convergence_history): the scholarly KG's
+    path accuracy over its 320 validation paths at the planned end (3 epochs) rose +0.059 over a bar
+    of 0.025, so it trained on; after two more epochs (a dip from the restarted rate, then 0.922) it
+    had settled."""
+    scholarly_paths = [0.77812, 0.85625, 0.91562]
+    at_plan = judged(scholarly_paths, 320)
+    assert at_plan["still_improving"] and at_plan["noise_bar"] == pytest.approx(0.02502, abs=1e-4)
+    assert judged(scholarly_paths, 320, z=2.0)["still_improving"]  # 0.059 > 0.050: not a coin flip
+    assert not judged(scholarly_paths + [0.89688, 0.92188], 320)["still_improving"]
+
+
 class ScriptedModel(L.LightningModule):
     """A linear layer trained on noise; validation logs `val/acc` from a script (one value per
     validation: rising, or settled), and every optimizer step's learning rate is kept."""
