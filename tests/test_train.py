@@ -47,8 +47,9 @@ def test_lightnings_own_fast_dev_run_saves_no_checkpoint(cfg_train, tmp_path):
 def test_train_publishes_best_and_resumes_from_last(cfg_train, tmp_path):
     from rra.models.retriever import Retriever
 
-    # epochs alone (no step floor): resuming with max_epochs=3 is then exactly one more epoch
-    cfg = cfg_train(BASE + ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false"])
+    # epochs alone (no step floor, no training on past the plan): resuming with max_epochs=3 is then
+    # exactly one more epoch
+    cfg = cfg_train(BASE + ["trainer.max_epochs=2", "trainer.min_steps=0", "test=false", "callbacks.budget.extend=0"])
     metrics = train(cfg)
     ckpt_dir = tmp_path / "run" / "checkpoints"
     assert (ckpt_dir / "last.ckpt").is_file()
@@ -74,7 +75,7 @@ def test_train_publishes_best_and_resumes_from_last(cfg_train, tmp_path):
     import torch
     steps_before = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
     resumed = cfg_train(BASE + ["trainer.max_epochs=3", "trainer.min_steps=0", "test=false", "publish_best=false",
-                                     f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
+                                     "callbacks.budget.extend=0", f"ckpt_path={ckpt_dir / 'last.ckpt'}"])
     train(resumed)
     after = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
     assert after["global_step"] == steps_before * 3 // 2  # one more epoch, not a restart

@@ -20,8 +20,8 @@ training, whether it was still rising (logged as a loud warning, and returned by
 train_summary.json) with the setting that gives the run more steps.
 
 Training on while still improving (`TrainingBudget(extend=...)`): at the planned end, where the
-convergence report says a metric the checkpoint is chosen on is still rising (beyond validation
-noise), half the planned epochs are trained again (at least one) with the learning rate restarted at
+convergence report says the metric the checkpoint is chosen on (its `monitor`) is still rising
+beyond validation noise, half the planned epochs are trained again (at least one) with the learning rate restarted at
 `restart_lr` x its peak and decaying linearly to 0 over them, then checked again, up to `extend` x
 the plan in added steps. Why: a KG of many relations and plan shapes (the scholarly benchmark KG)
 was still learning at the default 3 epochs (96.2 Hits@1; 98.6 with a hand-set `trainer.min_steps`),
@@ -154,8 +154,10 @@ class TrainingBudget(Callback):
             return None
         # its own on_validation_end recorded this epoch's validations; reading trainer.callback_metrics
         # here would be a collective that rank 0 alone enters (a DDP deadlock)
+        # the metric the checkpoint is chosen on: more steps pay only if they can give a better
+        # checkpoint by it (a head rising within the monitor's noise is reported, not trained for)
         verdict = report.verdict(stopped_early=False)
-        if not verdict.get("still_improving"):
+        if not report.judge(report.monitor, stopped_early=False).get("still_improving"):
             return None
         spe, planned = self.plan["steps_per_epoch"], self.plan["planned_steps"]
         left = int(self.extend * planned) - sum(a.get("steps", 0) for a in self.added)
@@ -259,7 +261,8 @@ class ConvergenceReport(Callback):
     def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
         self.record(trainer, pl_module)
 
-    def _one(self, name: str, stopped_early: bool) -> dict:
+    def judge(self, name: str, stopped_early: bool) -> dict:
+        """One metric's verdict (what `verdict` gives for each watched metric)."""
         history = self.histories.get(name, [])
         values = [v for _, v in history]
         sign = 1.0 if self.mode == "max" else -1.0
@@ -289,8 +292,8 @@ class ConvergenceReport(Callback):
     def verdict(self, stopped_early: bool) -> dict:
         """The monitor's verdict, with the other watched metrics under `heads`; `still_improving`
         is true when any of them still was."""
-        out = self._one(self.monitor, stopped_early)
-        others = [self._one(name, stopped_early) for name in self.also if self.histories.get(name)]
+        out = self.judge(self.monitor, stopped_early)
+        others = [self.judge(name, stopped_early) for name in self.also if self.histories.get(name)]
         if others:
             out["heads"] = others
             improving = [v["monitor"] for v in [out, *others] if v.get("still_improving")]
@@ -306,7 +309,7 @@ class ConvergenceReport(Callback):
             name = (self.report.get("improving") or [self.monitor])[0]
             h = self.histories[name]
             first, last = h[0][1], h[-1][1]
-            one = self._one(name, stopped_early)
+            one = self.judge(name, stopped_early)
             self.report["advice"] = (f"train longer, e.g. trainer.min_steps={2 * steps} "
                                      f"(or trainer.max_epochs={2 * max(trainer.current_epoch, 1)})")
             bar = "!" * 72
