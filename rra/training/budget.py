@@ -312,12 +312,18 @@ class ConvergenceReport(Callback):
             one = self.judge(name, stopped_early)
             self.report["advice"] = (f"train longer, e.g. trainer.min_steps={2 * steps} "
                                      f"(or trainer.max_epochs={2 * max(trainer.current_epoch, 1)})")
+            noise = f", noise bar {one['noise_bar']:.4f}" if one.get("noise_bar") else ""
+            monitor = self.judge(self.monitor, stopped_early)
+            settled = "" if monitor.get("still_improving") else (
+                f"\n{self.monitor}, which chooses the checkpoint, had settled ({monitor.get('recent_gain', 0):+.4f}"
+                + (f" within its noise bar {monitor['noise_bar']:.4f}" if monitor.get("noise_bar") else "")
+                + "): the training budget trains on only for it, and more steps may not give a better checkpoint.")
             bar = "!" * 72
             log.warning("\n%s\nNOT CONVERGED: %s was still improving when training ended (%.4f at the first "
-                        "validation, %.4f at the last, +%.4f over the last %d of %d validations, %d steps).\n"
+                        "validation, %.4f at the last, +%.4f over the last %d of %d validations%s, %d steps).%s\n"
                         "The checkpoint is usable but under-trained: %s.\n%s", bar, name, first, last,
                         abs(one["recent_gain"]), one["recent_validations"],
-                        one["validations"], steps, self.report["advice"], bar)
+                        one["validations"], noise, steps, settled, self.report["advice"], bar)
         elif self.report.get("still_improving") is False:
             log.info("converged: %s settled at %.4f (best %.4f) over %d validations", self.monitor,
                      self.history[-1][1], max(v for _, v in self.history) if self.mode == "max"

@@ -133,7 +133,7 @@ def test_recorded_histories_against_the_noise_bar():
     assert not judged(scholarly_paths + [0.89688, 0.92188], 320)["still_improving"]
 
 
-def test_a_head_rising_within_the_monitors_noise_is_reported_not_trained_for():
+def test_a_head_rising_within_the_monitors_noise_is_reported_not_trained_for(caplog):
     """The built-in default run at its plan (step 188; bench/results/builtin_default_run_trained_on.json): plan accuracy over 154 validation questions rose +0.013 (2 questions) over a bar of
     0.0129, the monitor (the mean of path and plan accuracy) +0.008 over its bar of 0.011. The verdict
     says the head still rises; the budget, which reads the monitor, ends training at the plan."""
@@ -150,6 +150,14 @@ def test_a_head_rising_within_the_monitors_noise_is_reported_not_trained_for():
     verdict = r.verdict(False)
     assert verdict["still_improving"] and verdict["improving"] == ["val/plan_acc"]
     assert r.judge("val/retrieval_acc", False)["still_improving"] is False
+
+    class Trainer:  # what on_fit_end reads
+        early_stopping_callbacks, global_step, current_epoch = [], 188, 4
+
+    with caplog.at_level("WARNING", logger="rra.training.budget"):
+        r.on_fit_end(Trainer(), None)
+    assert "NOT CONVERGED: val/plan_acc" in caplog.text and "noise bar 0.0129" in caplog.text
+    assert "val/retrieval_acc, which chooses the checkpoint, had settled (+0.0081 within its noise bar 0.0111)" in caplog.text
 
 
 class ScriptedModel(L.LightningModule):
