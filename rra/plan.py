@@ -157,6 +157,12 @@ class QueryPlan:
         return "comparison" if self.constraints else "chain"
 
     @property
+    def entities(self) -> list[str]:
+        """Every entity the plan names: its anchors, a named intermediate and the entity a yes/no asks
+        about (what a reader of the plan needs labels for)."""
+        return [*self.anchors, *([self.via.entity] if self.via else []), *([self.ask] if self.ask else [])]
+
+    @property
     def complexity(self) -> int:
         """How many parts the plan joins (anchors, conditions, a named intermediate); an aggregation
         changes what is answered, not how much the plan assumes, so it adds none."""

@@ -255,7 +255,7 @@ class RRAPipeline(QAMethod):
         """Labels of every entity the questions retrieved, in one `labels` call for the batch
         (chunked by the backend); each context gets its labels and its triples written with them."""
         wanted = [{e for t in c.retrieval.triples for e in (t.head, t.tail)} | {e for p in c.retrieval.ranked for e in p.ends}
-                  | {a for p in c.retrieval.plans for a in p.plan.anchors} for c in contexts]
+                  | {e for p in c.retrieval.plans for e in p.plan.entities} for c in contexts]
         try:
             labels = self.kg.labels(sorted(set().union(*wanted)))
         except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them

@@ -111,6 +111,9 @@ def test_count_answers_a_number_and_yes_no_a_yes_or_no(rra):
     other = next(b for b in sorted(KG.neighbors("publisher/lamplight_press", "^published_by")) if b not in BOOKS)
     no = rra.answer(QAExample(f"did [Marit Lindgrave] write [{KG.label(other)}]", [WRITER, other], ["no"]))
     assert no.answers == ["no"]
+    # the entity asked about is named by its label, though no triple the plan walked holds it
+    asked = no.extra["plan"]["ask"]
+    assert f"the answer is yes if {KG.label(asked)} is one of them" in no.knowledge, no.knowledge
 
 
 def test_chain_questions_take_the_chain_path_unchanged():
