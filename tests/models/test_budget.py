@@ -131,6 +131,17 @@ def test_recorded_histories_against_the_noise_bar():
     assert at_plan["still_improving"] and at_plan["noise_bar"] == pytest.approx(0.02502, abs=1e-4)
     assert judged(scholarly_paths, 320, z=2.0)["still_improving"]  # 0.059 > 0.050: not a coin flip
     assert not judged(scholarly_paths + [0.89688, 0.92188], 320)["still_improving"]
+    # the monitor, the mean of path and plan accuracy (216 plan questions), decides the same: on, then settled
+    plans = [0.97685, 0.99074, 0.99537, 0.98611, 0.99537]
+    r = ConvergenceReport(monitor="val/retrieval_acc")
+    for i, (p, q) in enumerate(zip(scholarly_paths + [0.89688, 0.92188], plans)):
+        se = ((p * (1 - p) / 320) + (q * (1 - q) / 216)) ** 0.5 / 2
+        r.history = r.history + [(54 * (i + 1), (p + q) / 2)]
+        r.errors.setdefault(r.monitor, {})[54 * (i + 1)] = se
+        if i == 2:
+            at_plan = r.judge(r.monitor, False)
+            assert at_plan["still_improving"] and at_plan["noise_bar"] == pytest.approx(0.01313, abs=1e-4)
+    assert r.judge(r.monitor, False)["still_improving"] is False
 
 
 def test_a_head_rising_within_the_monitors_noise_is_reported_not_trained_for(caplog):
