@@ -241,7 +241,7 @@ class ConvergenceReport(Callback):
     def history(self, values: list[tuple[int, float]]) -> None:
         self.histories[self.monitor] = list(values)
 
-    def record(self, trainer: L.Trainer, pl_module) -> None:
+    def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
         """This validation's value (and standard error, where the model reports one) of each watched
         metric. Recording the same step twice keeps the last."""
         if trainer.sanity_checking or trainer.state.fn != "fit":  # validate() after fit is not its history
@@ -258,9 +258,6 @@ class ConvergenceReport(Callback):
             h.append((step, float(value)))
             if noise.get(name) is not None:
                 self.errors.setdefault(name, {})[step] = float(noise[name])
-
-    def on_validation_end(self, trainer: L.Trainer, pl_module) -> None:
-        self.record(trainer, pl_module)
 
     def judge(self, name: str, stopped_early: bool) -> dict:
         """One metric's verdict (what `verdict` gives for each watched metric)."""
