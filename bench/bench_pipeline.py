@@ -5,7 +5,7 @@
     # (b) 2-hop, fixed 500-question sample, local SmolLM2 answerer -> bench/results/bench_pipeline_llm.json
     python -m bench.bench_pipeline llm --ckpt checkpoints/metaqa/best.ckpt --n 500
 
-Each configuration streams its predictions to bench/cache/bench_pipeline/<name>.jsonl (a killed run
+Each configuration streams its predictions to bench/cache/bench_pipeline/<name>_<checkpoint>.jsonl (a killed run
 resumes there) and its metrics into the results JSON, merged with what is already there, so
 configurations can be run one at a time (`--configs triple_free template_choice`).
 Hits@1 of free-form LLM configurations counts a gold answer appearing in the reply (the RRA paper's
@@ -13,6 +13,7 @@ scoring); graph-scorer and choice configurations count the top answer only.
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 from pathlib import Path
@@ -37,10 +38,18 @@ ANCHORS = {  # published MetaQA Hits@1 (1/2/3-hop), models trained on the full o
 TARGETS = {"1hop": 98.0, "2hop": 99.5, "3hop": 99.0}
 
 
-def run(pipe: RRAPipeline, examples, name: str, batch_size: int) -> dict:
-    """Answer `examples` (resuming bench/cache/<name>.jsonl) with infer.py's loop, return metrics over all of them."""
+def cache_file(name: str, ckpt: str) -> Path:
+    """bench/cache/bench_pipeline/<name>_<checkpoint tag>.jsonl: a run resumes only the predictions of the
+    same checkpoint file (path, size, modification time), never another training's under one name."""
+    st = Path(ckpt).resolve().stat()
+    tag = hashlib.sha1(f"{Path(ckpt).resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:10]
+    return CACHE / f"{name}_{tag}.jsonl"
+
+
+def run(pipe: RRAPipeline, examples, cache: Path, batch_size: int) -> dict:
+    """Answer `examples` (resuming `cache`) with infer.py's loop, return metrics over all of them."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    m, _ = answer_and_score(pipe, examples, PredictionWriter(CACHE / f"{name}.jsonl"), batch_size, desc=name)
+    m, _ = answer_and_score(pipe, examples, PredictionWriter(cache), batch_size, desc=cache.stem)
     m["wall_s"] = round(m["wall_s"], 2)
     m["resumed"] = m["n"] - m.pop("new_questions")
     return m
@@ -82,12 +91,11 @@ def bench_metaqa(args, writer: Run) -> None:
     figures = {}
     for hop in args.hops:
         examples = load_metaqa(root, hops=[hop], split="test", limit=args.limit)
-        m = run(pipe, examples, f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}",
-                args.batch_size)
+        cache = cache_file(f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}", args.ckpt)
+        m = run(pipe, examples, cache, args.batch_size)
         m["run_config"] = {"topk": args.topk, "candidates": args.candidates, "limit": args.limit,
                            "max_triples": args.max_triples, "aggregate": args.aggregate, "command": writer.command}
-        m.update(ambiguity(kg, CACHE / f"metaqa_{hop}hop_graph{'_limit' + str(args.limit) if args.limit else ''}.jsonl",
-                           {e.qid for e in examples}))
+        m.update(ambiguity(kg, cache, {e.qid for e in examples}))
         m["target_hits@1"] = TARGETS[f"{hop}hop"]
         m["published_hits@1"] = {k: v[hop - 1] for k, v in ANCHORS.items()}
         figures[f"{hop}hop"] = m
@@ -155,7 +163,7 @@ def bench_llm(args, writer: Run) -> None:
     for name in args.configs:
         rw, kind = LLM_CONFIGS[name]
         pipe = build_method(kg, llm, rra_overrides(args) + llm_config(name, args))
-        m = run(pipe, examples, f"metaqa_2hop_n{args.n}_{name}", args.batch_size)
+        m = run(pipe, examples, cache_file(f"metaqa_2hop_n{args.n}_{name}", args.ckpt), args.batch_size)
         m["rewriter"], m["answer"] = rw, kind
         figures[name] = m
         print(f"{name}: Hits@1 {m['hits@1']:.1f} ({m['hits_mode']}), F1 {m['f1']:.1f}, "
