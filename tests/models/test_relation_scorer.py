@@ -200,3 +200,23 @@ def test_a_deduplicated_item_learns_against_every_anchors_frontier():
     dm.setup()
     (item,) = dm.splits["train"]
     assert item["anchor"] == "Film A" and item["candidates"] == [["has_imdb_rating", "starred_actors"]]
+
+
+def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
+    """'who wrote the films [Ann] starred in': at the films, `written_by` is gold and no film here is
+    also a writer, so the frontier never offers `^written_by`; at answer time a wide frontier does (a
+    film titled like a writer), and the scorer must have learnt which way the step walks. Kept under
+    the cap; off (the default) the frontier is as the graph has it."""
+    kg = NetworkXGraph([Triple("Film A", "starred_actors", "Ann"), Triple("Film A", "written_by", "Wes")]
+                       + [Triple("Film A", f"rel_{i:02d}", f"x{i}") for i in range(20)])
+    q = QAExample("who wrote the films [Ann] starred in", ["Ann"], ["Wes"], ["^starred_actors", "written_by"])
+    for inverse_negatives, cap in ((True, 64), (True, 4), (False, 64)):
+        dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given", max_candidates=cap,
+                                 inverse_negatives=inverse_negatives)
+        dm.setup()
+        (item,) = dm.splits["train"]
+        first, second = item["candidates"]
+        assert len(second) == min(cap, 23 if inverse_negatives else 22) and "written_by" in second
+        assert ("^written_by" in second) == inverse_negatives and ("starred_actors" in first) == inverse_negatives
+        assert "^written_by" not in kg.relations("Film A")  # not from the frontier
+        assert set(item["texts"]) >= set(first) | set(second)

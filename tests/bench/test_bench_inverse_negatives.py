@@ -1,0 +1,15 @@
+"""bench_inverse_negatives counts a path miss as 'one relation reversed' only when the rest of the path is gold."""
+import json
+
+from bench.bench_inverse_negatives import misses
+
+
+def test_misses_split_reversed_relations_from_the_rest(tmp_path):
+    rows = [("a", ["starred_actors", "^starred_actors", "written_by"], ["starred_actors", "^starred_actors", "^written_by"]),
+            ("b", ["^written_by", "starred_actors"], ["^written_by", "starred_actors"]),          # right
+            ("c", ["^written_by", "starred_actors"], ["^directed_by", "^starred_actors"]),       # two differ
+            ("d", ["directed_by"], ["directed_by", "^directed_by"]),                              # longer
+            ("e", None, ["x"])]                                                                   # no gold: not counted
+    f = tmp_path / "p.jsonl"
+    f.write_text("".join(json.dumps({"qid": q, "gold_path": g, "pred_path": p}) + "\n" for q, g, p in rows))
+    assert misses(f) == {"questions": 4, "path_misses": 3, "one_relation_reversed": 1}
