@@ -411,14 +411,17 @@ class Retriever(L.LightningModule):
             self._log(split, "hop_acc", out["hop_correct"], len(out["hops"]), prog_bar=split != "train")
             self._log(split, "step_acc", out["step_correct"], len(out["step_correct"]))
             if split != "train":
-                self._log_decoding(out, split)
+                accept = [a for a, p in zip(batch.get("accept") or [None] * n, batch["path"]) if p is not None]
+                self._log_decoding(out, split, accept)
         if "plan_correct" in out:
             self._log(split, "plan_acc", out["plan_correct"], len(out["plan_correct"]), prog_bar=split != "train")
         return out["loss"]
 
-    def _log_decoding(self, out: dict, split: str) -> None:
+    def _log_decoding(self, out: dict, split: str, accept: list | None = None) -> None:
         """Full decoding as at inference, compared to the gold path: the classifier's predicted hop
-        count and beam search; the scorer's graph-constrained search (lengths from the search)."""
+        count and beam search; the scorer's graph-constrained search (lengths from the search).
+        `accept[i]`: other paths that explain item i's questions as well as its label (a KG-derived
+        tie, rra.data.datamodule); a prediction among them counts as right, as its answers would."""
         beam = self.hparams.beam
         if self.scorer:
             found = self._decode_with_graph(out)
@@ -428,15 +431,16 @@ class Retriever(L.LightningModule):
             beams = self._search(out["questions"], out["first_rel_logits"], hop_pred, beam)
             found = [[tuple(self.relations[r] for r in ids) for ids, _ in b] for b in beams]
         gold = [tuple(p) for p in out["paths"]]
-        top1 = torch.tensor([float(bool(b) and b[0] == g) for b, g in zip(found, gold)], device=self.device)
-        topk = torch.tensor([float(g in b) for b, g in zip(found, gold)], device=self.device)
+        ok = [{g, *(tuple(a) for a in (alt or ()))} for g, alt in zip(gold, accept or [None] * len(gold))]
+        top1 = torch.tensor([float(bool(b) and b[0] in o) for b, o in zip(found, ok)], device=self.device)
+        topk = torch.tensor([float(bool(o & set(b))) for b, o in zip(found, ok)], device=self.device)
         n = len(gold)
         self._log(split, "path_acc", top1, n, prog_bar=True)
         self._log(split, f"path_acc_top{beam}", topk, n)
         if split == "val":
-            for q, b, g, hop in zip(out["questions"], found, gold, hop_pred):
+            for q, b, g, o, hop in zip(out["questions"], found, gold, ok, hop_pred):
                 self.decoded.append({"question": q, "gold_path": list(g), "pred_path": list(b[0]) if b else [],
-                                     "gold_hop": len(g), "pred_hop": hop, "correct": bool(b) and b[0] == g})
+                                     "gold_hop": len(g), "pred_hop": hop, "correct": bool(b) and b[0] in o})
         hops = torch.tensor(out["hops"], device=self.device)
         for h in range(1, self.hparams.max_hops + 1):
             if (hops == h).any():

@@ -220,3 +220,22 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
         assert ("^written_by" in second) == inverse_negatives and ("starred_actors" in first) == inverse_negatives
         assert "^written_by" not in kg.relations("Film A")  # not from the frontier
         assert set(item["texts"]) >= set(first) | set(second)
+
+
+def test_validation_accepts_paths_that_explain_the_questions_as_well_as_the_label():
+    """A film whose writer is also its director: for 'who wrote [E]' asked only of it, `written_by`
+    and `directed_by` explain the answers equally (a KG-derived tie). The item keeps one label and
+    carries the other as accepted, so validation does not count the model wrong for the other."""
+    kg = NetworkXGraph([Triple("Film A", "written_by", "Wes"), Triple("Film A", "directed_by", "Wes"),
+                        Triple("Film B", "written_by", "Ann"), Triple("Film B", "directed_by", "Dan")])
+    tie = QAExample("who wrote [Film A]", ["Film A"], ["Wes"])
+    clear = QAExample("who is the writer of [Film B]", ["Film B"], ["Ann"])
+    dm = RetrieverDataModule(Dataset(train=[tie, clear]), kg, val_fraction=0.0, train_paths="kg",
+                             supervision_cache=False)
+    dm.setup()
+    by_q = {x["question"]: x for x in dm._items([tie, clear], dedupe=True)}
+    label, (other,) = by_q["who wrote [E]"]["path"], by_q["who wrote [E]"]["accept"]
+    assert sorted([label, other]) == [["directed_by"], ["written_by"]]  # one label, the other accepted
+    assert "accept" not in by_q["who is the writer of [E]"]
+    batch = collate(list(by_q.values()))
+    assert batch["accept"] == [by_q[q].get("accept") for q in batch["question"]]

@@ -1,7 +1,7 @@
-"""bench_inverse_negatives counts a path miss as 'one relation reversed' only when the rest of the path is gold."""
+"""bench_training_variants counts a path miss as 'one relation reversed' only when the rest of the path is gold."""
 import json
 
-from bench.bench_inverse_negatives import misses
+from bench.bench_training_variants import misses
 
 
 def test_misses_split_reversed_relations_from_the_rest(tmp_path):

@@ -1,12 +1,13 @@
-"""`datamodule.inverse_negatives` side by side: the record of trainings with and without it, read from
-what they wrote (train_summary.json, bench_pipeline's and bench_default_run's JSON and predictions).
+"""Training variants side by side (`datamodule.inverse_negatives`; validation that accepts tied paths):
+the record of trainings with and without each, read from what they wrote (train_summary.json,
+bench_pipeline's and bench_default_run's JSON and predictions).
 
     python train.py experiment=metaqa data.root=../shared/data/metaqa name=mq_inv datamodule.inverse_negatives=true
     python train.py experiment=metaqa data.root=../shared/data/metaqa name=mq_base
     python -m bench.bench_pipeline --threads 1 --ckpt checkpoints/mq_inv/best.ckpt --out INV.json metaqa --hops 2 3
     (the same for mq_base, and for the inverse run's fine-tuned checkpoint best_epoch_*.ckpt)
     python -m bench.bench_default_run --out DEFAULT_INV.json datamodule.inverse_negatives=true
-    python -m bench.bench_inverse_negatives --run NAME=TRAIN_SUMMARY:PIPELINE_JSON[,PIPELINE_JSON]:PREDICTIONS[,...] \
+    python -m bench.bench_training_variants --run NAME=TRAIN_SUMMARY:PIPELINE_JSON[,PIPELINE_JSON]:PREDICTIONS[,...] \
         --default-run NAME=DEFAULT_RUN_JSON ...
 
 For each run: the training (steps, fit seconds, the published mix), Hits@1 per hop, and its path
@@ -64,7 +65,7 @@ def default_run(path: str) -> dict:
 
 
 def parser():
-    ap = arguments("bench_inverse_negatives", __doc__)
+    ap = arguments("bench_training_variants", __doc__)
     ap.add_argument("--run", nargs="*", default=[], help="NAME=TRAIN_SUMMARY:PIPELINE_JSONS:PREDICTION_FILES")
     ap.add_argument("--default-run", nargs="*", default=[], help="NAME=bench_default_run JSON")
     ap.add_argument("--note", default="")
@@ -74,7 +75,7 @@ def parser():
 
 def main() -> None:
     args = parser().parse_args()
-    run = Run.start("bench_inverse_negatives", args)
+    run = Run.start("bench_training_variants", args)
     runs = {name: one_run(spec) for name, spec in (r.split("=", 1) for r in args.run)}
     defaults = {name: default_run(p) for name, p in (r.split("=", 1) for r in args.default_run)}
     run.write({"figures": {"metaqa": runs, "builtin_default_run": defaults}, "note": args.note}, args.out)
