@@ -239,3 +239,25 @@ def test_validation_accepts_paths_that_explain_the_questions_as_well_as_the_labe
     assert "accept" not in by_q["who is the writer of [E]"]
     batch = collate(list(by_q.values()))
     assert batch["accept"] == [by_q[q].get("accept") for q in batch["question"]]
+
+
+def test_validation_counts_an_accepted_path_right(trained, monkeypatch):
+    """An item whose label is swapped for another path of its length fails validation, unless the path
+    the model walks is among its accepted ones (rra.models.retriever._log_decoding)."""
+    model, batch = trained
+    model.eval()
+    seen = {}
+    monkeypatch.setattr(model, "_log", lambda split, name, values, n, **_: seen.__setitem__(name, values.clone()))
+    monkeypatch.setattr(model, "decoded", [])
+    with torch.no_grad():
+        out = model.model_step(batch)
+    found = model._decode_with_graph(out)  # what validation walks, as inference would
+    i = next(k for k, (p, b) in enumerate(zip(out["paths"], found)) if b and len(b[0]) == 1)
+    walked = list(found[i][0])
+    out["paths"][i] = ["some_other_relation"]  # the label the vote kept; the walked path tied with it
+    model._log_decoding(out, "val")
+    assert seen["path_acc"][i] == 0.0
+    accept = [None] * len(out["paths"])
+    accept[i] = [walked]
+    model._log_decoding(out, "val", accept)
+    assert seen["path_acc"][i] == 1.0 and model.decoded[-len(out["paths"]) + i]["correct"]
