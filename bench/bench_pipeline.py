@@ -41,8 +41,9 @@ TARGETS = {"1hop": 98.0, "2hop": 99.5, "3hop": 99.0}
 def cache_file(name: str, ckpt: str) -> Path:
     """bench/cache/bench_pipeline/<name>_<checkpoint tag>.jsonl: a run resumes only the predictions of the
     same checkpoint file (path, size, modification time), never another training's under one name."""
-    st = Path(ckpt).resolve().stat()
-    tag = hashlib.sha1(f"{Path(ckpt).resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:10]
+    path = Path(ckpt).resolve()
+    st = path.stat()
+    tag = hashlib.sha1(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:10]
     return CACHE / f"{name}_{tag}.jsonl"
 
 

@@ -515,9 +515,9 @@ class RetrieverDataModule(L.LightningDataModule):
             others = sorted(cands - {gold})
             # inverse_negatives: the gold relation read the other way is the candidate most like it
             # ("written by" / "written by (reverse)"); a training frontier rarely holds it, a wide one at
-            # answer time does (a film titled like a writer). MetaQA on an H100: 74 of the 105 3-hop path
-            # misses were one relation reversed; with it, none of 88 on the CPU, but in one training each
-            # the overall figures were not better (bench_training_variants.json), so it is not the default.
+            # answer time does (an entity that is also named as another's object). It removed every
+            # reversed-relation miss where measured, but single trainings with it were not better overall
+            # (bench/results/bench_training_variants.json), so it is not the default.
             hard = [inverse(gold)] if self.inverse_negatives else []
             others = [r for r in others if r not in hard]
             room = self.max_candidates - 1 - len(hard)
