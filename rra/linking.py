@@ -47,7 +47,7 @@ from typing import Callable, Sequence
 
 from rapidfuzz import fuzz, process
 
-from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError, inverse
+from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEntityError, inverse
 from rra.graph.rdf import is_literal
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
@@ -72,10 +72,8 @@ STOPWORDS = frozenset(
 )
 
 
-# Relations whose objects are classes, as RDF, Wikidata and Freebase spell them: a class named in
-# a question is the answer's type, rarely where its path starts.
-TYPE_RELATIONS = frozenset({"rdf:type", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "type.object.type",
-                            "P31", "wdt:P31", "http://www.wikidata.org/prop/direct/P31"})
+# A class named in a question (the object of a TYPE_RELATIONS edge) is the answer's type, rarely
+# where its path starts.
 INCOMING_TYPE = frozenset(inverse(r) for r in TYPE_RELATIONS)  # how a class's relations list them
 
 

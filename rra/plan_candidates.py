@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Sequence
 
-from rra.graph.base import inverse
+from rra.graph.base import TYPE_RELATIONS, inverse
 from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
     written_value, literal_value
@@ -172,14 +172,13 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
         table = values.of(b.nodes)
         _orders(pool, b, table)
         _comparisons(pool, b, table, numbers, lim.max_pairs)
-    in_range: dict[tuple[str, str], bool] = {}
+    kinds = KindCheck(kg)
     for a in anchors:  # yes/no: is another named entity among a chain's results
         for c, ends in per_anchor[a]:
             for e in named:
-                # only of a chain whose results are things like it: the entity is at the far end of the
-                # chain's last relation somewhere in the graph ("is <university> in <country>" asks
-                # `country`, never a chain ending at people, which answers "no" to anything)
-                if e != a and (e in ends or _in_range(kg, e, c.path[-1], in_range)):
+                # only of a chain whose results are things like it ("is <university> in <country>"
+                # asks `country`, never a chain ending at people, which answers "no" to anything)
+                if e != a and kinds.could_be_among(e, c.path[-1], ends):
                     pool.add(QueryPlan([a], [list(c.path)], aggregate="ask", ask=e), ends, _log(c.score))
     return pool.items
 
@@ -191,12 +190,54 @@ def _quantities(nodes) -> bool:
     return all(is_literal(n) and literal_value(n) is not None for n in nodes)
 
 
-def _in_range(kg, entity: str, relation: str, seen: dict) -> bool:
-    """Whether `entity` is reached by `relation` from anywhere in the graph (one lookup, cached)."""
-    key = (entity, relation)
-    if key not in seen:
-        seen[key] = bool(kg.neighbors_batch([entity], inverse(relation)).get(entity))
-    return seen[key]
+class KindCheck:
+    """Whether an entity a yes/no question names is the kind of thing a chain returns, so the chain
+    may ask about it: the entity is at the far end of the chain's last relation somewhere in the
+    graph, and where the graph gives classes (`TYPE_RELATIONS`) to the entity and to the chain's
+    results, it shares one with some of them. Without the class test, "is <conference> held in
+    <country>" could ask the members of the conference's own class (a country is at the far end of
+    `^rdf:type` too). The same test builds the plans the ranker trains on and those it ranks.
+    Lookups are cached; classes are read for at most `sample` of a chain's results."""
+
+    def __init__(self, kg, sample: int = 16):
+        self.kg, self.sample = kg, sample
+        self._range: dict[tuple[str, str], bool] = {}
+        self._classes: dict[tuple[str, tuple[str, ...]], frozenset] = {}  # (node, type relations read)
+        self._typed_by: dict[str, tuple[str, ...]] = {}  # entity -> the type relations it has
+
+    def could_be_among(self, entity: str, relation: str, ends) -> bool:
+        if entity in ends:
+            return True
+        if not self._in_range(entity, relation):
+            return False
+        mine = self._classes_of_named(entity)
+        if not mine:
+            return True
+        sample = sorted(n for n in ends if not is_literal(n))[: self.sample]
+        theirs = [c for c in self._classes_of(sample, self._typed_by[entity]).values() if c]
+        return not theirs or any(c & mine for c in theirs)
+
+    def _in_range(self, entity: str, relation: str) -> bool:
+        key = (entity, relation)
+        if key not in self._range:
+            self._range[key] = bool(self.kg.neighbors_batch([entity], inverse(relation)).get(entity))
+        return self._range[key]
+
+    def _classes_of_named(self, entity: str) -> frozenset:
+        if entity not in self._typed_by:
+            rels = self.kg.relations_batch([entity]).get(entity) or []
+            self._typed_by[entity] = tuple(sorted(set(rels) & TYPE_RELATIONS))
+        return self._classes_of([entity], self._typed_by[entity])[entity]
+
+    def _classes_of(self, nodes: Sequence[str], relations: tuple[str, ...]) -> dict[str, frozenset]:
+        todo = [n for n in nodes if (n, relations) not in self._classes]
+        if todo and relations:
+            found: dict[str, set] = {n: set() for n in todo}
+            for r in relations:
+                for n, classes in self.kg.neighbors_batch(todo, r).items():
+                    found[n].update(classes)
+            self._classes.update(((n, relations), frozenset(c)) for n, c in found.items())
+        return {n: self._classes.get((n, relations), frozenset()) for n in nodes}
 
 
 def _intermediates(kg, walker: Walker, per_anchor, named, base) -> None:

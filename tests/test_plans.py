@@ -405,6 +405,70 @@ def test_a_yes_no_asks_only_chains_whose_results_are_like_the_entity():
     assert [(c.plan.paths, c.answers) for c in asks] == [([["country"]], ["yes"])]
 
 
+def test_a_chain_question_trains_against_its_path_walked_one_step_on(kg):
+    """"what books did X write": the beam's likeliest confusion is the right path walked on past
+    the answer (the books' cities, their years), so such paths are among the ranker's candidates."""
+    import random
+
+    from rra.data.plan_supervision import GraphIndex, training_chains
+    from rra.data.supervision import SupervisionConfig
+
+    books = sorted(kg.neighbors(WRITER, "^written_by"))
+    chains = training_chains(GraphIndex(kg), QAExample("what books did [Ilse Pellinore] write", [WRITER], books),
+                             [WRITER], SupervisionConfig(), random.Random(0), others=0)
+    paths = [c.path for c in chains]
+    assert paths[0] == ("^written_by",)
+    on = [p for p in paths if len(p) == 2 and p[0] == "^written_by"]
+    assert len(on) == 2 and all(c.score == 0.1 for c in chains if c.path in on)
+
+
+def test_a_yes_no_asks_no_chain_whose_results_share_no_class_with_the_entity():
+    """"is Conf1 held in France": a country is at the far end of `^rdf:type` too (it has a class),
+    but the chain `rdf:type` / `^rdf:type` ends at conferences, which share no class with a country.
+    `hostCity` / `inCountry` ends at countries and is asked."""
+    from rra.graph import NetworkXGraph, Triple
+
+    facts = [Triple("Conf1", "hostCity", "Lyon"), Triple("Lyon", "inCountry", "Spain"),
+             Triple("Conf2", "hostCity", "Nice"), Triple("Nice", "inCountry", "France")]
+    kg = NetworkXGraph(facts + [Triple(e, "rdf:type", c) for e, c in (
+        ("Conf1", "Conference"), ("Conf2", "Conference"), ("Spain", "Country"), ("France", "Country"),
+        ("Lyon", "City"), ("Nice", "City"))])
+    chains = [Chain("Conf1", ("hostCity", "inCountry"), 0.6), Chain("Conf1", ("rdf:type", "^rdf:type"), 0.4)]
+    asks = [c for c in enumerate_plans(kg, chains, [], ["Conf1", "France"]) if c.plan.aggregate == "ask"]
+    assert [(c.plan.paths, c.answers) for c in asks] == [([["hostCity", "inCountry"]], ["no"])]
+    untyped = NetworkXGraph(facts + [Triple("France", "rdf:type", "Country")])
+    asks = [c for c in enumerate_plans(untyped, chains[:1], [], ["Conf1", "France"]) if c.plan.aggregate == "ask"]
+    assert [c.answers for c in asks] == [["no"]]  # results without classes: the range test alone
+
+
+def test_a_no_is_explained_by_the_chains_that_could_hold_the_entity_not_by_any_chain():
+    """"is Uni2 Ana's employer" -> no. Every chain from Ana answers "no" about Uni2, but only those
+    ending at institutions ask it: `affiliation` and `almaMater` are positives, `birthPlace` (a city)
+    and `^advisor` (people) are not; for a "yes", `almaMater` is a negative."""
+    from rra.data.plan_supervision import label_plans
+    from rra.graph import NetworkXGraph, Triple
+
+    kg = NetworkXGraph([Triple("Ana", "affiliation", "Uni1"), Triple("Ana", "almaMater", "Uni3"),
+                        Triple("Ana", "birthPlace", "Oslo"), Triple("Ben", "advisor", "Ana"),
+                        Triple("Ben", "affiliation", "Uni2"), Triple("Cy", "almaMater", "Uni2"),
+                        Triple("Dan", "almaMater", "Uni1"),
+                        Triple("Uni1", "locatedIn", "Oslo"), Triple("Uni2", "locatedIn", "Rome"),
+                        *(Triple(e, "rdf:type", c) for e, c in (("Ana", "Person"), ("Ben", "Person"), ("Cy", "Person"), ("Dan", "Person"),
+                                                                 ("Uni1", "Institution"), ("Uni2", "Institution"),
+                                                                 ("Uni3", "Institution"), ("Oslo", "City"),
+                                                                 ("Rome", "City")))])
+    no = QAExample("is Uni2 Ana's employer", ["Ana", "Uni2"], ["no"])
+    yes = QAExample("is Uni1 Ana's employer", ["Ana", "Uni1"], ["yes"])
+    label_plans(kg, [no, yes])
+    positives = {(p["anchors"][0], tuple(map(tuple, p["paths"]))) for p in no.extra["plan_candidates"]["positive"]}
+    assert {("Ana", (("affiliation",),)), ("Ana", (("almaMater",),))} <= positives
+    assert not any(paths[0][-1] in ("birthPlace", "^advisor", "rdf:type") for _, paths in positives)
+    assert all(execute(kg, QueryPlan.from_dict(p)).answers == ["no"] for p in no.extra["plan_candidates"]["positive"])
+    negatives = [p["paths"] for p in yes.extra["plan_candidates"]["negative"] if p.get("aggregate") == "ask"]
+    assert [["almaMater"]] in negatives or [["^almaMater"]] in negatives
+    assert no.extra["plan"]["paths"] == [["affiliation"]] == yes.extra["plan"]["paths"]  # one label for the wording
+
+
 def test_no_count_of_a_chain_that_ends_in_quantities():
     """"what is the citation count of P": the chain ends in a typed number, asked for its value; a
     count of it (1) is no candidate. Chains ending in entities, or in strings, keep their count."""

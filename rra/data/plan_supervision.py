@@ -4,7 +4,8 @@ of the other candidate plans are wrong (what the plan ranker, rra.models.plan_ra
 For a question with answers (ids or values, a count "7", "yes" / "no") the candidates are built as
 at inference (rra.plan_candidates.enumerate_plans), from the KG's own paths in place of the path
 predictor's: per anchor, the paths that reach a gold answer (or, for a count, paths with that many
-results; for a yes/no, paths that reach another entity the question names) and a seeded sample of
+results; for a yes/no, paths that could hold another entity the question names, rra.plan_candidates.KindCheck)
+and a seeded sample of
 its other short paths. Every candidate whose answers are exactly the gold ones explains the
 question; the **positives** are those of the fewest parts (`QueryPlan.complexity`: anchors,
 conditions, a named intermediate; an order only where the question has an order word, since one
@@ -33,12 +34,12 @@ from typing import Sequence
 from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, build_adjacency,
                                   enumerate_paths)
 from rra.plan import QueryPlan, has_order_word, question_literals
-from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, answers_match, enumerate_plans
+from rra.plan_candidates import AttributeSchema, Candidate, Chain, KindCheck, PlanLimits, answers_match, enumerate_plans
 from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 6  # bump when the candidates or the ranker text change, so cached ones stop matching (6: negated comparatives)
+PLAN_SUPERVISION_VERSION = 8  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -75,6 +76,7 @@ class GraphIndex:
         self._values: dict[str, list[str]] | None = None
         self._relations: dict[str, list[str]] | None = None
         self.schema = AttributeSchema(self)
+        self.kinds = KindCheck(self)
 
     def neighbors_batch(self, entities, relation: str) -> dict[str, list[str]]:
         m = self.adj.by_relation.get(relation, {})
@@ -111,8 +113,9 @@ class GraphIndex:
 
 def training_chains(index: GraphIndex, ex: QAExample, anchors: Sequence[str], config: SupervisionConfig,
                     rng: random.Random, relevant: int = 6, others: int = 4) -> list[Chain]:
-    """Per anchor, the paths that may explain the answers (score 1, best first) and a seeded sample
-    of its other paths of 1-2 relations (score 0.5): what the path predictor's beam would offer."""
+    """Per anchor, the paths that may explain the answers (score 1, best first), the best one's near
+    misses (`_near_misses`) and a seeded sample of its other paths of 1-2 relations (score 0.1):
+    what the path predictor's beam would offer."""
     kind = answer_kind(ex.answers)
     short = SupervisionConfig(max_hops=min(2, config.max_hops), max_frontier=config.max_frontier,
                               semantics=config.semantics)
@@ -129,14 +132,33 @@ def training_chains(index: GraphIndex, ex: QAExample, anchors: Sequence[str], co
             good = good[: relevant // 2] + sorted((p for p, ends in everything.items() if len(ends) == n),
                                                   key=lambda p: (len(p), p))
         elif kind == "yes_no":
+            # the paths that could hold the other named entity (KindCheck), those that do first at
+            # each length: for a "no", a path that does not reach it explains the answer only if it
+            # asks the right kind of thing; a random path ("no" to anything) would be a positive
             named = set(ex.topic_entities) - {a}
-            good = sorted((p for p, ends in everything.items() if ends & named), key=lambda p: (len(p), p))
+            good = sorted((p for p, ends in everything.items()
+                           if any(index.kinds.could_be_among(e, p[-1], ends) for e in named)),
+                          key=lambda p: (len(p), not everything[p] & named, p))
         good = good[:relevant]
-        rest = sorted(set(everything) - set(good))
+        near = _near_misses(everything, good, rng) if kind != "yes_no" else []
+        rest = sorted(set(everything) - set(good) - set(near))
         # graded like a beam: the likelier explanations first, so the best ones get conditions and orders
         out += [Chain(a, p, 0.9 ** k) for k, p in enumerate(good)]
-        out += [Chain(a, p, 0.1) for p in rng.sample(rest, min(others, len(rest)))]
+        out += [Chain(a, p, 0.1) for p in near + rng.sample(rest, min(others, len(rest)))]
     return out
+
+
+def _near_misses(everything: dict, good: list, rng: random.Random, longer: int = 2) -> list[tuple[str, ...]]:
+    """What a beam confuses with the best explanation: that path one relation shorter (the
+    intermediate), and one relation longer (walking on past the answer: "in what year was X first
+    released" read as the papers of that year), which the ranker must learn to leave."""
+    if not good:
+        return []
+    best = good[0]
+    near = [best[:-1]] if len(best) > 1 and best[:-1] in everything else []
+    on = sorted(p for p in everything if len(p) == len(best) + 1 and p[:-1] == best)
+    near += rng.sample(on, min(longer, len(on)))
+    return [p for p in near if p not in good]
 
 
 def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfig, rng: random.Random,

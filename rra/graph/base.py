@@ -20,6 +20,9 @@ from rra.records import Triple  # the graph layer's fact record (re-exported her
 INVERSE_PREFIX = "^"
 
 Direction = Literal["out", "in", "both"]
+# Relations whose objects are classes, as RDF, Wikidata and Freebase spell them.
+TYPE_RELATIONS = frozenset({"rdf:type", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "type.object.type",
+                            "P31", "wdt:P31", "http://www.wikidata.org/prop/direct/P31"})
 MatchMode = Literal["exact", "casefold", "substring"]
 
 

@@ -156,13 +156,16 @@ class RRAPipeline(QAMethod):
             return None
         anchor = best.plan.anchors[0]
         if not link.entities or anchor == link.entities[0]:
-            return link, cands
+            return link, self._ordered(choice, anchor, cands)
         k = link.entities.index(anchor)
         mentions = list(link.mentions or link.entities)
         moved = dataclasses.replace(link, entities=[anchor] + [e for e in link.entities if e != anchor],
                                     mentions=[mentions[k]] + [m for j, m in enumerate(mentions) if j != k],
                                     chosen_by="plan")
-        return moved, choice.predictions.get(anchor, cands)
+        return moved, self._ordered(choice, anchor, choice.predictions.get(anchor, cands))
+
+    def _ordered(self, choice: PlanChoice, anchor: str, cands: list) -> list:
+        return choice.chain_order(anchor, cands) if self.plan_search.settings.rank_chains else cands
 
     def _prepare_plan(self, ex: QAExample, link: LinkResult, choice: PlanChoice,
                       prefetched=None) -> tuple[Prediction, QuestionContext | None]:

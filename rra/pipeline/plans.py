@@ -15,8 +15,11 @@ beyond one chain):
    question (rra.text.ranker_text), plus `path_weight` x the mean log-probability of its chains (the
    path predictor's); no plan kind is a class, and the anchors' order is the chosen plan's.
 
-A chosen plain chain is answered as before (rra.pipeline.retrieve: the anchor's top paths), so a
-single-chain question keeps its figures; any other plan is executed here: its answers (entities, a
+A chosen plain chain is answered as before (rra.pipeline.retrieve: the anchor's top paths), with
+those paths in the order the ranker put their chains and scored by it (`rank_chains`): the ranker
+reads the whole path against the question, so "the h-index of the person who supervised [E]" takes
+`doctoralAdvisor, hIndex` where the path predictor's first step read "h-index" as `hIndex`. Any
+other plan is executed here: its answers (entities, a
 count as "7", "yes" / "no"), the walks of each chain that reach them, the named intermediate's and
 the conditions' triples as evidence, and the plan itself for the rewriter, the LLM and the page.
 When no candidate has an answer on the graph the question says so (status no_path, with the
@@ -24,6 +27,7 @@ reason), rather than answering something else.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass, field
@@ -53,6 +57,7 @@ class PlanSettings:
     max_frontier: int = 5000  # a walk reaching more entities is not followed further
     path_weight: float = 1.0  # x mean log-probability of a plan's chains, added to the ranker's logit
     shown: int = 3  # plans kept in the prediction's record
+    rank_chains: bool = True  # a chosen chain walks the anchor's paths in the ranker's order (False: the path predictor's)
 
     def limits(self) -> PlanLimits:
         return PlanLimits(self.max_plans, self.paths_per_anchor, self.max_anchors, self.branch_hops,
@@ -87,6 +92,20 @@ class PlanChoice:
     ranked: list[ScoredPlan]  # best first (all candidates)
     predictions: dict[str, list]  # anchor -> the path predictor's paths with it in focus
     candidates: int = 0
+
+    def chain_order(self, anchor: str, paths: list) -> list:
+        """`paths` (the anchor's predicted paths, best first) in the order the ranker put their
+        chains, each scored by its chain's share of the probability the ranker gave the anchor's
+        chains (what the graph scorer ranks answers by); a path the ranker did not rank (no
+        answer on the graph, or past `paths_per_anchor`) comes after, at 0."""
+        share: dict[tuple, float] = {}
+        for p in self.ranked:
+            if p.plan.is_chain and p.plan.anchors[0] == anchor:
+                share.setdefault(tuple(p.plan.paths[0]), p.score)
+        total = sum(share.values()) or 1.0
+        place = {k: i for i, k in enumerate(share)}
+        ordered = sorted(paths, key=lambda c: place.get(tuple(c.path), len(place)))
+        return [dataclasses.replace(c, score=share.get(tuple(c.path), 0.0) / total) for c in ordered]
 
     @property
     def best(self) -> ScoredPlan | None:

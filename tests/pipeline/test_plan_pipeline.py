@@ -120,8 +120,36 @@ def test_chain_questions_take_the_chain_path_unchanged():
     ex = QAExample("what books did [Marit Lindgrave] write", [WRITER], [])
     with_ranker, without = pipeline(True).answer(ex), pipeline(False).answer(ex)
     assert "plan" not in with_ranker.extra and with_ranker.extra["plan_kind"] == "chain"
-    keep = ("answers", "answer_set", "paths", "triples", "knowledge", "status")
+    keep = ("answers", "answer_set", "triples", "knowledge", "status")
     assert {k: getattr(with_ranker, k) for k in keep} == {k: getattr(without, k) for k in keep}
+    assert [p["path"] for p in with_ranker.paths] == [p["path"] for p in without.paths]
+
+
+class ReadsWholePaths(Scripted):
+    """The path predictor's first path stops at the books; the ranker, reading each chain whole,
+    prefers the one that walks on to where they are set."""
+
+    def predict(self, questions, topk=3, try_second_hop=False, **graph):
+        return [[PathPrediction(["^written_by"], 0.9, 1, 1.0), PathPrediction(["^written_by", "set_in"], 0.08, 2, 1.0)]
+                for _ in questions]
+
+    def rank_plans(self, questions, plans, parts=None):
+        return [[8.0 * (kind_of_plan(t) == "chain") + 4.0 * ("set in" in t) for t in texts] for texts in plans]
+
+
+def test_a_chain_walks_the_anchors_paths_in_the_rankers_order():
+    """`plans.rank_chains` (default): the chain the ranker put first is walked first and the graph
+    scorer ranks answers by the ranker's shares; off, by the path predictor's order and scores."""
+    from rra.pipeline.plans import PlanSettings
+
+    ex = QAExample("in which cities are the books by [Marit Lindgrave] set", [WRITER], [])
+    cities = {c for b in BOOKS for c in KG.neighbors(b, "set_in")}
+    on = RRAPipeline(KG, PathRetrieval(ReadsWholePaths()), TemplateRewriter(), GraphScorer()).answer(ex)
+    assert on.pred_path == ["^written_by", "set_in"] and on.answers[0] in cities
+    assert on.paths[0]["score"] > 0.5 > on.paths[1]["score"] and abs(sum(p["score"] for p in on.paths) - 1.0) < 1e-6
+    off = RRAPipeline(KG, PathRetrieval(ReadsWholePaths()), TemplateRewriter(), GraphScorer(),
+                      plans=PlanSettings(rank_chains=False)).answer(ex)
+    assert off.pred_path == ["^written_by"] and set(off.answers) == set(BOOKS) and off.paths[0]["score"] == 0.9
 
 
 def test_a_chain_from_another_anchor_walks_from_that_anchor(rra):
