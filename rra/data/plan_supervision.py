@@ -4,9 +4,9 @@ of the other candidate plans are wrong (what the plan ranker, rra.models.plan_ra
 For a question with answers (ids or values, a count "7", "yes" / "no") the candidates are built as
 at inference (rra.plan_candidates.enumerate_plans), from the KG's own paths in place of the path
 predictor's: per anchor, the paths that reach a gold answer (or, for a count, paths with that many
-results; for a yes/no, paths that could hold another entity the question names, rra.plan_candidates.KindCheck)
-and a seeded sample of
-its other short paths. Every candidate whose answers are exactly the gold ones explains the
+results; for a yes/no, paths that could hold another entity the question names,
+rra.plan_candidates.KindCheck), the best one walked a step further or stopped a step short, and a
+seeded sample of its other short paths. Every candidate whose answers are exactly the gold ones explains the
 question; the **positives** are those of the fewest parts (`QueryPlan.complexity`: anchors,
 conditions, a named intermediate; an order only where the question has an order word, since one
 answer among several is often an extreme by chance), the **negatives** a seeded sample of the
