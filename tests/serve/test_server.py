@@ -55,8 +55,10 @@ def test_concurrent_requests_are_batched_and_answered_as_alone(service):
         assert rec["answers"] == own.answers and rec["status"] == own.status
         assert [p["path"] for p in rec["paths"]] == [p["path"] for p in own.paths]
         # scores agree to float rounding: a padded batch runs the encoder's kernels on other shapes
-        # (infer.py's batch_size changes them the same way)
-        assert [p["score"] for p in rec["paths"]] == pytest.approx([p["score"] for p in own.paths], rel=1e-5)
+        # (infer.py's batch_size changes them the same way); a chain's paths are scored by the plan
+        # ranker's softmax over every candidate plan (rank_chains), where rounding moves a share of
+        # 0.005 by ~1e-5 of itself
+        assert [p["score"] for p in rec["paths"]] == pytest.approx([p["score"] for p in own.paths], rel=1e-4)
         assert rec["triples"] == [list(t.as_tuple()) for t in own.triples]
 
 
