@@ -26,6 +26,7 @@ of papers) costs at most `max_frontier` entities per walk and `max_values` per a
 """
 from __future__ import annotations
 
+import heapq
 import math
 from functools import lru_cache
 from dataclasses import dataclass
@@ -213,7 +214,7 @@ class KindCheck:
         mine = self._classes_of_named(entity)
         if not mine:
             return True
-        sample = sorted(n for n in ends if not is_literal(n))[: self.sample]
+        sample = heapq.nsmallest(self.sample, (n for n in ends if not is_literal(n)))  # not a sort of every result
         theirs = [c for c in self._classes_of(sample, self._typed_by[entity]).values() if c]
         return not theirs or any(c & mine for c in theirs)
 
