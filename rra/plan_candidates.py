@@ -28,16 +28,18 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from functools import lru_cache
 from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Sequence
 
 from rra.graph.base import TYPE_RELATIONS, inverse
+from rra.graph.literals import value_kind
 from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
     written_value, literal_value
-from rra.text import normalize_answer
+from rra.text import normalize_answer, relation_words
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Candidate:
     nodes: frozenset  # the result entities before aggregating
     answers: list[str]  # what the plan answers (ids, a count, "yes" / "no")
     prior: float = 0.0  # mean log-probability of its chains (the path predictor's)
+    kind: str | None = None  # what its result entities are, in words (KindCheck.kinds_of): "city", "year"
 
 
 class Walker:
@@ -127,11 +130,12 @@ def _log(score: float) -> float:
 
 def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), named: Sequence[str] = (),
                     limits: PlanLimits | None = None, semantics=None,
-                    schema: AttributeSchema | None = None) -> list[Candidate]:
+                    schema: AttributeSchema | None = None, kinds: KindCheck | None = None) -> list[Candidate]:
     """Every candidate plan (see the module doc) of a question whose anchors' chains are `chains`
     (best first per anchor), whose literals are `literals` (as written, text order) and which names
-    the entities `named` (anchors included: what a named intermediate or a yes/no may test).
-    `schema`: the KG's attribute relations as learnt so far (pass one to reuse across questions)."""
+    the entities `named` (anchors included: what a named intermediate or a yes/no may test), each
+    with the kind of its results (`Candidate.kind`). `schema`, `kinds`: the KG's attribute
+    relations and classes as read so far (pass them to reuse across questions)."""
     lim = limits or PlanLimits()
     walker = Walker(kg, semantics, lim.max_frontier)
     pool = _Pool(lim.max_plans)
@@ -162,6 +166,9 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
                 prior = sum(_log(c.score) for c, _ in picks) / size
                 base(QueryPlan(list(group), [list(c.path) for c, _ in picks]), nodes, prior)
     _intermediates(kg, walker, per_anchor, named, base)
+    kinds = kinds or KindCheck(kg)
+    for b, kind in zip(bases, kinds.kinds_of([b.nodes for b in bases])):
+        b.kind = kind
     ranked = sorted(bases, key=lambda b: (-b.prior, b.plan.complexity))[: lim.modifier_bases]
     values = _AttributeTable(kg, lim, schema or AttributeSchema(kg))
     numbers = [x for x in dict.fromkeys(literals) if literal_value(x) is not None][: lim.max_literals]
@@ -173,7 +180,6 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
         table = values.of(b.nodes)
         _orders(pool, b, table)
         _comparisons(pool, b, table, numbers, lim.max_pairs)
-    kinds = KindCheck(kg)
     for a in anchors:  # yes/no: is another named entity among a chain's results
         for c, ends in per_anchor[a]:
             for e in named:
@@ -181,7 +187,16 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
                 # asks `country`, never a chain ending at people, which answers "no" to anything)
                 if e != a and kinds.could_be_among(e, c.path[-1], ends):
                     pool.add(QueryPlan([a], [list(c.path)], aggregate="ask", ask=e), ends, _log(c.score))
+    of_base = {_base_key(b.plan): b.kind for b in bases}
+    for c in pool.items:  # a condition, an order, a count or a yes/no reads its base plan's entities
+        c.kind = of_base.get(_base_key(c.plan))
     return pool.items
+
+
+def _base_key(plan: QueryPlan) -> tuple:
+    """The plan without its conditions, order and aggregation: the plan whose entities it reads."""
+    key = plan.key()
+    return key[0], key[1], key[3]
 
 
 def _quantities(nodes) -> bool:
@@ -205,6 +220,35 @@ class KindCheck:
         self._range: dict[tuple[str, str], bool] = {}
         self._classes: dict[tuple[str, tuple[str, ...]], frozenset] = {}  # (node, type relations read)
         self._typed_by: dict[str, tuple[str, ...]] = {}  # entity -> the type relations it has
+        self._node_kinds: dict[str, tuple[str, ...]] = {}  # result node -> its classes' names (kinds_of)
+        self._class_names: dict[str, str] = {}
+
+    def kinds_of(self, node_sets: Sequence[frozenset]) -> list[str | None]:
+        """What each set of result nodes is, in the words a question uses for it (the plan ranker
+        reads it, rra.text.plan_words): of a sample of its nodes, the most common class name (its
+        label, else its id in words: "researcher", "city") or value kind ("year", "number", "text",
+        rra.graph.literals.value_kind); None where the graph gives neither (no classes, as in
+        MetaQA). "In which city is X based" then tells `headquarters` from `headquarters, ^locatedIn`
+        (the institutions of that city), which read almost alike. Three batched graph reads for
+        all the sets together, cached per node."""
+        samples = [heapq.nsmallest(self.sample, s) for s in node_sets]
+        todo = sorted({n for ns in samples for n in ns if not is_literal(n) and n not in self._node_kinds})
+        if todo:
+            typed = {e: [r for r in rels if r in TYPE_RELATIONS] for e, rels in self.kg.relations_batch(todo).items()}
+            found: dict[str, set] = {e: set() for e in todo}
+            for r in sorted({r for rs in typed.values() for r in rs}):
+                for e, classes in self.kg.neighbors_batch([e for e in todo if r in typed.get(e, ())], r).items():
+                    found[e].update(c for c in classes if not is_literal(c))
+            new = sorted({c for cs in found.values() for c in cs} - set(self._class_names))
+            labels = self.kg.labels(new) if new else {}
+            # a label in words ("research institute"), or an id in words ("ScholarlyArticle", "film.film")
+            self._class_names.update((c, relation_words(labels.get(c) or c)) for c in new)
+            self._node_kinds.update((e, tuple(sorted({self._class_names[c] for c in cs}))) for e, cs in found.items())
+        out = []
+        for ns in samples:
+            votes = Counter(k for n in ns for k in ((value_kind(n),) if is_literal(n) else self._node_kinds[n]))
+            out.append(min(votes, key=lambda k: (-votes[k], k)) if votes else None)
+        return out
 
     def could_be_among(self, entity: str, relation: str, ends) -> bool:
         if entity in ends:

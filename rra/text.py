@@ -214,11 +214,13 @@ def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:
     return out
 
 
-def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> str:
+def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]",
+               kind: str | None = None) -> str:
     """A plan as the plan ranker reads it: "[E] author (reverse) and [E] presented at (reverse)
-    where publication year is more than, after [N1]", "the number of: ...", "yes or no, is [E]
-    one of: ...". Branches after the first are in a fixed order, so a plan reads one way whatever
-    the order of its anchors."""
+    where publication year is more than, after [N1] giving paper", "the number of: ...", "yes or
+    no, is [E] one of: ...". Branches after the first are in a fixed order, so a plan reads one way
+    whatever the order of its anchors. `kind`: what its results are (rra.plan_candidates.KindCheck:
+    a class name, "year", "number"), where the graph says."""
     branches = _branches(plan, lambda _: mask, text_of)
     body = " and ".join(branches[:1] + sorted(branches[1:]))
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
@@ -227,6 +229,8 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
         body += " where " + " and ".join(conditions)
     if plan.order is not None:
         body += f" with {OPERATOR_WORDS[plan.order.op]} {text_of(plan.order.relation)}"
+    if kind:
+        body += f" giving {kind}"
     if plan.aggregate == "count":
         return COUNT_PREFIX + body
     if plan.aggregate == "ask":
@@ -242,14 +246,17 @@ def pooled_plan_text(text: str) -> str:
     return text.removeprefix(COUNT_PREFIX)
 
 
-def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> list[str]:
+def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]",
+               kind: str | None = None) -> list[str]:
     """The plan's modifiers as short texts of their own: a condition as its attribute and its
     operator ("publication year", "less than, before, fewer than, ... [N1]"), an order as its
     attribute and its direction ("citation count", "the lowest, the earliest, ..."), a count as
     "how many, the number of": the plan ranker matches each against the question's words, where a
     whole plan's pooled vector barely moves between "after" and "before". The operator apart from
     the attribute, whose tokens every operator shares, so its few telling words are not averaged
-    away; ", " separates alternative phrasings, of which the best-matching one counts."""
+    away; ", " separates alternative phrasings, of which the best-matching one counts. And what
+    its results are (`kind`, as in plan_words): "in which city is [E] based" names it, and a chain
+    that walks on from the city to its institutions reads almost as the right one otherwise."""
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
     parts = []
     for c in plan.comparisons:
@@ -260,6 +267,8 @@ def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
         parts.append(f"the one with {text_of(plan.via.relation)} {mask}")
     if plan.aggregate:
         parts.append(AGGREGATE_WORDS[plan.aggregate])
+    if kind:
+        parts.append(kind)
     return parts
 
 

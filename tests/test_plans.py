@@ -512,3 +512,58 @@ def test_an_operator_is_read_by_its_best_matching_phrasing():
     assert token_match(q, q_mask, part, p_mask).tolist() == [[0.5]]  # one mean over every token
     unmarked = torch.zeros(1, 4, 2, dtype=torch.long)  # a tokenizer without offsets: one alternative
     assert token_match(q, q_mask, part, p_mask, None, unmarked).tolist() == [[0.5]]
+
+
+def _institutions_kg():
+    from rra.graph import NetworkXGraph, Triple
+    from rra.graph.rdf import XSD, literal_id
+
+    facts = [Triple("Acme", "headquarters", "Oslo"), Triple("Uni1", "locatedIn", "Oslo"),
+             Triple("Uni2", "locatedIn", "Oslo"), Triple("Acme", "founded", literal_id("1990", XSD + "gYear")),
+             Triple("P1", "year", literal_id("1990", XSD + "gYear")), Triple("P2", "year", literal_id("1990", XSD + "gYear"))]
+    types = [Triple(e, "rdf:type", c) for e, c in (("Acme", "Company"), ("Oslo", "City"), ("Uni1", "University"),
+                                                     ("Uni2", "University"), ("P1", "ScholarlyArticle"),
+                                                     ("P2", "ScholarlyArticle"))]
+    return NetworkXGraph(facts + types, labels={"Oslo": "Oslo", "City": "City"})
+
+
+def test_each_candidate_says_what_its_results_are():
+    """"in which city is Acme based": `headquarters` ends at a city, walking on (`^locatedIn`) at
+    universities, which the ranker could not tell apart by their relations' words alone. A class's
+    label names it where the graph has one, else its id in words; typed values by their kind; a
+    modifier or a yes/no has its base plan's kind; a graph without classes says nothing."""
+    from rra.graph import NetworkXGraph, Triple
+
+    kg = _institutions_kg()
+    chains = [Chain("Acme", ("headquarters",), 0.5), Chain("Acme", ("headquarters", "^locatedIn"), 0.3),
+              Chain("Acme", ("founded",), 0.1), Chain("Acme", ("founded", "^year"), 0.1)]
+    found = enumerate_plans(kg, chains, [], ["Acme", "Oslo"])
+    kinds = {(tuple(c.plan.paths[0]), c.plan.aggregate): c.kind for c in found}
+    assert kinds[(("headquarters",), None)] == "city"
+    assert kinds[(("headquarters", "^locatedIn"), None)] == "university"
+    assert kinds[(("founded",), None)] == "year"
+    assert kinds[(("founded", "^year"), None)] == "scholarly article"
+    assert kinds[(("headquarters", "^locatedIn"), "count")] == "university"
+    assert kinds[(("headquarters",), "ask")] == "city"
+    bare = NetworkXGraph([Triple("Acme", "headquarters", "Oslo"), Triple("Uni1", "locatedIn", "Oslo")])
+    assert {c.kind for c in enumerate_plans(bare, chains[:2], [], ["Acme"])} == {None}
+
+
+def test_the_ranker_reads_what_a_plan_returns_where_it_was_trained_to():
+    """The kind is in the plan's text and one of its parts (matched word by word against "which
+    city"); supervision keeps it with each candidate, the data module writes it into the ranker's
+    items, and a checkpoint trained before (no `plan_reads_kinds`) reads plans as it did."""
+    from rra.data.plan_supervision import label_plans
+    from rra.text import plan_parts, plan_words
+
+    plan = QueryPlan(["Acme"], [["headquarters"]])
+    assert plan_words(plan, kind="city") == "[E] headquarters giving city"
+    assert plan_parts(plan, kind="city") == ["city"] and plan_parts(plan) == []
+    assert plan_words(QueryPlan(["Acme"], [["headquarters"]], aggregate="count"), kind="city").endswith("giving city")
+    kg = _institutions_kg()
+    ex = QAExample("in which city is Acme based", ["Acme"], ["Oslo"])
+    other = QAExample("how many universities are in the city where Acme is based", ["Acme"], ["2"])
+    label_plans(kg, [ex, other])
+    cands = ex.extra["plan_candidates"]
+    assert {p["kind"] for p in cands["positive"]} == {"city"}
+    assert any(p.get("kind") == "university" for p in cands["negative"])

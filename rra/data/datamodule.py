@@ -118,6 +118,7 @@ class RetrieverDataModule(L.LightningDataModule):
         max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
         inverse_negatives: bool = False,  # scorer: the gold relation's other direction a negative at every step
         chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
+        plan_kinds: bool = True,  # plan ranker: a plan's text says what its results are ("city", "year"), where the KG says
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg
@@ -139,7 +140,7 @@ class RetrieverDataModule(L.LightningDataModule):
             raise ValueError(f"path_head must be 'scorer' or 'classifier', not {path_head!r}")
         self.path_head, self.max_candidates = path_head, max_candidates
         self.inverse_negatives = inverse_negatives
-        self.chain_rankings = chain_rankings
+        self.chain_rankings, self.plan_kinds = chain_rankings, plan_kinds
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self.kg: KnowledgeGraph | None = None
@@ -153,7 +154,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self.setup("fit")
         kwargs = {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
         if self.plan_ranker:  # only then: a chain-only data set trains exactly the model it always did
-            kwargs["plan_ranker"] = True
+            kwargs.update(plan_ranker=True, plan_reads_kinds=self.plan_kinds)
         return kwargs
 
     # -- loading -------------------------------------------------------------------------------
@@ -367,8 +368,9 @@ class RetrieverDataModule(L.LightningDataModule):
                 texts = []
                 for d in plans:
                     plan = QueryPlan.from_dict(d)
-                    text = plan_words(plan, text_of, slots)
-                    parts.setdefault(text, plan_parts(plan, text_of, slots))
+                    kind = d.get("kind") if self.plan_kinds else None
+                    text = plan_words(plan, text_of, slots, kind=kind)
+                    parts.setdefault(text, plan_parts(plan, text_of, slots, kind=kind))
                     texts.append(text)
                 return list(dict.fromkeys(texts))
 

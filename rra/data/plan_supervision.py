@@ -39,7 +39,7 @@ from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 8  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses)
+PLAN_SUPERVISION_VERSION = 9  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -77,6 +77,7 @@ class GraphIndex:
         self._relations: dict[str, list[str]] | None = None
         self.schema = AttributeSchema(self)
         self.kinds = KindCheck(self)
+        self.plan_kinds: dict[tuple, str | None] = {}  # QueryPlan.key() -> what its results are (Candidate.kind)
 
     def neighbors_batch(self, entities, relation: str) -> dict[str, list[str]]:
         m = self.adj.by_relation.get(relation, {})
@@ -175,7 +176,8 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
     if given is not None:  # the given plan's own chains are candidates too
         chains = [Chain(a, tuple(p), 1.0) for a, p in zip(given.anchors, given.paths)] + chains
     found = enumerate_plans(index, chains, question_literals(ex.question, mentions), ex.topic_entities,
-                            limits, config.semantics, index.schema)
+                            limits, config.semantics, index.schema, index.kinds)
+    index.plan_kinds.update((c.plan.key(), c.kind) for c in found)
     gold = {normalize_answer(a) for a in ex.answers}
     matched = [answers_match(c.answers, gold) for c in found]
     right = [c for c, ok in zip(found, matched) if ok]
@@ -272,7 +274,7 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
         conditions = None if plan else given.get("constraints") or ([given["constraint"]] if given.get("constraint") else None)
         pos, neg, exact = derive_candidates(index, ex, config, rng, plan, max_negatives=max_negatives,
                                             conditions=conditions)
-        _keep(ex, pos, neg, "given" if plan else "kg", exact)
+        _keep(ex, pos, neg, "given" if plan else "kg", exact, index.plan_kinds)
     if any(p["shape"] != "chain" for ex in rest for p in (ex.extra.get("plan_candidates") or {}).get("positive", ())):
         # other shapes in the set: the ranker must also learn to leave chains alone, and a chain
         # that explains a question exactly may still be chance (the head of a department who also
@@ -281,7 +283,7 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
             if index is None:
                 index = GraphIndex(kg, adjacency)
             pos, neg, exact = derive_candidates(index, ex, config, rng, max_negatives=max_negatives)
-            _keep(ex, pos, neg, "kg", exact)
+            _keep(ex, pos, neg, "kg", exact, index.plan_kinds)
     if cache_file is not None:
         _write_cache(cache_file, [{k: ex.extra[k] for k in ("plan_candidates", "plan_source", "plan_exact")}
                                   if "plan_candidates" in ex.extra else None for ex in examples])
@@ -316,11 +318,17 @@ def _cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig, *se
     return h.hexdigest()[:24]
 
 
-def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan], source: str, exact: bool) -> None:
+def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan], source: str, exact: bool,
+          kinds: dict[tuple, str | None]) -> None:
     if not positives:
         return
-    ex.extra["plan_candidates"] = {"positive": [p.to_dict() for p in positives],
-                                   "negative": [p.to_dict() for p in negatives]}
+
+    def record(p: QueryPlan) -> dict:  # with what its results are, which the ranker reads (rra.text.plan_words)
+        kind = kinds.get(p.key())
+        return {**p.to_dict(), "kind": kind} if kind else p.to_dict()
+
+    ex.extra["plan_candidates"] = {"positive": [record(p) for p in positives],
+                                   "negative": [record(p) for p in negatives]}
     ex.extra["plan_source"] = source
     ex.extra["plan_exact"] = bool(exact)
 

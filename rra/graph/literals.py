@@ -184,3 +184,23 @@ def value_text(node: str) -> str | None:
     if isinstance(value, int):
         return str(value)
     return value.isoformat()
+
+
+_VALUE_KINDS = {"gYear": "year", "gYearMonth": "month", "date": "date", "dateTime": "date and time",
+                "boolean": "true or false", "anyURI": "web address", "duration": "duration"}
+
+
+def value_kind(node: str) -> str:
+    """What kind of value a literal node is, in words a question uses for it: "year", "date",
+    "number", "text" (plain, language-tagged and xsd:string), else its datatype's name in words
+    (`xsd:gMonthDay` -> "g month day"). What the plan ranker reads of a chain ending in values
+    ("in what year ..." against a chain that walks on from the year)."""
+    _, datatype, _ = split_literal(node)
+    if not datatype:
+        return "text"
+    name = datatype[len(XSD):] if datatype.startswith(XSD) else re.split(r"[/#:]", datatype)[-1]
+    if name in INTEGER_TYPES or name in FLOAT_TYPES:
+        return "number"
+    if name in ("string", "langString", "normalizedString", "token"):
+        return "text"
+    return _VALUE_KINDS.get(name) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()

@@ -104,6 +104,8 @@ class Retriever(L.LightningModule):
         max_frontier: int = MAX_FRONTIER,  # a frontier of more entities chooses among every KG relation
         prune_ratio: float = 0.02,  # scorer: a prefix this much less likely than the best finished path is not expanded
         plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
+        plan_reads_kinds: bool = False,  # the ranker was trained on plan texts that say what their results are
+        # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams

@@ -35,7 +35,7 @@ from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
 from rra.plan import QueryPlan, execute, focus_text, literal_value, question_literals
-from rra.plan_candidates import AttributeSchema, Candidate, Chain, PlanLimits, enumerate_plans
+from rra.plan_candidates import AttributeSchema, Candidate, Chain, KindCheck, PlanLimits, enumerate_plans
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
 from rra.text import mark_mentions, plan_parts, plan_words, ranker_text, relation_phrase
@@ -141,19 +141,22 @@ class PlanSearch:
             per_anchor[i][anchors[i][k]] = paths
         lim = self.settings.limits()
         cands: dict[int, list[Candidate]] = {}
+        kinds = KindCheck(self.kg)  # classes read once per batch (the graph may change between batches)
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         for i in todo:
             chains = [Chain(a, tuple(p.path), float(p.score)) for a in anchors[i] for p in per_anchor[i].get(a, [])]
             literals = question_literals(questions[i], words[i])
             cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
-                                       self.schema)
+                                       self.schema, kinds)
         rank_texts, plan_texts, parts = [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
+        # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
+        with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
         for i in todo:
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
-            plan_texts.append([plan_words(c.plan, text_of, slots) for c in cands[i]])
-            parts.append([plan_parts(c.plan, text_of, slots) for c in cands[i]])
+            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind if with_kinds else None) for c in cands[i]])
+            parts.append([plan_parts(c.plan, text_of, slots, kind=c.kind if with_kinds else None) for c in cands[i]])
         logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if todo else []
         out = {}
         for i, row in zip(todo, logits):

@@ -90,3 +90,13 @@ def test_loading_keeps_ill_typed_values_as_text_and_says_so(tmp_path, caplog):
     assert kg.neighbors("Ann", "age") == ['"abc"'] and kg.neighbors("Bob", "age") == ['"41"^^xsd:integer']
     assert kg.load_report.ill_typed == 1 and "line 1" in kg.load_report.ill_typed_first[0]
     assert "not values of their datatype" in caplog.text and "not of their datatype" in str(kg.load_report)
+
+
+@pytest.mark.parametrize("node, kind", [
+    ('"1998"^^xsd:gYear', "year"), ('"12"^^xsd:integer', "number"), ('"1.5"^^xsd:double', "number"),
+    ('"1998-05-01"^^xsd:date', "date"), ('"Ann"', "text"), ('"Ann"@de', "text"),
+    ('"x"^^<http://example.org/dt#shoeSize>', "shoe size")])
+def test_a_value_says_what_kind_it_is(node, kind):
+    from rra.graph.literals import value_kind
+
+    assert value_kind(node) == kind

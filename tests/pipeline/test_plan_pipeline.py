@@ -188,3 +188,37 @@ def test_candidates_come_from_the_plan(rra):
     plan = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", ">", 1980))
     r = retrieve_plan(rra.kg, PlanChoice([WRITER], [ScoredPlan(plan, 1.0)], {}))
     assert set(candidate_entities(r, {WRITER}, "knowledge")) == AFTER_1980
+
+
+class ReadsKinds(Scripted):
+    """A ranker that prefers a plan said to give a city (and records what it read)."""
+
+    def __init__(self, reads_kinds: bool):
+        super().__init__()
+        self.hparams = {"plan_reads_kinds": reads_kinds} if reads_kinds else {}
+        self.read: list[str] = []
+
+    def predict(self, questions, topk=3, try_second_hop=False, **graph):
+        return [[PathPrediction(["headquarters", "^locatedIn"], 0.6, 2, 1.0), PathPrediction(["headquarters"], 0.4, 1, 1.0)]
+                for _ in questions]
+
+    def rank_plans(self, questions, plans, parts=None):
+        self.read += [t for texts in plans for t in texts]
+        return [[4.0 * ("giving city" in t) + 2.0 * (kind_of_plan(t) == "chain") for t in texts] for texts in plans]
+
+
+def test_a_checkpoint_trained_on_result_kinds_reads_them_and_an_older_one_does_not():
+    from rra.graph import NetworkXGraph, Triple
+
+    kg = NetworkXGraph([Triple("Acme", "headquarters", "Oslo"), Triple("Uni1", "locatedIn", "Oslo"),
+                        Triple("Uni2", "locatedIn", "Oslo"), Triple("Oslo", "rdf:type", "City"),
+                        Triple("Uni1", "rdf:type", "University"), Triple("Uni2", "rdf:type", "University")],
+                       labels={"Acme": "Acme", "Oslo": "Oslo", "City": "city"})
+    ex = QAExample("in which city is [Acme] based", ["Acme"], ["Oslo"])
+    new, old = ReadsKinds(True), ReadsKinds(False)
+    kinded = RRAPipeline(kg, PathRetrieval(new), TemplateRewriter(), GraphScorer()).answer(ex)
+    assert kinded.pred_path == ["headquarters"] and kinded.answers == ["Oslo"]
+    assert "[E] headquarters giving city" in new.read and "[E] headquarters then located in (reverse) giving university" in new.read
+    plain = RRAPipeline(kg, PathRetrieval(old), TemplateRewriter(), GraphScorer()).answer(ex)
+    assert old.read and not any("giving" in t for t in old.read)
+    assert plain.pred_path == ["headquarters", "^locatedIn"]  # without kinds, the two chains read alike here
