@@ -25,7 +25,9 @@ Records here are plain dataclasses; a question file gives the same structure as 
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -222,6 +224,12 @@ class QueryPlan:
 
 
 # --- literals ------------------------------------------------------------------------------------
+class DateValue(float):
+    """A date's place on the time line (a fractional year, as `literal_value` gives it), marked as a
+    date: a condition that writes a bare year compares it by its year, as the graph layer's
+    rra.graph.literals.compare does ("published after 1999" keeps no paper of 1999-07-02)."""
+
+
 def literal_value(text) -> float | None:
     """A KG literal or question literal as a number that orders correctly, or None: read by the
     graph layer's literal parser (rra.graph.literals: typed N-Triples forms such as
@@ -233,9 +241,10 @@ def literal_value(text) -> float | None:
         return float(text)
     s = str(text).strip()
     for candidate in dict.fromkeys([s, s.rsplit("/", 1)[-1]]):
-        key = order_key(parse_literal(candidate))
+        value = parse_literal(candidate)
+        key = order_key(value)
         if key is not None:
-            return key[1]
+            return DateValue(key[1]) if isinstance(value, dt.date) else key[1]
     return None
 
 
@@ -266,6 +275,10 @@ def has_order_word(question: str) -> bool:
 
 
 def compare(value: float, op: str, literal: float) -> bool:
+    """`value op literal`; a date against a whole number (a year as the question writes it) by its
+    year: "after 1999" is from 2000 on, "until 1999" through its 31 December, "in 1999" all of it."""
+    if isinstance(value, DateValue) and not isinstance(literal, DateValue) and float(literal).is_integer():
+        value = math.floor(value)
     return {">": value > literal, ">=": value >= literal, "<": value < literal, "<=": value <= literal,
             "=": abs(value - literal) < 1e-9}[op]
 

@@ -567,3 +567,23 @@ def test_the_ranker_reads_what_a_plan_returns_where_it_was_trained_to():
     cands = ex.extra["plan_candidates"]
     assert {p["kind"] for p in cands["positive"]} == {"city"}
     assert any(p.get("kind") == "university" for p in cands["negative"])
+
+
+def test_a_date_against_a_year_compares_by_its_year():
+    """"papers published after 1999" keeps no paper of 1999-07-02, "until 1999" keeps it, "in
+    1999" is the whole year (as rra.graph.literals.compare reads a date against a bare year); a
+    date written as a date compares by the day. Before, a date was its fractional year against
+    1999.0: "after 1999" kept 1999-07-02 and "in 1999" only 1 January."""
+    from rra.graph import NetworkXGraph, Triple
+    from rra.graph.rdf import XSD, literal_id
+
+    dates = {"P1": "1999-07-02", "P2": "2000-03-01", "P3": "1998-12-31"}
+    kg = NetworkXGraph([Triple("Ana", "wrote", p) for p in dates] +
+                       [Triple(p, "published", literal_id(d, XSD + "date")) for p, d in dates.items()])
+
+    def kept(op, value):
+        return set(execute(kg, QueryPlan(["Ana"], [["wrote"]], [Constraint("published", op, value)])).answers)
+
+    assert kept(">", 1999) == {"P2"} and kept(">=", 1999) == {"P1", "P2"}
+    assert kept("<", 1999) == {"P3"} and kept("<=", 1999) == {"P1", "P3"} and kept("=", 1999) == {"P1"}
+    assert kept(">", "1999-07-01") == {"P1", "P2"} and kept("<", "1999-07-02") == {"P3"}
