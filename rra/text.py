@@ -238,12 +238,26 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     return body
 
 
-def pooled_plan_text(text: str) -> str:
+def pooled_plan_text(text: str, operators: bool = True) -> str:
     """What the plan ranker's pooled plan vector reads of a plan text (plan_words): the text less
     the count's prefix, which the "how many" modifier (plan_parts) scores on its own. With it, the
     pooled cosine preferred the count plan for any question (built-in: by 4-7 logits, "what books
-    were published in [E]" answered by a count); the text itself stays the plan's key."""
-    return text.removeprefix(COUNT_PREFIX)
+    were published in [E]" answered by a count); the text itself stays the plan's key.
+
+    `operators=False` (checkpoints trained since 2026-11-28, model.pooled_operators): a condition's
+    operator and an order's direction are left to the modifiers too ("publication year is compared
+    with [N1]", "the highest or lowest citation count"). The pooled vector barely reads them, and
+    what it learnt of them was the training set's habits: on the scholarly set it preferred `<=`
+    for "whose h-index exceeds [N1]" by about 2 logits while the word match gave `>` 0.76 against
+    `<=` 0.54."""
+    text = text.removeprefix(COUNT_PREFIX)
+    if not operators:
+        for op, words in OPERATOR_WORDS.items():
+            if op in ("argmax", "argmin"):
+                text = text.replace(f" with {words} ", " with the highest or lowest ")
+            elif op in (">", ">=", "<", "<=", "="):
+                text = text.replace(f" is {words} ", " is compared with ")
+    return text
 
 
 def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]",

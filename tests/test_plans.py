@@ -587,3 +587,26 @@ def test_a_date_against_a_year_compares_by_its_year():
     assert kept(">", 1999) == {"P2"} and kept(">=", 1999) == {"P1", "P2"}
     assert kept("<", 1999) == {"P3"} and kept("<=", 1999) == {"P1", "P3"} and kept("=", 1999) == {"P1"}
     assert kept(">", "1999-07-01") == {"P1", "P2"} and kept("<", "1999-07-02") == {"P3"}
+
+
+def test_operators_are_left_to_the_word_match_not_the_pooled_vector():
+    """With `pooled_operators=False` (the config's default for new trainings) plans that differ only
+    in a condition's operator or an order's direction pool to one vector, so only their modifiers
+    (matched word by word) tell them apart; a checkpoint without the setting reads them as before."""
+    from rra.models.encoder import TINY_CONFIG
+    from rra.models.retriever import Retriever
+    from rra.text import plan_words, pooled_plan_text
+
+    texts = [plan_words(QueryPlan(["a"], [["affiliation"]], [Constraint("hIndex", op, 5)]), slots={"5": "[N1]"})
+             for op in (">", "<=")] + \
+            [plan_words(QueryPlan(["a"], [["affiliation"]], [Constraint("hIndex", op)])) for op in ("argmax", "argmin")]
+    assert len({pooled_plan_text(t, operators=False) for t in texts[:2]}) == 1
+    assert len({pooled_plan_text(t, operators=False) for t in texts[2:]}) == 1
+    assert len({pooled_plan_text(t) for t in texts}) == 4
+    new = Retriever(["affiliation"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True, pooled_operators=False)
+    old = Retriever(["affiliation"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True)
+    q = ["people at [E] whose h index exceeds [N1]"]
+    same = new.rank_plans(q, [texts[:2]])[0]
+    assert same[0] == pytest.approx(same[1])
+    differ = old.rank_plans(q, [texts[:2]])[0]
+    assert differ[0] != pytest.approx(differ[1])

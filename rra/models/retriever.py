@@ -106,6 +106,8 @@ class Retriever(L.LightningModule):
         plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
         plan_reads_kinds: bool = False,  # the ranker was trained on plan texts that say what their results are
         # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
+        pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.text.pooled_plan_text);
+        # conf/model/retriever.yaml sets false, the default keeps older checkpoints as they were trained
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -224,7 +226,7 @@ class Retriever(L.LightningModule):
         texts = learnt + banked
         index = {t: i for i, t in enumerate(texts)}
         questions, q_tokens, q_mask, q_regions = self._tokens([q for q, _ in items])
-        plans = self.encode([pooled_plan_text(t) for t in learnt])
+        plans = self.encode([self._pooled(t) for t in learnt])
         if banked:
             plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
         parts_of = {t: ps for _, r in items for t, ps in (r.get("parts") or {}).items()}
@@ -292,6 +294,9 @@ class Retriever(L.LightningModule):
                 uses[j, index[p]] += 1
         return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses)
 
+    def _pooled(self, plan_text: str) -> str:
+        return pooled_plan_text(plan_text, self.hparams.get("pooled_operators", True))
+
     def _banked(self, texts: list[str]) -> torch.Tensor:
         todo = sorted({t for t in texts if t not in self._plan_bank}, key=len)  # chunks of like lengths pad less
         if todo:
@@ -301,7 +306,7 @@ class Retriever(L.LightningModule):
                 with torch.no_grad():
                     for b in range(0, len(todo), 256):
                         chunk = todo[b:b + 256]
-                        self._plan_bank.update(zip(chunk, self.encoder([pooled_plan_text(t) for t in chunk]).detach()))
+                        self._plan_bank.update(zip(chunk, self.encoder([self._pooled(t) for t in chunk]).detach()))
             finally:
                 self.encoder.train(was)
         return torch.stack([self._plan_bank[t] for t in texts])
@@ -748,7 +753,7 @@ class Retriever(L.LightningModule):
                 if not texts:
                     out += [[] for _ in qs]
                     continue
-                vectors = self.encode_unique([pooled_plan_text(t) for t in texts], batch_size,
+                vectors = self.encode_unique([self._pooled(t) for t in texts], batch_size,
                                              self._plan_cache if use_cache else {})
                 index = {t: i for i, t in enumerate(texts)}
                 of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
