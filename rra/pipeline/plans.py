@@ -71,6 +71,7 @@ class ScoredPlan:
     score: float  # its probability among the question's candidates
     ends: list[str] = field(default_factory=list)  # the plan's answers on the graph
     logit: float = 0.0  # ranker logit + path_weight x mean log-probability of its chains
+    kind: str | None = None  # what its results are, as the ranker read it (Candidate.kind)
 
     @property
     def path(self) -> list[str]:  # the first chain, where code reads a retrieved path
@@ -81,7 +82,7 @@ class ScoredPlan:
 
     def to_dict(self) -> dict:
         return {**self.plan.to_dict(), "score": round(self.score, 6), "n_ends": len(self.ends),
-                "answers": self.ends[:5]}
+                "answers": self.ends[:5], **({"kind": self.kind} if self.kind else {})}
 
 
 @dataclass
@@ -164,7 +165,8 @@ class PlanSearch:
             scored.sort(key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
             top = scored[0][0] if scored else 0.0
             norm = sum(math.exp(s - top) for s, _ in scored) or 1.0
-            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s) for s, c in scored]
+            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s, c.kind if with_kinds else None)
+                      for s, c in scored]
             out[i] = PlanChoice(list(anchors[i]), ranked, per_anchor[i], len(scored))
         return out
 

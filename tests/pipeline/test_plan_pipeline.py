@@ -218,6 +218,7 @@ def test_a_checkpoint_trained_on_result_kinds_reads_them_and_an_older_one_does_n
     new, old = ReadsKinds(True), ReadsKinds(False)
     kinded = RRAPipeline(kg, PathRetrieval(new), TemplateRewriter(), GraphScorer()).answer(ex)
     assert kinded.pred_path == ["headquarters"] and kinded.answers == ["Oslo"]
+    assert kinded.extra["plans"][0]["kind"] == "city"  # the record shows what the ranker read
     assert "[E] headquarters giving city" in new.read and "[E] headquarters then located in (reverse) giving university" in new.read
     plain = RRAPipeline(kg, PathRetrieval(old), TemplateRewriter(), GraphScorer()).answer(ex)
     assert old.read and not any("giving" in t for t in old.read)
