@@ -260,17 +260,17 @@ def pooled_plan_text(text: str, operators: bool = True) -> str:
     return text
 
 
-def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]",
-               kind: str | None = None) -> list[str]:
+def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = None, mask: str = "[E]") -> list[str]:
     """The plan's modifiers as short texts of their own: a condition as its attribute and its
     operator ("publication year", "less than, before, fewer than, ... [N1]"), an order as its
     attribute and its direction ("citation count", "the lowest, the earliest, ..."), a count as
     "how many, the number of": the plan ranker matches each against the question's words, where a
     whole plan's pooled vector barely moves between "after" and "before". The operator apart from
     the attribute, whose tokens every operator shares, so its few telling words are not averaged
-    away; ", " separates alternative phrasings, of which the best-matching one counts. And what
-    its results are (`kind`, as in plan_words): "in which city is [E] based" names it, and a chain
-    that walks on from the city to its institutions reads almost as the right one otherwise."""
+    away; ", " separates alternative phrasings, of which the best-matching one counts. What a
+    plan's results are (plan_words `kind`) is read in the pooled text alone: as a part too, one
+    scholarly training read "the earliest work of [E]" as `birthDate` (giving date) 3 times in 4,
+    order 96 against 99 without the part (chain 91 against 96; one training each)."""
     value = lambda v: (slots or {}).get(str(v), str(v))  # noqa: E731
     parts = []
     for c in plan.comparisons:
@@ -281,8 +281,6 @@ def plan_parts(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
         parts.append(f"the one with {text_of(plan.via.relation)} {mask}")
     if plan.aggregate:
         parts.append(AGGREGATE_WORDS[plan.aggregate])
-    if kind:
-        parts.append(kind)
     return parts
 
 

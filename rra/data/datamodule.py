@@ -370,7 +370,7 @@ class RetrieverDataModule(L.LightningDataModule):
                     plan = QueryPlan.from_dict(d)
                     kind = d.get("kind") if self.plan_kinds else None
                     text = plan_words(plan, text_of, slots, kind=kind)
-                    parts.setdefault(text, plan_parts(plan, text_of, slots, kind=kind))
+                    parts.setdefault(text, plan_parts(plan, text_of, slots))
                     texts.append(text)
                 return list(dict.fromkeys(texts))
 

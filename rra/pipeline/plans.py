@@ -157,7 +157,7 @@ class PlanSearch:
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
             plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind if with_kinds else None) for c in cands[i]])
-            parts.append([plan_parts(c.plan, text_of, slots, kind=c.kind if with_kinds else None) for c in cands[i]])
+            parts.append([plan_parts(c.plan, text_of, slots) for c in cands[i]])
         logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if todo else []
         out = {}
         for i, row in zip(todo, logits):
