@@ -244,7 +244,7 @@ def pooled_plan_text(text: str, operators: bool = True) -> str:
     pooled cosine preferred the count plan for any question (built-in: by 4-7 logits, "what books
     were published in [E]" answered by a count); the text itself stays the plan's key.
 
-    `operators=False` (checkpoints trained since 2026-11-28, model.pooled_operators): a condition's
+    `operators=False` (model.pooled_operators=false, an option, not the default): a condition's
     operator and an order's direction are left to the modifiers too ("publication year is compared
     with [N1]", "the highest or lowest citation count"). The pooled vector barely reads them, and
     what it learnt of them was the training set's habits: on the scholarly set it preferred `<=`

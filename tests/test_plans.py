@@ -589,7 +589,7 @@ def test_a_date_against_a_year_compares_by_its_year():
 
 
 def test_operators_are_left_to_the_word_match_not_the_pooled_vector():
-    """With `pooled_operators=False` (the config's default for new trainings) plans that differ only
+    """With `pooled_operators=False` (model.pooled_operators, an option) plans that differ only
     in a condition's operator or an order's direction pool to one vector, so only their modifiers
     (matched word by word) tell them apart; a checkpoint without the setting reads them as before."""
     from rra.models.encoder import TINY_CONFIG

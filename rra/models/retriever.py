@@ -107,7 +107,7 @@ class Retriever(L.LightningModule):
         plan_reads_kinds: bool = False,  # the ranker was trained on plan texts that say what their results are
         # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
         pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.text.pooled_plan_text);
-        # conf/model/retriever.yaml sets false, the default keeps older checkpoints as they were trained
+        # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
