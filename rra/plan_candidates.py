@@ -227,8 +227,8 @@ class KindCheck:
         """What each set of result nodes is, in the words a question uses for it (the plan ranker
         reads it, rra.text.plan_words): of a sample of its nodes, the most common class name (its
         label, else its id in words: "researcher", "city") or value kind ("year", "number", "text",
-        rra.graph.literals.value_kind); None where the graph gives neither (no classes, as in
-        MetaQA). "In which city is X based" then tells `headquarters` from `headquarters, ^locatedIn`
+        rra.graph.literals.value_kind); None where the graph gives neither (untyped entity
+        ids, no classes). "In which city is X based" then tells `headquarters` from `headquarters, ^locatedIn`
         (the institutions of that city), which read almost alike. Three batched graph reads for
         all the sets together, cached per node."""
         samples = [heapq.nsmallest(self.sample, s) for s in node_sets]
