@@ -130,7 +130,8 @@ def _log(score: float) -> float:
 
 def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), named: Sequence[str] = (),
                     limits: PlanLimits | None = None, semantics=None,
-                    schema: AttributeSchema | None = None, kinds: KindCheck | None = None) -> list[Candidate]:
+                    schema: AttributeSchema | None = None, kinds: KindCheck | None = None,
+                    read_kinds: bool = True) -> list[Candidate]:
     """Every candidate plan (see the module doc) of a question whose anchors' chains are `chains`
     (best first per anchor), whose literals are `literals` (as written, text order) and which names
     the entities `named` (anchors included: what a named intermediate or a yes/no may test), each
@@ -167,8 +168,9 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
                 base(QueryPlan(list(group), [list(c.path) for c, _ in picks]), nodes, prior)
     _intermediates(kg, walker, per_anchor, named, base)
     kinds = kinds or KindCheck(kg)
-    for b, kind in zip(bases, kinds.kinds_of([b.nodes for b in bases])):
-        b.kind = kind
+    if read_kinds:  # graph reads that a ranker trained without kinds would not use
+        for b, kind in zip(bases, kinds.kinds_of([b.nodes for b in bases])):
+            b.kind = kind
     ranked = sorted(bases, key=lambda b: (-b.prior, b.plan.complexity))[: lim.modifier_bases]
     values = _AttributeTable(kg, lim, schema or AttributeSchema(kg))
     numbers = [x for x in dict.fromkeys(literals) if literal_value(x) is not None][: lim.max_literals]

@@ -143,20 +143,20 @@ class PlanSearch:
         lim = self.settings.limits()
         cands: dict[int, list[Candidate]] = {}
         kinds = KindCheck(self.kg)  # classes read once per batch (the graph may change between batches)
+        # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
+        with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         for i in todo:
             chains = [Chain(a, tuple(p.path), float(p.score)) for a in anchors[i] for p in per_anchor[i].get(a, [])]
             literals = question_literals(questions[i], words[i])
             cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
-                                       self.schema, kinds)
+                                       self.schema, kinds, with_kinds)
         rank_texts, plan_texts, parts = [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
-        # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
-        with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
         for i in todo:
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
-            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind if with_kinds else None) for c in cands[i]])
+            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cands[i]])
             parts.append([plan_parts(c.plan, text_of, slots) for c in cands[i]])
         logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if todo else []
         out = {}
@@ -165,7 +165,7 @@ class PlanSearch:
             scored.sort(key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
             top = scored[0][0] if scored else 0.0
             norm = sum(math.exp(s - top) for s, _ in scored) or 1.0
-            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s, c.kind if with_kinds else None)
+            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s, c.kind)
                       for s, c in scored]
             out[i] = PlanChoice(list(anchors[i]), ranked, per_anchor[i], len(scored))
         return out
