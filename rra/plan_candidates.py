@@ -220,9 +220,7 @@ class KindCheck:
     def __init__(self, kg, sample: int = 16):
         self.kg, self.sample = kg, sample
         self._range: dict[tuple[str, str], bool] = {}
-        self._classes: dict[tuple[str, tuple[str, ...]], frozenset] = {}  # (node, type relations read)
-        self._typed_by: dict[str, tuple[str, ...]] = {}  # entity -> the type relations it has
-        self._node_kinds: dict[str, tuple[str, ...]] = {}  # result node -> its classes' names (kinds_of)
+        self._types: dict[str, dict[str, frozenset]] = {}  # node -> {type relation it has: its classes}
         self._class_names: dict[str, str] = {}
 
     def kinds_of(self, node_sets: Sequence[frozenset]) -> list[str | None]:
@@ -234,21 +232,15 @@ class KindCheck:
         (the institutions of that city), which read almost alike. Three batched graph reads for
         all the sets together, cached per node."""
         samples = [heapq.nsmallest(self.sample, s) for s in node_sets]
-        todo = sorted({n for ns in samples for n in ns if not is_literal(n) and n not in self._node_kinds})
-        if todo:
-            typed = {e: [r for r in rels if r in TYPE_RELATIONS] for e, rels in self.kg.relations_batch(todo).items()}
-            found: dict[str, set] = {e: set() for e in todo}
-            for r in sorted({r for rs in typed.values() for r in rs}):
-                for e, classes in self.kg.neighbors_batch([e for e in todo if r in typed.get(e, ())], r).items():
-                    found[e].update(c for c in classes if not is_literal(c))
-            new = sorted({c for cs in found.values() for c in cs} - set(self._class_names))
-            labels = self.kg.labels(new) if new else {}
-            # a label in words ("research institute"), or an id in words ("ScholarlyArticle", "film.film")
-            self._class_names.update((c, relation_words(labels.get(c) or c)) for c in new)
-            self._node_kinds.update((e, tuple(sorted({self._class_names[c] for c in cs}))) for e, cs in found.items())
+        types = self._types_of([n for ns in samples for n in ns])
+        new = sorted({c for t in types.values() for cs in t.values() for c in cs} - set(self._class_names))
+        labels = self.kg.labels(new) if new else {}
+        # a label in words ("research institute"), or an id in words ("ScholarlyArticle", "film.film")
+        self._class_names.update((c, relation_words(labels.get(c) or c)) for c in new)
         out = []
         for ns in samples:
-            votes = Counter(k for n in ns for k in ((value_kind(n),) if is_literal(n) else self._node_kinds[n]))
+            votes = Counter(k for n in ns for k in ((value_kind(n),) if is_literal(n) else
+                                                    {self._class_names[c] for cs in types[n].values() for c in cs}))
             out.append(min(votes, key=lambda k: (-votes[k], k)) if votes else None)
         return out
 
@@ -257,11 +249,14 @@ class KindCheck:
             return True
         if not self._in_range(entity, relation):
             return False
-        mine = self._classes_of_named(entity)
+        own = self._types_of([entity])[entity]
+        mine = frozenset().union(*own.values())
         if not mine:
             return True
         sample = heapq.nsmallest(self.sample, (n for n in ends if not is_literal(n)))  # not a sort of every result
-        theirs = [c for c in self._classes_of(sample, self._typed_by[entity]).values() if c]
+        # their classes by the type relations the entity has (a graph may mix rdf:type and P31)
+        theirs = [c for c in (frozenset().union(*(t.get(r, frozenset()) for r in own))
+                              for t in self._types_of(sample).values()) if c]
         return not theirs or any(c & mine for c in theirs)
 
     def _in_range(self, entity: str, relation: str) -> bool:
@@ -270,21 +265,19 @@ class KindCheck:
             self._range[key] = bool(self.kg.neighbors_batch([entity], inverse(relation)).get(entity))
         return self._range[key]
 
-    def _classes_of_named(self, entity: str) -> frozenset:
-        if entity not in self._typed_by:
-            rels = self.kg.relations_batch([entity]).get(entity) or []
-            self._typed_by[entity] = tuple(sorted(set(rels) & TYPE_RELATIONS))
-        return self._classes_of([entity], self._typed_by[entity])[entity]
-
-    def _classes_of(self, nodes: Sequence[str], relations: tuple[str, ...]) -> dict[str, frozenset]:
-        todo = [n for n in nodes if (n, relations) not in self._classes]
-        if todo and relations:
-            found: dict[str, set] = {n: set() for n in todo}
-            for r in relations:
-                for n, classes in self.kg.neighbors_batch(todo, r).items():
-                    found[n].update(classes)
-            self._classes.update(((n, relations), frozenset(c)) for n, c in found.items())
-        return {n: self._classes.get((n, relations), frozenset()) for n in nodes}
+    def _types_of(self, nodes: Sequence[str]) -> dict[str, dict[str, frozenset]]:
+        """{node: {type relation (TYPE_RELATIONS) it has: its classes}}, read for the nodes not yet
+        seen in one batch per type relation; literals have none. The yes/no test and the result
+        kinds share it, so a node's classes are read once per batch of questions."""
+        todo = sorted({n for n in nodes if not is_literal(n) and n not in self._types})
+        if todo:
+            typed = {e: [r for r in rels if r in TYPE_RELATIONS] for e, rels in self.kg.relations_batch(todo).items()}
+            found: dict[str, dict[str, frozenset]] = {e: {} for e in todo}
+            for r in sorted({r for rs in typed.values() for r in rs}):
+                for e, classes in self.kg.neighbors_batch([e for e in todo if r in typed.get(e, ())], r).items():
+                    found[e][r] = frozenset(c for c in classes if not is_literal(c))
+            self._types.update(found)
+        return {n: self._types.get(n, {}) for n in nodes}
 
 
 def _intermediates(kg, walker: Walker, per_anchor, named, base) -> None:

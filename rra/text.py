@@ -158,10 +158,11 @@ AGGREGATE_WORDS = {"count": "how many, the number of", "ask": "yes or no, whethe
 # out; negated ones ("no later than") are rewritten in the question first (plain_comparatives).
 OPERATOR_PHRASES = {
     ">": ("more than", "after", "over", "above", "greater than", "higher than", "exceeds", "later than", "beyond"),
-    ">=": ("at least", "since", "or more", "or later", "onwards"),
+    ">=": ("at least", "since", "or more", "or later", "onwards", "or after", "or higher", "or above", "or over"),
     "<": ("less than", "before", "fewer than", "under", "below", "lower than", "earlier than", "prior to"),
-    "<=": ("at most", "until", "up to", "or less", "or fewer", "or earlier"),
-    "=": ("equal to", "in", "exactly"),
+    "<=": ("at most", "until", "up to", "or less", "or fewer", "or earlier", "or before", "or lower", "or below",
+           "or under"),
+    "=": ("equal to", "in", "exactly", "on"),
     "argmax": ("the highest", "the latest", "the last", "the most", "the largest", "the biggest", "the newest",
                "the most recent", "the top"),
     "argmin": ("the lowest", "the earliest", "the first", "the least", "the smallest", "the fewest", "the oldest"),

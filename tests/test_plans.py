@@ -609,3 +609,46 @@ def test_operators_are_left_to_the_word_match_not_the_pooled_vector():
     assert same[0] == pytest.approx(same[1])
     differ = old.rank_plans(q, [texts[:2]])[0]
     assert differ[0] != pytest.approx(differ[1])
+
+
+def test_an_operator_written_beside_its_literal_is_read_exactly():
+    """"publish up to [N1]": the token match alone read it as `>=` (at least, since, ...); the
+    phrasing written right beside the literal ("up to", "[N1] or earlier") adds a learnt logit per
+    word (phrase_hits), a phrasing at a mark ([E], another literal) counts for none, and a
+    checkpoint from before the setting has no such weight and scores as it did."""
+    import torch
+
+    from rra.models.encoder import TINY_CONFIG
+    from rra.models.plan_ranker import phrase_hits
+    from rra.models.retriever import Retriever
+    from rra.text import plan_parts, plan_words
+
+    def part(op, slot="[N1]"):
+        return plan_parts(QueryPlan(["a"], [["^author"]], [Constraint("year", op, 5)]), slots={"5": slot})[1]
+
+    hits = lambda q: {op: phrase_hits(q, part(op)) for op in (">", ">=", "<", "<=", "=")}  # noqa: E731
+    assert hits("what did [E] publish up to [N1]?") == {">": 0, ">=": 0, "<": 0, "<=": 2, "=": 0}
+    assert hits("[E]'s papers from [N1] or earlier")["<="] == 2
+    assert hits("papers by [E] in [N1] or later") == {">": 0, ">=": 2, "<": 0, "<=": 0, "=": 1}
+    assert hits("published in journals after [N1]") == {">": 1, ">=": 0, "<": 0, "<=": 0, "=": pytest.approx(1 / 3)}
+    assert hits("[N1] citations or more")[">="] == 1  # two words, one between
+    assert hits("in [E] after [N1]")["="] == 0  # the mark stands between
+    assert phrase_hits("before [N1] with at least [N2] citations", part(">=")) == 0  # [N2]'s, not [N1]'s
+    assert phrase_hits("before [N1] with at least [N2] citations", part(">=", "[N2]")) == 2
+    assert phrase_hits("what did [E] publish up to [N1]?", "publication year") == 0  # no slot: not an operator
+
+    texts = [plan_words(QueryPlan(["a"], [["^author"]], [Constraint("year", op, 5)]), slots={"5": "[N1]"})
+             for op in ("<=", ">=")]
+    parts = [[plan_parts(QueryPlan(["a"], [["^author"]], [Constraint("year", op, 5)]), slots={"5": "[N1]"})
+              for op in ("<=", ">=")]]
+    torch.manual_seed(0)
+    new = Retriever(["author"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True, operator_phrases=True)
+    q = ["what did [E] publish up to [N1]?"]
+    with_phrases = new.rank_plans(q, [texts], parts, use_cache=False)[0]
+    weight = float(new.ranker.phrase_weight)
+    new.ranker.phrase_weight = None
+    without = new.rank_plans(q, [texts], parts, use_cache=False)[0]
+    assert with_phrases[0] - without[0] == pytest.approx(2 * weight, abs=1e-4)  # "up to": two words
+    assert with_phrases[1] == pytest.approx(without[1], abs=1e-4)
+    old = Retriever(["author"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True)
+    assert old.ranker.phrase_weight is None and not any("phrase" in k for k in old.state_dict())

@@ -23,9 +23,18 @@ alone); a learnt weight and offset turn the match into logits. The operator word
 on literal [Nk] of a question writing two or more are matched only against the words near [Nk]
 (`slot_regions`, `part_marks`): in "before [N1] with at least [N2] citations" the "before" belongs
 to [N1], so "less than, before, ... [N2]" cannot match as well as "at least" does; the
-attribute's name still reads the whole question ("published between [N1] and [N2]"). Nothing about a plan is a class: a
-plan over relations, attributes or shapes never seen in training is scored like any other, from
-its words and what it uses.
+attribute's name still reads the whole question ("published between [N1] and [N2]").
+
+And one exact reading beside the soft one (`phrase_hits`, `phrase_weight`, on where the checkpoint
+says `operator_phrases`): how many words of a condition's operator phrasing are written right beside
+its literal in the question ("up to [N1]", "[N1] or earlier", "an h-index under [N1]"). The token
+match alone read "publish up to [N1]" as "at least, since, ... [N1]" (1.35 against 0.70 for "at
+most, until, up to, ...") and the pooled vector, which learnt the training set's habits, preferred
+`>=` by about a logit for "an h-index above [N1]": 9 of the scholarly set's 100 comparisons. The
+words come from the plan's own modifier text (rra.text.OPERATOR_PHRASES), so a phrasing the list
+lacks, or another language, is read by the soft match alone, as before. Nothing about a plan is a
+class: a plan over relations, attributes or shapes never seen in training is scored like any
+other, from its words and what it uses.
 
 Training: each question's candidates are the plans that explain its gold answers (positives, often
 several) and other enumerated plans (negatives); the loss is the negative log of the probability
@@ -132,9 +141,42 @@ def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Te
     return means.masked_fill(sizes[None] == 0, -2.0).amax(-1).clamp(min=-1.0)
 
 
+_TOKEN = re.compile(r"\[[^\[\]]*\]|\w+")  # a mark ([E], [N1]) or a word
+
+
+def phrase_hits(question: str, part: str, gap: int = 2) -> float:
+    """How exactly a condition's operator part ("at most, until, up to, ... [N1]": rra.text.plan_parts)
+    is written beside its literal's slot in `question` (rra.text.ranker_text): the most, over its
+    ", "-separated phrasings found right before the slot ("up to [N1]") or right after it ("[N1] or
+    earlier"), of the phrasing's words / (1 + the words between it and the slot, at most `gap`, none
+    of them a mark, and not where it sits right beside another literal). 0 for parts without a slot,
+    and where no phrasing is there. "in [N1] or later"
+    gives `=` 1 ("in") and `>=` 2 ("or later"); "in [E] after [N1]" gives `=` nothing, the mark
+    stands between."""
+    slot = SLOT.search(part)
+    if not slot:
+        return 0.0
+    phrasings = [_TOKEN.findall(p) for p in part[:slot.start()].lower().split(", ")]
+    tokens = _TOKEN.findall(question.lower())
+    best = 0.0
+    for at in (i for i, t in enumerate(tokens) if t == slot.group(0).lower()):
+        for side in (-1, 1):  # the words before the slot, read backwards; the words after it
+            near = tokens[:at][::-1] if side < 0 else tokens[at + 1:]
+            for words in filter(None, phrasings):
+                written = words[::-1] if side < 0 else words
+                for g in range(gap + 1):
+                    if g > len(near) or g and near[g - 1].startswith("["):
+                        break  # a mark ([E], another slot) between: the phrasing is not this literal's
+                    k = len(words)
+                    if near[g:g + k] == written and not (g and near[g + k:g + k + 1] and near[g + k].startswith("[n")):
+                        best = max(best, k / (1 + g))  # (not when it sits right beside another literal)
+                        break
+    return best
+
+
 class PlanRanker(nn.Module):
     def __init__(self, dim: int, scale: float = 20.0, coverage: float = -1.0, part_weight: float = 5.0,
-                 part_offset: float = 0.5):
+                 part_offset: float = 0.5, phrase_weight: float | None = None):
         super().__init__()
         self.dim = dim
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
@@ -143,10 +185,18 @@ class PlanRanker(nn.Module):
         # a modifier's logit: weight x (its word match with the question - offset)
         self.part_weight = nn.Parameter(torch.tensor(part_weight))
         self.part_offset = nn.Parameter(torch.tensor(part_offset))
+        # logit per word of an operator phrasing written beside its literal (phrase_hits); None:
+        # a checkpoint from before it, which scores as it was trained
+        self.phrase_weight = None if phrase_weight is None else nn.Parameter(torch.tensor(phrase_weight))
 
-    def part_logits(self, matches: torch.Tensor, uses: torch.Tensor) -> torch.Tensor:
-        """(n, p) word matches of the parts, (m, p) how often plan j has part k -> (n, m)."""
-        return self.part_weight * ((matches - self.part_offset) @ uses.to(matches.device).float().T)
+    def part_logits(self, matches: torch.Tensor, uses: torch.Tensor, hits: torch.Tensor | None = None) -> torch.Tensor:
+        """(n, p) word matches of the parts, (m, p) how often plan j has part k -> (n, m); `hits`:
+        (n, p) the parts' phrase_hits in each question, read where the ranker has a phrase weight."""
+        matches = matches - self.part_offset
+        if hits is not None and self.phrase_weight is not None:
+            return (self.part_weight * matches + self.phrase_weight * hits.to(matches.device)) \
+                @ uses.to(matches.device).float().T
+        return self.part_weight * (matches @ uses.to(matches.device).float().T)
 
     @property
     def scale(self) -> torch.Tensor:

@@ -41,7 +41,7 @@ from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
-from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, slot_regions, token_match
+from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, phrase_hits, slot_regions, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_ENCODER
@@ -108,6 +108,8 @@ class Retriever(L.LightningModule):
         # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
         pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.text.pooled_plan_text);
         # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
+        operator_phrases: bool = False,  # the ranker also reads operator phrasings written beside a literal
+        # (rra.models.plan_ranker.phrase_hits); conf/model/retriever.yaml sets it, older checkpoints read without
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -134,7 +136,8 @@ class Retriever(L.LightningModule):
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
         # the query-plan ranker (rra.models.plan_ranker) only for data beyond one chain: a retriever
         # trained on chains has none, so it is the model it always was
-        self.ranker = PlanRanker(self.encoder.dim, plan_scale) if plan_ranker else None
+        self.ranker = PlanRanker(self.encoder.dim, plan_scale, phrase_weight=2.0 if operator_phrases else None) \
+            if plan_ranker else None
         sep = self.encoder.tokenizer.sep_token
         self.sep = sep if sep else "|"
 
@@ -234,7 +237,8 @@ class Retriever(L.LightningModule):
         positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
         uncovered = coverage_features([q for q, _ in items], texts, self.hparams.mask_token or "[E]")
         parts = self._part_logits(q_tokens, q_mask, q_regions, [parts_of.get(t, []) for t in texts],
-                                  learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank)
+                                  learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank,
+                                  questions=[q for q, _ in items])
         return self.ranker.loss(questions, plans, cands, positive, uncovered, parts,
                                 [r.get("weight", 1) for _, r in items])
 
@@ -257,11 +261,12 @@ class Retriever(L.LightningModule):
             tok["attention_mask"].bool() & ~special.to(device), marks
 
     def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, q_regions: torch.Tensor,
-                     parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None) -> torch.Tensor | None:
+                     parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None,
+                     questions: Sequence[str] | None = None) -> torch.Tensor | None:
         """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
         `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
         vectors come from `bank` (text -> (tokens, mask, part_marks)), encoded without gradients when
-        missing."""
+        missing. `questions`: the n texts, for the phrasings written beside a literal (phrase_hits)."""
         distinct = sorted({p for ps in parts for p in ps})
         if not distinct:
             return None
@@ -292,7 +297,11 @@ class Retriever(L.LightningModule):
         for j, ps in enumerate(parts):
             for p in ps:
                 uses[j, index[p]] += 1
-        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses)
+        hits = None
+        if questions is not None and self.ranker.phrase_weight is not None:
+            order = grad + rest
+            hits = torch.tensor([[phrase_hits(q, p) for p in order] for q in questions], dtype=torch.float32)
+        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses, hits)
 
     def _pooled(self, plan_text: str) -> str:
         return pooled_plan_text(plan_text, self.hparams.get("pooled_operators", True))
@@ -759,7 +768,7 @@ class Retriever(L.LightningModule):
                 of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
                 logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
                                             self._part_logits(q_tokens, q_mask, q_regions,
-                                                              [of.get(t, []) for t in texts]))
+                                                              [of.get(t, []) for t in texts], questions=qs))
                 out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
             return out
         finally:
