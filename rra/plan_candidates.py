@@ -19,7 +19,11 @@ graph is a candidate; a ranker (rra.models.plan_ranker) then picks one.
   dates: "what is the citation count of X" asks for the value);
 - **yes/no**: whether another named entity is among a chain's results.
 
-A condition or an order that keeps every entity (or none) says nothing and is not a candidate.
+An order that keeps every entity (or none) says nothing and is not a candidate, nor is a condition
+that keeps none. A condition on a literal the question writes that keeps every entity is one: "what
+have A and B written together since 2017", where all of it is, is answered by it as by the bare
+conjunction, and without it the question's literal pushed the ranker to a condition that drops some
+(`= 2017`).
 Everything goes through the `KnowledgeGraph` protocol (`neighbors_batch`, `relations_batch`,
 `labels`), so any backend serves it, and `PlanLimits` bounds it: a hub (a country with thousands
 of papers) costs at most `max_frontier` entities per walk and `max_values` per attribute read.
@@ -388,7 +392,7 @@ def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_
             v = literal_value(lit)
             for op in COMPARISONS:
                 kept = apply_condition(vals, op, v)
-                if kept and kept != b.nodes:
+                if kept:  # keeping every entity too: the question wrote the literal (module doc)
                     c = Constraint(r, op, written_value(lit))
                     pool.add(QueryPlan(b.plan.anchors, b.plan.paths, [c], b.plan.via), kept, b.prior)
                     singles[lit].setdefault((r, frozenset(kept)), []).append(c)

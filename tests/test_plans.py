@@ -645,7 +645,7 @@ def test_an_operator_written_beside_its_literal_is_read_exactly():
     new = Retriever(["author"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True, operator_phrases=True)
     q = ["what did [E] publish up to [N1]?"]
     with_phrases = new.rank_plans(q, [texts], parts, use_cache=False)[0]
-    weight = float(new.ranker.phrase_weight)
+    weight = new.ranker.phrase_weight.item()
     new.ranker.phrase_weight = None
     without = new.rank_plans(q, [texts], parts, use_cache=False)[0]
     assert with_phrases[0] - without[0] == pytest.approx(2 * weight, abs=1e-4)  # "up to": two words

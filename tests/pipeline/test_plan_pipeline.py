@@ -162,7 +162,10 @@ def test_a_chain_from_another_anchor_walks_from_that_anchor(rra):
 
 def test_no_plan_with_an_answer_says_so(rra):
     pred = rra.answer(QAExample("which books by [Marit Lindgrave] came out after 2990", [WRITER], []))
-    assert pred.extra["plan_kind"] != "comparison"  # no condition on 2990 keeps a book: none is a candidate
+    conditions = [c for p in pred.extra["plans"] for c in (p.get("constraints") or [p.get("constraint")]) if c]
+    assert conditions and all(c["value"] == 2990 for c in conditions)
+    # `> 2990` keeps no book: not a candidate; `< 2990` keeps all of them and is one (the question wrote 2990)
+    assert {c["op"] for c in conditions} == {"<", "<="}
     empty = rra.answer(QAExample("what books did [Mireval] write", ["city/mireval"], []))
     assert empty.status == "no_path" and empty.extra["plan_candidates"] == 0 and empty.answers == []
 
