@@ -128,15 +128,15 @@ TWO_CONDITION_TEMPLATES = {
                              "{V} papers from before {N} have {M} or more citations"),
 }
 ANCHOR_CONDITION_TEMPLATES = {
-    "author_venue_year": {">": "papers by {A} at {V} after {N}|since {N}, which papers has {A} published at {V}"
-                               "||after {N}, what did {A} present at {V}",
+    "author_venue_year": {">": "papers by {A} at {V} after {N}||after {N}, what did {A} present at {V}",
+                          ">=": "since {N}, which papers has {A} published at {V}",
                           "<": "what did {A} present at {V} before {N}|{A}'s {V} papers from before {N}"},
     "author_topic_cites": {">": "{A}'s papers on {T} with more than {N} citations|which papers by {A} about {T} "
                                 "are cited over {N} times"},
     "coauthors_year": {"<": "papers co-authored by {A} and {B} before {N}|what did {A} and {B} write together "
                             "before {N}",
-                       ">": "joint papers of {A} and {B} after {N}|what have {B} and {A} written together since "
-                            "{N}"},
+                       ">": "joint papers of {A} and {B} after {N}",
+                       ">=": "what have {B} and {A} written together since {N}"},
 }
 
 KINDS = {

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Sequence
 
 import torch
@@ -144,6 +145,21 @@ def token_match(q_tokens: torch.Tensor, q_mask: torch.Tensor, p_tokens: torch.Te
 _TOKEN = re.compile(r"\[[^\[\]]*\]|\w+")  # a mark ([E], [N1]) or a word
 
 
+@lru_cache(maxsize=65536)
+def _operator_part(part: str) -> tuple[str, tuple[tuple[str, ...], ...]] | None:
+    """(its slot, lower-cased; its phrasings as word tuples) of an operator part; None without a slot."""
+    slot = SLOT.search(part)
+    if not slot:
+        return None
+    phrasings = (tuple(_TOKEN.findall(p)) for p in part[:slot.start()].lower().split(", "))
+    return slot.group(0).lower(), tuple(p for p in phrasings if p)
+
+
+@lru_cache(maxsize=8192)
+def _words(question: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(question.lower()))
+
+
 def phrase_hits(question: str, part: str, gap: int = 2) -> float:
     """How exactly a condition's operator part ("at most, until, up to, ... [N1]": rra.text.plan_parts)
     is written beside its literal's slot in `question` (rra.text.ranker_text): the most, over its
@@ -153,16 +169,16 @@ def phrase_hits(question: str, part: str, gap: int = 2) -> float:
     and where no phrasing is there. "in [N1] or later"
     gives `=` 1 ("in") and `>=` 2 ("or later"); "in [E] after [N1]" gives `=` nothing, the mark
     stands between."""
-    slot = SLOT.search(part)
-    if not slot:
+    parsed = _operator_part(part)
+    tokens = _words(question)
+    if parsed is None or parsed[0] not in tokens:
         return 0.0
-    phrasings = [_TOKEN.findall(p) for p in part[:slot.start()].lower().split(", ")]
-    tokens = _TOKEN.findall(question.lower())
+    slot, phrasings = parsed
     best = 0.0
-    for at in (i for i, t in enumerate(tokens) if t == slot.group(0).lower()):
+    for at in (i for i, t in enumerate(tokens) if t == slot):
         for side in (-1, 1):  # the words before the slot, read backwards; the words after it
             near = tokens[:at][::-1] if side < 0 else tokens[at + 1:]
-            for words in filter(None, phrasings):
+            for words in phrasings:
                 written = words[::-1] if side < 0 else words
                 for g in range(gap + 1):
                     if g > len(near) or g and near[g - 1].startswith("["):
