@@ -166,9 +166,8 @@ def phrase_hits(question: str, part: str, gap: int = 2) -> float:
     ", "-separated phrasings found right before the slot ("up to [N1]") or right after it ("[N1] or
     earlier"), of the phrasing's words / (1 + the words between it and the slot, at most `gap`, none
     of them a mark, and not where it sits right beside another literal). 0 for parts without a slot,
-    and where no phrasing is there. "in [N1] or later"
-    gives `=` 1 ("in") and `>=` 2 ("or later"); "in [E] after [N1]" gives `=` nothing, the mark
-    stands between."""
+    and where no phrasing is there. "in [N1] or later" gives `=` 1 ("in") and `>=` 2 ("or later");
+    "in [E] after [N1]" gives `=` nothing, the mark stands between."""
     parsed = _operator_part(part)
     tokens = _words(question)
     if parsed is None or parsed[0] not in tokens:
