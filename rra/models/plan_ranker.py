@@ -63,8 +63,12 @@ def unused(question: str, plan: str, mask: str = "[E]") -> tuple[int, int]:
 
 
 def coverage_features(questions: Sequence[str], plans: Sequence[str], mask: str = "[E]") -> torch.Tensor:
-    """(n, m, 2): `unused` of every question x plan text."""
-    return torch.tensor([[unused(q, p, mask) for p in plans] for q in questions], dtype=torch.float32)
+    """(n, m, 2): `unused` of every question x plan text. Each text is read once (a training batch
+    pairs a dozen questions with a thousand banked plans: `unused` per pair was 78 ms a step)."""
+    read = lambda t: (t.count(mask), frozenset(SLOT.findall(t)))  # noqa: E731
+    plan_reads = [read(p) for p in plans]
+    return torch.tensor([[(max(0, e - pe), len(slots - ps)) for pe, ps in plan_reads]
+                         for e, slots in map(read, questions)], dtype=torch.float32).reshape(len(questions), len(plans), 2)
 
 
 def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) -> list[int]:
