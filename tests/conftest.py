@@ -46,6 +46,24 @@ def compose_cfg():
     return compose
 
 
+# The tiny retriever that serving, sharded answering and the launchers answer with: what it answers
+# does not matter to them, only that it is a real train.py checkpoint (the step floor's 150 steps)
+TINY_BUILTIN_TRAIN = ["model=retriever_tiny", "trainer.max_epochs=3", "test=false", "callbacks.progress_bar=null",
+                      "callbacks.budget.extend=0"]
+
+
+@pytest.fixture(scope="session")
+def builtin_root(compose_cfg, tmp_path_factory) -> Path:
+    """`python train.py` with a tiny random encoder on the built-in KG, once per session (~40 s):
+    the run's root, holding checkpoints/retriever/best.ckpt. Tests read it and write elsewhere."""
+    from rra.training.run import train
+
+    root = tmp_path_factory.mktemp("builtin_root")
+    train(compose_cfg("train", TINY_BUILTIN_TRAIN, root))
+    assert (root / "checkpoints" / "retriever" / "best.ckpt").is_file()
+    return root
+
+
 @pytest.fixture
 def cfg_train(compose_cfg, tmp_path):
     """cfg_train(overrides=()): the training config of `python train.py OVERRIDES`, run under tmp_path;

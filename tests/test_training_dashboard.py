@@ -49,7 +49,8 @@ def test_confusions_and_sample_from_decoded_validation_records():
 def test_train_writes_dashboard_tables_for_the_csv_logger(tmp_path):
     cfg = compose_cfg("train", tmp_path, ["model=retriever_tiny", "trainer.max_epochs=2", "test=false",
                                           "callbacks.progress_bar=null", "logger=csv",
-                                          "callbacks.budget.extend=0"])  # tables, not how long it trains
+                                          "callbacks.budget.extend=0", "trainer.min_steps=0", "trainer.limit_train_batches=8"])  # tables,
+    # not how long it trains: no step floor, a few batches an epoch
     train(cfg)
     folder = next(Path(cfg.paths.output_dir).rglob("metrics.csv")).parent
     cov = json.loads((folder / "data_coverage.json").read_text())
@@ -71,7 +72,8 @@ def test_train_logs_dashboard_tables_to_an_offline_wandb_run(tmp_path, monkeypat
     monkeypatch.setenv("WANDB_INIT_TIMEOUT", "600")  # a loaded CI machine starts W&B's service slowly
     cfg = compose_cfg("train", tmp_path, ["model=retriever_tiny", "trainer.max_epochs=1", "test=false",
                                           "callbacks.progress_bar=null", "logger=wandb",
-                                          "callbacks.budget.extend=0"])  # tables, not how long it trains
+                                          "callbacks.budget.extend=0", "trainer.min_steps=0", "trainer.limit_train_batches=8"])  # tables,
+    # not how long it trains: no step floor, a few batches an epoch
     train(cfg)
     import wandb
 

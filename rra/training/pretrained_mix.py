@@ -31,9 +31,13 @@ PREFIX = "encoder."  # the pretrained part of a model: its `encoder` module (the
 
 def initial_encoder_state(model: torch.nn.Module) -> dict[str, torch.Tensor] | None:
     """A CPU copy of the encoder's weights before training (the pretrained ones), or None for a
-    model without an `encoder` or with one that is frozen (nothing to mix)."""
+    model without an `encoder`, with one that is frozen, or with one initialised at random
+    (`pretrained: false` or an `encoder_config`: its start is noise, not a reading worth keeping)."""
     encoder = getattr(model, "encoder", None)
     if encoder is None or not any(p.requires_grad for p in encoder.parameters()):
+        return None
+    hp = getattr(model, "hparams", None) or {}
+    if not hp.get("pretrained", True) or hp.get("encoder_config"):
         return None
     return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()
             if k.startswith(PREFIX) and v.is_floating_point()}

@@ -107,16 +107,24 @@ def test_nothing_is_mixed_for_a_frozen_encoder_or_one_that_never_moved(tmp_path)
 
 
 def test_a_training_run_publishes_the_mix_validation_chose(cfg_train, tmp_path):
-    """train.py on the toy KG: the summary says which alphas were validated and what was chosen;
-    the published checkpoint is that mix (and loads as a retriever); pretrained_mix=null keeps the
-    fine-tuned weights."""
+    """train.py on the toy KG from an encoder read from a local folder (its weights are the
+    pretrained ones): the summary says which alphas were validated and what was chosen; the
+    published checkpoint is that mix (and loads as a retriever); pretrained_mix=null keeps the
+    fine-tuned weights, and so does a randomly initialised encoder (nothing worth mixing back to)."""
     sys.path.insert(0, str(REPO / "tests" / "models"))
+    from rra.models.encoder import tiny_encoder
     from rra.models.retriever import Retriever
     from rra.training.run import train
 
-    base = ["data=toy", "datamodule=toy", "model=retriever_tiny", "logger=none", "callbacks.progress_bar=null",
-            f"hydra.searchpath=[file://{REPO / 'tests' / 'models' / 'conf'}]", "trainer.max_epochs=2",
-            "trainer.min_steps=0", "test=false"]
+    local = tmp_path / "local_encoder"
+    enc = tiny_encoder()
+    enc.model.save_pretrained(local)
+    enc.tokenizer.save_pretrained(local)
+    toy = ["data=toy", "datamodule=toy", "logger=none", "callbacks.progress_bar=null",
+           f"hydra.searchpath=[file://{REPO / 'tests' / 'models' / 'conf'}]", "trainer.max_epochs=2",
+           "trainer.min_steps=0", "test=false"]
+    base = toy + ["model=retriever_tiny", f"model.encoder={local}", "model.encoder_config=null",
+                  "model.pretrained=true"]
     cfg = cfg_train(base + ["pretrained_mix.tolerance=1.0"])  # any mix is good enough: the lowest wins
     train(cfg)
     summary = json.loads((Path(cfg.paths.output_dir) / "train_summary.json").read_text())
@@ -130,3 +138,10 @@ def test_a_training_run_publishes_the_mix_validation_chose(cfg_train, tmp_path):
     train(off)
     assert json.loads((Path(off.paths.output_dir) / "train_summary.json").read_text())["pretrained_mix"] is None
     assert "pretrained_mix" not in torch.load(off.paths.best_ckpt, weights_only=False)["rra"]
+
+    random_init = cfg_train(toy + ["model=retriever_tiny", "pretrained_mix.tolerance=1.0", "name=random"],
+                            root=tmp_path / "random")
+    train(random_init)
+    summary = json.loads((Path(random_init.paths.output_dir) / "train_summary.json").read_text())
+    assert summary["pretrained_mix"] is None
+    assert "pretrained_mix" not in torch.load(random_init.paths.best_ckpt, weights_only=False)["rra"]
