@@ -28,8 +28,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import operator
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 from rra.graph.base import KnowledgeGraph, PathInstance, Triple, UnknownEntityError, step_triple
@@ -239,7 +241,13 @@ def literal_value(text) -> float | None:
         return None
     if isinstance(text, (int, float)):
         return float(text)
-    s = str(text).strip()
+    return _text_value(str(text).strip())
+
+
+@lru_cache(maxsize=500_000)
+def _text_value(s: str) -> float | None:
+    """literal_value of a text, cached: deriving plans reads the same attribute values of a KG for
+    question after question (the values are immutable floats)."""
     for candidate in dict.fromkeys([s, s.rsplit("/", 1)[-1]]):
         value = parse_literal(candidate)
         key = order_key(value)
@@ -279,8 +287,12 @@ def compare(value: float, op: str, literal: float) -> bool:
     year: "after 1999" is from 2000 on, "until 1999" through its 31 December, "in 1999" all of it."""
     if isinstance(value, DateValue) and not isinstance(literal, DateValue) and float(literal).is_integer():
         value = math.floor(value)
-    return {">": value > literal, ">=": value >= literal, "<": value < literal, "<=": value <= literal,
-            "=": abs(value - literal) < 1e-9}[op]
+    if op == "=":
+        return abs(value - literal) < 1e-9
+    return _ORDERED[op](value, literal)
+
+
+_ORDERED = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 
 
 def apply_condition(values: dict[str, list[float]], op: str, literal: float | None = None) -> set[str]:
@@ -295,7 +307,13 @@ def apply_condition(values: dict[str, list[float]], op: str, literal: float | No
         best = {e: pick(v) for e, v in have.items()}
         extreme = pick(best.values())
         return {e for e, v in best.items() if v == extreme}
-    return {e for e, v in have.items() if any(compare(x, op, literal) for x in v)}
+    if op == "=" or not float(literal).is_integer() or isinstance(literal, DateValue):
+        return {e for e, v in have.items() if any(compare(x, op, literal) for x in v)}
+    # an ordering against a whole number (the common case: years, counts), written out because
+    # deriving plans tests millions of values: what `compare` does, without a call per value
+    holds, whole = _ORDERED[op], float(literal)
+    return {e for e, v in have.items()
+            if any(holds(math.floor(x) if isinstance(x, DateValue) else x, whole) for x in v)}
 
 
 def aggregate_answers(plan: QueryPlan, nodes) -> list[str]:

@@ -365,7 +365,9 @@ class _AttributeTable:
             self.read |= set(todo)
         have = []
         for r, table in self.values.items():
-            mine = {e: table[e] for e in entities if e in table}
+            # from the smaller side: a hub's thousands of results against an attribute a few have
+            mine = ({e: v for e, v in table.items() if e in entities} if len(table) < len(entities) else
+                    {e: table[e] for e in entities if e in table})
             if mine:
                 have.append((-len(mine), r, mine))
         return {r: mine for _, r, mine in sorted(have)[: self.lim.max_attributes]}
@@ -387,9 +389,10 @@ def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_
     `>=` / `<=`, "after 1961 but before 1978" `>` / `<`, and where no value sits on a bound both
     keep the same entities, so only the words can tell them apart."""
     singles: dict[str, dict[tuple, list[Constraint]]] = {lit: {} for lit in literals}
+    values = {lit: literal_value(lit) for lit in literals}
     for r, vals in table.items():
         for lit in literals:
-            v = literal_value(lit)
+            v = values[lit]
             for op in COMPARISONS:
                 kept = apply_condition(vals, op, v)
                 if kept:  # keeping every entity too: the question wrote the literal (module doc)

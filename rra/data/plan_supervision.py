@@ -75,13 +75,24 @@ class GraphIndex:
         self.kg, self.adj = kg, adj or build_adjacency(kg)
         self._values: dict[str, list[str]] | None = None
         self._relations: dict[str, list[str]] | None = None
+        self._sorted: dict[str, dict[str, tuple[str, ...]]] = {}
         self.schema = AttributeSchema(self)
         self.kinds = KindCheck(self)
         self.plan_kinds: dict[tuple, str | None] = {}  # QueryPlan.key() -> what its results are (Candidate.kind)
 
-    def neighbors_batch(self, entities, relation: str) -> dict[str, list[str]]:
+    def neighbors_batch(self, entities, relation: str) -> dict[str, tuple[str, ...]]:
+        """As the graph protocol's, sorted, but as tuples kept for the next question (the plan
+        enumeration only reads them): a hub's thousands of neighbours were sorted and copied for
+        every question that passed it."""
         m = self.adj.by_relation.get(relation, {})
-        return {e: sorted(m[e]) for e in dict.fromkeys(entities) if e in m}
+        done = self._sorted.setdefault(relation, {})
+        out = {}
+        for e in dict.fromkeys(entities):
+            if e in m:
+                if e not in done:
+                    done[e] = tuple(sorted(m[e]))
+                out[e] = done[e]
+        return out
 
     def relations_batch(self, entities, direction: str = "both") -> dict[str, list[str]]:
         if self._relations is None:
