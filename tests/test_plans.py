@@ -588,6 +588,40 @@ def test_a_date_against_a_year_compares_by_its_year():
     assert kept(">", "1999-07-01") == {"P1", "P2"} and kept("<", "1999-07-02") == {"P3"}
 
 
+def test_the_supervision_index_reads_neighbours_as_the_graph_does():
+    """GraphIndex (the KG read once for plan supervision) answers neighbors_batch as the graph does,
+    sorted, from tuples it keeps for the next question (read-only: a caller cannot change them)."""
+    from rra.data.plan_supervision import GraphIndex
+
+    kg = load_builtin_graph()
+    index = GraphIndex(kg)
+    books = sorted(kg.neighbors_batch(["genre/literary_fiction"], "^has_genre")["genre/literary_fiction"])[:5]
+    for relation in ("written_by", "^written_by", "has_genre", "^has_genre", "set_in"):
+        entities = books + ["genre/literary_fiction", "city/sarrabel", "no/such_entity"]
+        want = {e: sorted(v) for e, v in kg.neighbors_batch(entities, relation).items() if v}
+        for _ in range(2):  # the second read comes from what the first kept
+            got = index.neighbors_batch(entities, relation)
+            assert {e: list(v) for e, v in got.items()} == want, relation
+            assert all(isinstance(v, tuple) for v in got.values())
+
+
+def test_apply_condition_keeps_what_compare_keeps_for_every_operator_and_literal():
+    """apply_condition's written-out path for an ordering against a whole number (what deriving plans
+    runs millions of times) keeps exactly the entities `compare` keeps: dates against a bare year by
+    their year, numbers as they are, with several values per entity."""
+    import itertools
+
+    from rra.plan import COMPARISONS, compare
+
+    values = {"d1": [literal_value("1999-07-02")], "d2": [literal_value("2000-01-01"), literal_value("1998-12-31")],
+              "n1": [1999.0], "n2": [1999.5, 12.0], "n3": [-3.0], "none": []}
+    for op, lit in itertools.product(COMPARISONS, [1999, 1999.0, 1999.5, 12, -3, literal_value("1999-07-02")]):
+        want = {e for e, v in values.items() if any(compare(x, op, lit) for x in v)}
+        assert apply_condition(values, op, lit) == want, (op, lit)
+    assert apply_condition(values, ">", 1999) == {"d2", "n2"}  # 1999-07-02 is in 1999, not after it
+    assert literal_value("1999-07-02") is literal_value(" 1999-07-02 ")  # parsed once per text (cached)
+
+
 def test_operators_are_left_to_the_word_match_not_the_pooled_vector():
     """With `pooled_operators=False` (model.pooled_operators, an option) plans that differ only
     in a condition's operator or an order's direction pool to one vector, so only their modifiers
