@@ -244,10 +244,10 @@ def literal_value(text) -> float | None:
     return _text_value(str(text).strip())
 
 
-@lru_cache(maxsize=500_000)
+@lru_cache(maxsize=200_000)
 def _text_value(s: str) -> float | None:
     """literal_value of a text, cached: deriving plans reads the same attribute values of a KG for
-    question after question (the values are immutable floats)."""
+    question after question (the values are immutable floats; at most ~50 MB of entries)."""
     for candidate in dict.fromkeys([s, s.rsplit("/", 1)[-1]]):
         value = parse_literal(candidate)
         key = order_key(value)
