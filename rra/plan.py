@@ -285,14 +285,20 @@ def has_order_word(question: str) -> bool:
 def compare(value: float, op: str, literal: float) -> bool:
     """`value op literal`; a date against a whole number (a year as the question writes it) by its
     year: "after 1999" is from 2000 on, "until 1999" through its 31 December, "in 1999" all of it."""
-    if isinstance(value, DateValue) and not isinstance(literal, DateValue) and float(literal).is_integer():
-        value = math.floor(value)
-    if op == "=":
-        return abs(value - literal) < 1e-9
-    return _ORDERED[op](value, literal)
+    return condition_test(op, literal)(value)
 
 
 _ORDERED = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
+def condition_test(op: str, literal: float):
+    """`value -> value op literal`, built once per literal (deriving plans tests millions of values
+    against a few literals): `compare`'s rule, a date against a whole number by its year."""
+    years = not isinstance(literal, DateValue) and float(literal).is_integer()
+    if op == "=":
+        return lambda v: abs((math.floor(v) if years and isinstance(v, DateValue) else v) - literal) < 1e-9
+    holds = _ORDERED[op]
+    return lambda v: holds(math.floor(v) if years and isinstance(v, DateValue) else v, literal)
 
 
 def apply_condition(values: dict[str, list[float]], op: str, literal: float | None = None) -> set[str]:
@@ -307,13 +313,8 @@ def apply_condition(values: dict[str, list[float]], op: str, literal: float | No
         best = {e: pick(v) for e, v in have.items()}
         extreme = pick(best.values())
         return {e for e, v in best.items() if v == extreme}
-    if op == "=" or not float(literal).is_integer() or isinstance(literal, DateValue):
-        return {e for e, v in have.items() if any(compare(x, op, literal) for x in v)}
-    # an ordering against a whole number (the common case: years, counts), written out because
-    # deriving plans tests millions of values: what `compare` does, without a call per value
-    holds, whole = _ORDERED[op], float(literal)
-    return {e for e, v in have.items()
-            if any(holds(math.floor(x) if isinstance(x, DateValue) else x, whole) for x in v)}
+    holds = condition_test(op, literal)
+    return {e for e, v in have.items() if any(map(holds, v))}
 
 
 def aggregate_answers(plan: QueryPlan, nodes) -> list[str]:

@@ -606,9 +606,9 @@ def test_the_supervision_index_reads_neighbours_as_the_graph_does():
 
 
 def test_apply_condition_keeps_what_compare_keeps_for_every_operator_and_literal():
-    """apply_condition's written-out path for an ordering against a whole number (what deriving plans
-    runs millions of times) keeps exactly the entities `compare` keeps: dates against a bare year by
-    their year, numbers as they are, with several values per entity."""
+    """apply_condition (a test built once per literal, what deriving plans runs millions of times)
+    keeps exactly the entities `compare` keeps: dates against a bare year by their year, numbers as
+    they are, with several values per entity."""
     import itertools
 
     from rra.plan import COMPARISONS, compare
