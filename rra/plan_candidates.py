@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Sequence
 
-from rra.graph.base import TYPE_RELATIONS, inverse
+from rra.graph.base import TYPE_RELATIONS, base_relation, inverse
 from rra.graph.literals import value_kind
 from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
@@ -247,6 +247,18 @@ class KindCheck:
                                                     {self._class_names[c] for cs in types[n].values() for c in cs}))
             out.append(min(votes, key=lambda k: (-votes[k], k)) if votes else None)
         return out
+
+    def relation_kinds(self, relations: Sequence[str]) -> dict[str, str | None]:
+        """What each relation leads to, as `kinds_of` names it, read from a sample of its far ends
+        anywhere in the graph (`KnowledgeGraph.relation_ends`): `birthPlace` -> "city",
+        `^author` -> "scholarly article". The relation scorer reads it beside the relation's name
+        (rra.text.RelationText.with_kinds): "hometown" then finds `birthPlace`, not `affiliation`."""
+        relations = list(dict.fromkeys(relations))
+        # a type relation leads to classes, or back to their members of every kind: none to name
+        asked = [r for r in relations if base_relation(r) not in TYPE_RELATIONS]
+        ends = self.kg.relation_ends(asked, self.sample) if asked else {}
+        kinds = dict(zip(asked, self.kinds_of([frozenset(ends.get(r, ())) for r in asked])))
+        return {r: kinds.get(r) for r in relations}
 
     def could_be_among(self, entity: str, relation: str, ends) -> bool:
         if entity in ends:

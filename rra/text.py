@@ -13,14 +13,17 @@ A dataset whose relation ids are opaque (Wikidata's `P50`) names them in its con
 """
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from rra.graph.base import base_relation, is_inverse
+from rra.graph.base import GraphUnavailableError, base_relation, is_inverse
 from rra.graph.literals import value_text
 from rra.graph.rdf import display, is_literal
 from rra.records import Triple
+
+log = logging.getLogger(__name__)
 
 BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
@@ -79,16 +82,24 @@ class RelationText:
     else the KG's own (a property's rdfs:label, `KnowledgeGraph.relation_labels`), else its id as
     words (`relation_phrase`); `^r` reads "... (reverse)". The KG's names are asked in batches
     (`prepare`) and kept, so a SPARQL store sees one query per batch of new relations. Per-question
-    graphs (no names outside a question) read ids as words."""
+    graphs (no names outside a question) read ids as words.
 
-    def __init__(self, names: Mapping[str, str] | None = None, kg=None):
+    `kinds` (rra.plan_candidates.KindCheck of the KG) names what each relation leads to; the
+    relation scorer reads it after the name (`with_kinds`: "place of birth giving city"), where the
+    graph gives classes or typed values. Plan texts say what a plan's results are on their own
+    (rra.text.plan_words `kind`), so they read the names alone (`__call__`)."""
+
+    def __init__(self, names: Mapping[str, str] | None = None, kg=None, kinds=None):
         self.names = dict(names or {})
         self.kg = kg
+        self.kinds = kinds
         self._text: dict[str, str] = {}
         self._asked: set[str] = set()
+        self._kind: dict[str, str | None] = {}
 
-    def prepare(self, relations: Iterable[str]) -> None:
-        todo = sorted({base_relation(r) for r in relations} - self._asked - set(self.names))
+    def prepare(self, relations: Iterable[str], kinds: bool = False) -> None:
+        relations = list(relations)
+        todo = sorted({b for b in map(base_relation, relations) if b not in self._asked and b not in self.names})
         if todo and self.kg is not None:
             try:
                 found = self.kg.relation_labels(todo)
@@ -96,6 +107,17 @@ class RelationText:
                 found = {}
             self.names.update({r: n for r, n in found.items() if n and n.strip()})
         self._asked.update(todo)
+        new = sorted({r for r in relations if r not in self._kind}) if kinds else []
+        if new:
+            self._kind.update(dict.fromkeys(new))
+            if self.kinds is not None:
+                try:
+                    self._kind.update(self.kinds.relation_kinds(new))
+                except GraphUnavailableError:
+                    raise  # a store that cannot be reached is an error, not a missing nicety
+                except Exception as e:  # noqa: BLE001 - a store that cannot sample a relation: names alone
+                    log.warning("could not read what %d relations lead to (%s: %s); they read by name alone",
+                                len(new), type(e).__name__, e)
 
     def __call__(self, relation: str) -> str:
         text = self._text.get(relation)
@@ -103,6 +125,29 @@ class RelationText:
             self.prepare([relation])
             text = self._text[relation] = relation_phrase(relation, self.names)
         return text
+
+    def kind(self, relation: str) -> str | None:
+        if relation not in self._kind:
+            self.prepare([relation], kinds=True)
+        return self._kind[relation]
+
+    def with_kinds(self) -> "KindedRelationText":
+        return KindedRelationText(self)
+
+
+class KindedRelationText:
+    """A relation's text with what it leads to: "place of birth giving city" (the name alone where
+    the graph does not say). What a retriever trained with `relation_kinds` reads."""
+
+    def __init__(self, text: RelationText):
+        self.text = text
+
+    def prepare(self, relations: Iterable[str]) -> None:
+        self.text.prepare(relations, kinds=True)
+
+    def __call__(self, relation: str) -> str:
+        kind = self.text.kind(relation)
+        return f"{self.text(relation)} giving {kind}" if kind else self.text(relation)
 
 
 # --- questions ---------------------------------------------------------------------------------

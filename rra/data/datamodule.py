@@ -119,6 +119,8 @@ class RetrieverDataModule(L.LightningDataModule):
         inverse_negatives: bool = False,  # scorer: the gold relation's other direction a negative at every step
         chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
         plan_kinds: bool = True,  # plan ranker: a plan's text says what its results are ("city", "year"), where the KG says
+        relation_kinds: bool = True,  # scorer: a relation's text says what it leads to ("place of birth giving city"),
+        # where the KG says (classes, typed values); a KG that says it for none trains on names alone
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg
@@ -141,6 +143,8 @@ class RetrieverDataModule(L.LightningDataModule):
         self.path_head, self.max_candidates = path_head, max_candidates
         self.inverse_negatives = inverse_negatives
         self.chain_rankings, self.plan_kinds = chain_rankings, plan_kinds
+        self.relation_kinds = relation_kinds
+        self.kinds_read = False  # set in setup: whether some training relation's text says what it leads to
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self.kg: KnowledgeGraph | None = None
@@ -155,6 +159,8 @@ class RetrieverDataModule(L.LightningDataModule):
         kwargs = {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
         if self.plan_ranker:  # only then: a chain-only data set trains exactly the model it always did
             kwargs.update(plan_ranker=True, plan_reads_kinds=self.plan_kinds)
+        if self.kinds_read:  # only then: a model trained on names alone reads names alone on every KG
+            kwargs.update(relation_kinds=True)
         return kwargs
 
     # -- loading -------------------------------------------------------------------------------
@@ -439,13 +445,20 @@ class RetrieverDataModule(L.LightningDataModule):
         if dedupe:
             items = self._vote(items, owners)
         rng = random.Random(self.seed)
+        read = []
         for x in items:
             x.pop("focus", None)
             starts = x.pop("starts", None) or [(x.get("anchor"), x.get("graph_key"))]
             if x["path"] is not None and x.get("anchor"):
                 x["candidates"] = self._step_candidates(starts, x["path"], rng)
-                rels = {r for step in x["candidates"] or () for r in step} | set(x["path"])
-                x["texts"] = {r: self.relation_text(r) for r in sorted(rels)}
+                read.append((x, sorted({r for step in x["candidates"] or () for r in step} | set(x["path"]))))
+        text_of = self.relation_text
+        if self.relation_kinds:
+            text_of = self.relation_text.with_kinds()
+            text_of.prepare({r for _, rels in read for r in rels})  # every relation's kind in one batch of reads
+            self.kinds_read = self.kinds_read or any(self.relation_text.kind(r) for _, rels in read for r in rels)
+        for x, rels in read:
+            x["texts"] = {r: text_of(r) for r in rels}
         return self._attach(items, self._ranking_items(examples, dedupe))
 
     def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
@@ -552,7 +565,9 @@ class RetrieverDataModule(L.LightningDataModule):
         self.relations = relation_vocabulary(self.kg)
         from rra.text import RelationText, relation_names
 
-        self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg)
+        from rra.plan_candidates import KindCheck
+
+        self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg, KindCheck(self.kg))
         train = self._load("train")
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")

@@ -18,6 +18,7 @@ from typing import Iterable, Literal, Sequence
 from rra.records import Triple  # the graph layer's fact record (re-exported here)
 
 INVERSE_PREFIX = "^"
+RELATION_END_SAMPLE = 16  # nodes read per relation to name what it leads to (relation_ends)
 
 Direction = Literal["out", "in", "both"]
 # Relations whose objects are classes, as RDF, Wikidata and Freebase spell them.
@@ -186,6 +187,29 @@ class KnowledgeGraph(ABC):
         """`relations` of many entities at once (SPARQL backends: one query per chunk): what a
         relation scorer chooses from at a path's frontier. An entity the KG does not hold maps to []."""
         return {e: self.relations(e, direction) if self.has_entity(e) else [] for e in dict.fromkeys(entities)}
+
+    def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
+        """For each relation (`^r`: r walked backwards), the first `limit` distinct nodes at its
+        far end (the tails of r's facts; for `^r`, their heads), sorted: what a relation leads to,
+        so its results can be named ("city", "year": rra.plan_candidates.KindCheck.relation_kinds).
+        Default: one pass over every fact (in-memory graphs), the `limit` smallest ids of each;
+        SPARQL backends ask the store for a bounded sample of each relation instead."""
+        out: dict[str, set[str]] = {r: set() for r in dict.fromkeys(relations)}
+        top: dict[str, str] = {}  # the largest id kept, once a relation holds `limit`
+        wanted = {base_relation(r) for r in out}
+        for t in self.all_triples():
+            if t.relation not in wanted:
+                continue
+            for r, node in ((t.relation, t.tail), (INVERSE_PREFIX + t.relation, t.head)):
+                ends = out.get(r)
+                if ends is None or node in ends or (r in top and node > top[r]):
+                    continue
+                ends.add(node)  # the `limit` smallest are kept: the same sample whatever the fact order
+                if len(ends) > limit:
+                    ends.remove(max(ends))
+                if len(ends) >= limit:
+                    top[r] = max(ends)
+        return {r: sorted(ends) for r, ends in out.items()}
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
         """Names the KG gives its relations (e.g. an `rdfs:label` on a property IRI), keyed by

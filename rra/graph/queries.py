@@ -73,6 +73,16 @@ def relation_labels(m: RdfMapping, relations: Sequence[str]) -> str:
     return f"SELECT ?r ?l (LANG(?l) AS ?lang) WHERE {{ VALUES ?r {{ {iris} }} ?r {iri_ref(m.label_predicate)} ?l }}"
 
 
+def relation_ends(m: RdfMapping, relations: Sequence[tuple[str, bool]], limit: int) -> str:
+    """?k ?n: up to `limit` distinct far ends of each (relation, inverse) pair, ?k its index."""
+    branches = []
+    for k, (relation, inverse) in enumerate(relations):
+        r = iri_ref(m.relation_iri(relation))
+        pattern = f"?n {r} ?o" if inverse else f"?s {r} ?n"
+        branches.append(f"{{ {{ SELECT DISTINCT ?n WHERE {{ {pattern} }} LIMIT {int(limit)} }} BIND({k} AS ?k) }}")
+    return f"SELECT ?k ?n WHERE {{ {' UNION '.join(branches)} }}"
+
+
 def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bool) -> str:
     """?e ?n: n reached from e over relation (walked backwards when `inverse`)."""
     r = iri_ref(m.relation_iri(relation))

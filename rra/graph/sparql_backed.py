@@ -10,8 +10,8 @@ import re
 from typing import Iterable, Sequence
 
 import rra.graph.queries as q
-from rra.graph.base import (INVERSE_PREFIX, Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            UnknownEntityError, base_relation, check_time, is_inverse, note, sample,
+from rra.graph.base import (INVERSE_PREFIX, RELATION_END_SAMPLE, Direction, GraphStats, KnowledgeGraph, MatchMode,
+                            PathInstance, UnknownEntityError, base_relation, check_time, is_inverse, note, sample,
                             step_triple)
 from rra.graph.rdf import XSD, RdfMapping, display, label_rank, literal_id
 from rra.records import Triple
@@ -22,6 +22,7 @@ Term = tuple
 Row = tuple  # of Term | None, in the order of the variables asked for
 
 
+RELATION_END_READ = 256  # far ends asked of the store per relation (relation_ends keeps its smallest)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -185,6 +186,19 @@ class SparqlBackedGraph(KnowledgeGraph):
                 found[rel] = min(found.get(rel, (99, "")), (label_rank(lang[1] if lang else None,
                                                                       self.mapping.label_language), l[1]))
         return {r: v[1] for r, v in found.items()}
+
+    def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
+        # a bounded sample per relation (no ORDER BY: a store would sort all of a large relation's
+        # facts); its `limit` smallest ids, which are the in-memory graphs' wherever the relation
+        # has fewer distinct ends than the sample
+        wanted = list(dict.fromkeys(relations))
+        found: dict[str, set[str]] = {r: set() for r in wanted}
+        for chunk in chunks(wanted, 32):
+            pairs = [(base_relation(r), is_inverse(r)) for r in chunk]
+            for k, n in self._select(q.relation_ends(self.mapping, pairs, RELATION_END_READ), ("k", "n")):
+                if k is not None and n is not None:
+                    found[chunk[int(k[1])]].add(self._entity(n))
+        return {r: sorted(ends)[:limit] for r, ends in found.items()}
 
     def neighbors_batch(self, entities: Sequence[str], relation: str) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {x: [] for x in entities}

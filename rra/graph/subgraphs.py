@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Callable, Iterable, Sequence
 
-from rra.graph.base import (Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode, PathInstance,
-                            Triple, check_time, paused_gc)
+from rra.graph.base import (RELATION_END_SAMPLE, Direction, GraphError, GraphStats, KnowledgeGraph, MatchMode,
+                            PathInstance, Triple, check_time, paused_gc)
 from rra.graph.cvt import CVTRule, cvt_like, fold
 from rra.graph.dict_graph import DictGraph
 
@@ -190,6 +190,11 @@ class QuestionGraphs(KnowledgeGraph):
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
         return self.current().relation_labels(relations) if _ACTIVE.get() is not None else {}
+
+    def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
+        """None: what a relation leads to in one question's graph would stand for it in every
+        question (relation texts are kept per relation), so per-question graphs read names alone."""
+        return {r: [] for r in dict.fromkeys(relations)}
 
     def follow_path(self, entity: str, path: Sequence[str], limit: int | None = None) -> list[PathInstance]:
         return self.current().follow_path(entity, path, limit)

@@ -110,6 +110,8 @@ class Retriever(L.LightningModule):
         # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
         operator_phrases: bool = False,  # the ranker also reads operator phrasings written beside a literal
         # (rra.models.plan_ranker.phrase_hits); conf/model/retriever.yaml sets it, older checkpoints read without
+        relation_kinds: bool = False,  # the scorer reads what a relation leads to after its name ("place of birth
+        # giving city", rra.text.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -605,9 +607,20 @@ class Retriever(L.LightningModule):
         prefix leads from question i's topic (rra.models.frontier; None: no pruning there)."""
         return Frontier(kg, topics, max_frontier or self.hparams.max_frontier).allowed_ids(self.rel_index)
 
+    def relation_reader(self, relation_text=None):
+        """How this scorer reads a relation: as it was trained, with what the relation leads to
+        (`relation_kinds`: rra.text.RelationText.with_kinds) or by its name alone."""
+        if relation_text is None:
+            return relation_phrase
+        if self.hparams.get("relation_kinds", False) and hasattr(relation_text, "with_kinds"):
+            return relation_text.with_kinds()
+        return relation_text
+
     def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256) -> torch.Tensor:
         """Unit vectors of the relations' texts, each text encoded once while the weights stay
         (cleared at every training step)."""
+        if hasattr(text_of, "prepare"):
+            text_of.prepare(relations)  # the relations' names and kinds in one batch of graph reads
         texts = [text_of(r) for r in relations]
         todo = [t for t in dict.fromkeys(texts) if t not in self._relation_cache]
         if todo:
@@ -621,7 +634,7 @@ class Retriever(L.LightningModule):
         Candidates at each step: the relations at the prefix's frontier from the question's topic;
         where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
         (both directions), else the training vocabulary."""
-        text_of = relation_text or relation_phrase
+        text_of = self.relation_reader(relation_text)
         frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
         fallback: list[str] | None = None
 

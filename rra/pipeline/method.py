@@ -27,6 +27,7 @@ from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT
 from rra.methods import QAMethod, failure_status
 from rra.pipeline.plans import PlanChoice, PlanSearch, PlanSettings, retrieve_plan
 from rra.records import Prediction, QAExample, Status, Triple
+from rra.plan_candidates import KindCheck  # what a relation leads to, for a scorer that reads it
 from rra.pipeline.retrieve import PathRetrieval, QuestionContext
 from rra.pipeline.rewrite import Rewriter
 from rra.text import RelationText, plan_sentence, relation_names
@@ -49,7 +50,7 @@ class RRAPipeline(QAMethod):
         self.retriever_ckpt = retriever_ckpt
         self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
         if getattr(retrieval, "relation_text", "absent") is None:  # how the scorer reads this KG's relations
-            retrieval.relation_text = RelationText(self.relation_names, kg)
+            retrieval.relation_text = RelationText(self.relation_names, kg, KindCheck(kg))
         # query plans, where the retriever has a plan ranker (trained on data beyond one chain)
         self.plan_search = PlanSearch(kg, retrieval, plans if isinstance(plans, PlanSettings)
                                       else PlanSettings(**dict(plans or {})))

