@@ -43,6 +43,7 @@ class DictGraph(InMemoryGraph):
         self._entities.update(dict.fromkeys(chain.from_iterable(map(itemgetter(0, 2), facts))))
         self._facts.update(facts)
         self._casefold_index = None
+        self._end_index = {}  # relation_ends, rebuilt on first use after a change
 
     # -- what InMemoryGraph reads -----------------------------------------------------------
     def _entity_ids(self) -> dict[str, None]:

@@ -10,8 +10,9 @@ from abc import abstractmethod
 from collections import Counter
 from typing import Collection, Iterable, Sequence
 
-from rra.graph.base import (Direction, GraphStats, KnowledgeGraph, MatchMode, PathInstance, UnknownEntityError,
-                            base_relation, is_inverse, label_index, match_labels, sample, walk_path)
+from rra.graph.base import (INVERSE_PREFIX, RELATION_END_SAMPLE, Direction, GraphStats, KnowledgeGraph, MatchMode,
+                            PathInstance, UnknownEntityError, base_relation, is_inverse, label_index, match_labels,
+                            sample, walk_path)
 from rra.graph.rdf import display, is_literal
 from rra.records import Triple
 
@@ -112,3 +113,11 @@ class InMemoryGraph(KnowledgeGraph):
 
     def relation_types(self) -> list[str]:
         return sorted({t.relation for t in self.all_triples()})
+
+    def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
+        # every relation's ends in one pass, kept: the scorer asks again for each batch of new relations
+        index = self.__dict__.setdefault("_end_index", {})
+        if limit not in index:
+            rels = self.relation_types()
+            index[limit] = KnowledgeGraph.relation_ends(self, rels + [INVERSE_PREFIX + r for r in rels], limit)
+        return {r: list(index[limit].get(r, ())) for r in dict.fromkeys(relations)}

@@ -34,6 +34,7 @@ class NetworkXGraph(InMemoryGraph):
         if clear_cache is not None:
             clear_cache(self.g)
         self._casefold_index = None
+        self._end_index = {}  # relation_ends, rebuilt on first use after a change
 
     @staticmethod
     def _fill(triples: Iterable[Triple], node: dict, succ: dict, pred: dict) -> None:

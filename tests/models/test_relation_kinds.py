@@ -105,3 +105,10 @@ def test_a_store_that_cannot_sample_a_relation_reads_names_and_an_unreachable_on
     down = Refuses(GraphUnavailableError("endpoint http://127.0.0.1:9/sparql unreachable"), triples)
     with pytest.raises(GraphUnavailableError, match="unreachable"):
         RelationText({}, down, KindCheck(down)).with_kinds()("born_in")
+
+
+def test_an_in_memory_graph_reads_every_relations_ends_once_and_again_after_a_change():
+    kg = NetworkXGraph([Triple("Ann", "born_in", "Paris")])
+    assert kg.relation_ends(["born_in"]) == {"born_in": ["Paris"]}
+    kg.add_triples([Triple("Bob", "born_in", "Lyon")])
+    assert kg.relation_ends(["born_in", "^born_in"]) == {"born_in": ["Lyon", "Paris"], "^born_in": ["Ann", "Bob"]}
