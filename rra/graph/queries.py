@@ -74,12 +74,13 @@ def relation_labels(m: RdfMapping, relations: Sequence[str]) -> str:
 
 
 def relation_ends(m: RdfMapping, relations: Sequence[tuple[str, bool]], limit: int) -> str:
-    """?k ?n: up to `limit` distinct far ends of each (relation, inverse) pair, ?k its index."""
+    """?k ?n: the `limit` smallest distinct far ends of each (relation, inverse) pair, ?k its index
+    (ordered, so every store names a relation's kind from the same nodes as NetworkX does)."""
     branches = []
     for k, (relation, inverse) in enumerate(relations):
         r = iri_ref(m.relation_iri(relation))
         pattern = f"?n {r} ?o" if inverse else f"?s {r} ?n"
-        branches.append(f"{{ {{ SELECT DISTINCT ?n WHERE {{ {pattern} }} LIMIT {int(limit)} }} BIND({k} AS ?k) }}")
+        branches.append(f"{{ {{ SELECT DISTINCT ?n WHERE {{ {pattern} }} ORDER BY ?n LIMIT {int(limit)} }} BIND({k} AS ?k) }}")
     return f"SELECT ?k ?n WHERE {{ {' UNION '.join(branches)} }}"
 
 

@@ -22,7 +22,7 @@ Term = tuple
 Row = tuple  # of Term | None, in the order of the variables asked for
 
 
-RELATION_END_READ = 256  # far ends asked of the store per relation (relation_ends keeps its smallest)
+RELATION_END_READ = 64  # far ends asked of the store per relation (relation_ends keeps its smallest ids)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -188,9 +188,10 @@ class SparqlBackedGraph(KnowledgeGraph):
         return {r: v[1] for r, v in found.items()}
 
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
-        # a bounded sample per relation (no ORDER BY: a store would sort all of a large relation's
-        # facts); its `limit` smallest ids, which are the in-memory graphs' wherever the relation
-        # has fewer distinct ends than the sample
+        # the store's smallest ends of each relation (it sorts a relation's distinct ends once per
+        # run: seconds for a relation of millions of facts), then the `limit` smallest ids of those:
+        # the in-memory graphs' nodes wherever ids sort as the store sorts terms (IRIs of one base;
+        # values of one type, whose kind is their type's whatever the order)
         wanted = list(dict.fromkeys(relations))
         found: dict[str, set[str]] = {r: set() for r in wanted}
         for chunk in chunks(wanted, 32):

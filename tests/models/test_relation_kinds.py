@@ -112,3 +112,23 @@ def test_an_in_memory_graph_reads_every_relations_ends_once_and_again_after_a_ch
     assert kg.relation_ends(["born_in"]) == {"born_in": ["Paris"]}
     kg.add_triples([Triple("Bob", "born_in", "Lyon")])
     assert kg.relation_ends(["born_in", "^born_in"]) == {"born_in": ["Lyon", "Paris"], "^born_in": ["Ann", "Bob"]}
+
+
+def test_every_backend_names_a_relations_kind_from_the_same_nodes(tmp_path):
+    """100 places, the 20 with the smallest ids towns, the rest cities, written in an order that is
+    not the ids': NetworkX and embedded Oxigraph read the same smallest ends, so the same kind."""
+    from rra.graph import load_graph
+
+    ex, rdf_type, label = "http://ex.org/", f"<{TYPE}>", "<http://www.w3.org/2000/01/rdf-schema#label>"
+    lines = [f'<{ex}Town> {label} "town" .', f'<{ex}City> {label} "city" .']
+    for i in reversed(range(100)):  # names long enough that a store keeps them by hash, not inline
+        place = f"<{ex}place_{i:03d}_of_a_name_long_enough_not_to_be_stored_inline>"
+        lines += [f"<{ex}person_{i:03d}> <{ex}born_in> {place} .", f"{place} {rdf_type} <{ex}{'Town' if i < 20 else 'City'}> ."]
+    (tmp_path / "kg.nt").write_text("\n".join(lines) + "\n")
+    kinds = []
+    for backend in ("networkx", "oxigraph"):
+        kg = load_graph(tmp_path / "kg.nt", backend=backend)
+        ends = kg.relation_ends([f"{ex}born_in"], limit=3)[f"{ex}born_in"]
+        assert [e.split("_")[1] for e in ends] == ["000", "001", "002"]
+        kinds.append(RelationText({}, kg, KindCheck(kg)).with_kinds()(f"{ex}born_in"))
+    assert kinds == ["born in giving town"] * 2
