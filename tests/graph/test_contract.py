@@ -250,6 +250,7 @@ def test_adversarial_relation_names():
     kg = OxigraphGraph.from_triples([Triple("a", weird, "b")])
     assert kg.relations("a") == [weird]
     assert kg.neighbors("b", "^" + weird) == ["a"]
+    assert kg.relation_ends([weird, "^" + weird]) == {weird: ["b"], "^" + weird: ["a"]}  # inside a sub-select
     assert kg.triple_count() == 3  # the triple + 2 labels
 
 
