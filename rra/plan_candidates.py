@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Sequence
 
-from rra.graph.base import TYPE_RELATIONS, base_relation, inverse
+from rra.graph.base import SUBCLASS_RELATIONS, TOP_CLASSES, TYPE_RELATIONS, base_relation, inverse
 from rra.graph.literals import value_kind
 from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
@@ -226,6 +226,7 @@ class KindCheck:
         self._range: dict[tuple[str, str], bool] = {}
         self._types: dict[str, dict[str, frozenset]] = {}  # node -> {type relation it has: its classes}
         self._class_names: dict[str, str] = {}
+        self._supers: dict[str, frozenset] = {}  # class -> its direct broader classes
 
     def kinds_of(self, node_sets: Sequence[frozenset]) -> list[str | None]:
         """What each set of result nodes is, in the words a question uses for it (the plan ranker
@@ -233,8 +234,10 @@ class KindCheck:
         label, else its id in words: "researcher", "city") or value kind ("year", "number", "text",
         rra.graph.literals.value_kind); None where the graph gives neither (untyped entity
         ids, no classes). "In which city is X based" then tells `headquarters` from `headquarters, ^locatedIn`
-        (the institutions of that city), which read almost alike. Three batched graph reads for
-        all the sets together, cached per node."""
+        (the institutions of that city), which read almost alike. Where several names tie (an entity
+        typed Person, Agent and Thing), the most specific: not a class of everything (owl:Thing) nor
+        a superclass of another where the graph says so (rdfs:subClassOf, P279); then alphabetical.
+        Three batched graph reads for all the sets together (two more for tied classes), cached."""
         samples = [heapq.nsmallest(self.sample, s) for s in node_sets]
         types = self._types_of([n for ns in samples for n in ns])
         new = sorted({c for t in types.values() for cs in t.values() for c in cs} - set(self._class_names))
@@ -245,8 +248,40 @@ class KindCheck:
         for ns in samples:
             votes = Counter(k for n in ns for k in ((value_kind(n),) if is_literal(n) else
                                                     {self._class_names[c] for cs in types[n].values() for c in cs}))
-            out.append(min(votes, key=lambda k: (-votes[k], k)) if votes else None)
+            if not votes:
+                out.append(None)
+                continue
+            top = max(votes.values())
+            tied = sorted(k for k, v in votes.items() if v == top)
+            if len(tied) > 1:  # every node has them all (Person, Agent, Thing): the most specific names them
+                ids = {c for n in ns if not is_literal(n) for cs in types[n].values() for c in cs
+                       if self._class_names[c] in tied}
+                tied = self._most_specific(tied, ids) or tied
+            out.append(tied[0])
         return out
+
+    def _most_specific(self, names: list[str], ids: set[str]) -> list[str]:
+        """The tied class names that are neither a class every entity belongs to (owl:Thing) nor a
+        superclass (rdfs:subClassOf, P279) of another tied class, where the graph says so."""
+        broader = self._broader(sorted(ids))
+        general = set(TOP_CLASSES) | {b for c in ids for b in broader.get(c, ()) if b in ids and b != c}
+        keep = []
+        for k in names:
+            mine = [c for c in ids if self._class_names[c] == k]
+            if not mine or any(c not in general for c in mine):  # a value kind ("year") has no class to test
+                keep.append(k)
+        return keep
+
+    def _broader(self, classes: list[str]) -> dict[str, frozenset]:
+        todo = [c for c in classes if c not in self._supers]
+        if todo:
+            found: dict[str, set] = {c: set() for c in todo}
+            rels = self.kg.relations_batch(todo, "out")
+            for r in sorted({r for rs in rels.values() for r in rs if r in SUBCLASS_RELATIONS}):
+                for c, supers in self.kg.neighbors_batch([c for c in todo if r in rels.get(c, ())], r).items():
+                    found[c].update(supers)
+            self._supers.update({c: frozenset(v) for c, v in found.items()})
+        return {c: self._supers[c] for c in classes}
 
     def relation_kinds(self, relations: Sequence[str]) -> dict[str, str | None]:
         """What each relation leads to, as `kinds_of` names it, read from a sample of its far ends

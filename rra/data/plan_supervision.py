@@ -39,7 +39,7 @@ from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 11  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity)
+PLAN_SUPERVISION_VERSION = 12  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 

@@ -24,6 +24,12 @@ Direction = Literal["out", "in", "both"]
 # Relations whose objects are classes, as RDF, Wikidata and Freebase spell them.
 TYPE_RELATIONS = frozenset({"rdf:type", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "type.object.type",
                             "P31", "wdt:P31", "http://www.wikidata.org/prop/direct/P31"})
+# Relations from a class to a broader one, and classes every entity belongs to (they name nothing).
+SUBCLASS_RELATIONS = frozenset({"rdfs:subClassOf", "http://www.w3.org/2000/01/rdf-schema#subClassOf", "P279",
+                                "wdt:P279", "http://www.wikidata.org/prop/direct/P279"})
+TOP_CLASSES = frozenset({"owl:Thing", "http://www.w3.org/2002/07/owl#Thing", "rdfs:Resource",
+                         "http://www.w3.org/2000/01/rdf-schema#Resource", "http://schema.org/Thing",
+                         "https://schema.org/Thing", "Q35120", "http://www.wikidata.org/entity/Q35120"})
 MatchMode = Literal["exact", "casefold", "substring"]
 
 

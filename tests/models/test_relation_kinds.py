@@ -132,3 +132,22 @@ def test_every_backend_names_a_relations_kind_from_the_same_nodes(tmp_path):
         assert [e.split("_")[1] for e in ends] == ["000", "001", "002"]
         kinds.append(RelationText({}, kg, KindCheck(kg)).with_kinds()(f"{ex}born_in"))
     assert kinds == ["born in giving town"] * 2
+
+
+def test_entities_of_several_classes_are_named_by_the_most_specific():
+    """DBpedia types a person Person, Agent and owl:Thing: every class ties, and alphabetical order
+    alone would say "agent". The class of everything and a class's superclass name nothing."""
+    owl_thing, sub = "http://www.w3.org/2002/07/owl#Thing", "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+    facts = [Triple("Person", sub, "Agent"), Triple("Agent", sub, owl_thing), Triple("City", sub, "Place")]
+    for i in range(4):
+        facts += [Triple(f"P{i}", "born_in", f"C{i}"), Triple(f"Film{i}", "directed_by", f"P{i}")]
+        facts += [Triple(f"P{i}", TYPE, c) for c in ("Person", "Agent", owl_thing)]
+        facts += [Triple(f"C{i}", TYPE, c) for c in ("City", "Place")]
+    kg = NetworkXGraph(facts, labels={"Person": "person", "Agent": "agent", "City": "city", "Place": "place"})
+    kinds = KindCheck(kg).relation_kinds(["born_in", "^born_in", "directed_by"])
+    assert kinds == {"born_in": "city", "^born_in": "person", "directed_by": "person"}
+    wizards = NetworkXGraph([Triple("Film0", "directed_by", "W0"), Triple("W0", TYPE, "Wizard"),
+                             Triple("W0", TYPE, owl_thing)], labels={"Wizard": "wizard"})
+    assert KindCheck(wizards).relation_kinds(["directed_by"]) == {"directed_by": "wizard"}  # not "thing"
+    mixed = NetworkXGraph([Triple("a", "r", "C0"), Triple("C0", TYPE, "City"), Triple("b", "r", YEAR)])
+    assert KindCheck(mixed).relation_kinds(["r"]) == {"r": "city"}  # a value kind ties and stays: alphabetical
