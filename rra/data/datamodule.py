@@ -456,7 +456,6 @@ class RetrieverDataModule(L.LightningDataModule):
         if self.relation_kinds:
             text_of = self.relation_text.with_kinds()
             text_of.prepare({r for _, rels in read for r in rels})  # every relation's kind in one batch of reads
-            self.kinds_read = self.kinds_read or any(self.relation_text.kind(r) for _, rels in read for r in rels)
         for x, rels in read:
             x["texts"] = {r: text_of(r) for r in rels}
         return self._attach(items, self._ranking_items(examples, dedupe))
@@ -592,6 +591,10 @@ class RetrieverDataModule(L.LightningDataModule):
             "val": self._cap(self._items(val, self.dedupe), self.max_val, rng),
             "test": self._items(test, dedupe=False),  # per question, so accuracy is per question
         }
+        # what the model is trained on decides how it reads relations everywhere: kinds only if some
+        # training text has one (validation or test relations with a kind do not count)
+        self.kinds_read = self.relation_kinds and any(
+            self.relation_text.kind(r) for x in self.splits["train"] for r in x.get("texts") or ())
         self.summary.update(
             relations=len(self.relations),
             semantics=vars(self.semantics).copy(),
