@@ -166,3 +166,20 @@ def test_a_missing_optimized_metric_is_nan_not_a_failure_after_training(caplog):
 
     value = optimized(OmegaConf.create({"optimized_metric": "val/path_acc_best"}), {"train/loss": 0.3})
     assert math.isnan(value) and "val/path_acc_best' was not logged" in caplog.text
+
+
+def test_cpu_training_runs_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
+    """trainer=cpu's precision comes from the CPU's flags: bf16 autocast where it multiplies bfloat16
+    itself (AVX512-BF16, AMX), float32 where bfloat16 would be emulated or the flags cannot be read."""
+    from rra.config import cpu_precision
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    assert cpu_precision(str(info)) == "bf16-mixed"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 amx_tile amx_bf16\n")
+    assert cpu_precision(str(info)) == "bf16-mixed"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")  # emulated: float32
+    assert cpu_precision(str(info)) == "32-true"
+    assert cpu_precision(str(tmp_path / "absent")) == "32-true"
+    assert cfg_train().trainer.precision == cpu_precision()  # the default run's trainer
+    assert cfg_train(["trainer.precision=32-true"]).trainer.precision == "32-true"
