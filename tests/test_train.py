@@ -168,9 +168,10 @@ def test_a_missing_optimized_metric_is_nan_not_a_failure_after_training(caplog):
     assert math.isnan(value) and "val/path_acc_best' was not logged" in caplog.text
 
 
-def test_cpu_training_runs_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
-    """trainer=cpu's precision comes from the CPU's flags: bf16 autocast where it multiplies bfloat16
-    itself (AVX512-BF16, AMX), float32 where bfloat16 would be emulated or the flags cannot be read."""
+def test_cpu_bf16_trains_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
+    """trainer=cpu_bf16's precision comes from the CPU's flags: bf16 autocast where it multiplies bfloat16
+    itself (AVX512-BF16, AMX), float32 where bfloat16 would be emulated or the flags cannot be read.
+    The default trainer=cpu trains in float32."""
     from rra.config import cpu_precision
 
     info = tmp_path / "cpuinfo"
@@ -181,5 +182,6 @@ def test_cpu_training_runs_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
     info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")  # emulated: float32
     assert cpu_precision(str(info)) == "32-true"
     assert cpu_precision(str(tmp_path / "absent")) == "32-true"
-    assert cfg_train().trainer.precision == cpu_precision()  # the default run's trainer
-    assert cfg_train(["trainer.precision=32-true"]).trainer.precision == "32-true"
+    assert cfg_train(["trainer=cpu_bf16"]).trainer.precision == cpu_precision()
+    assert cfg_train(["trainer=cpu_bf16"]).trainer.accelerator == "cpu"
+    assert cfg_train().trainer.precision == "32-true"  # the default run's trainer

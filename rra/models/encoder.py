@@ -87,32 +87,6 @@ class Encoder(nn.Module):
         order = torch.tensor([i for g in groups for i in g], device=device)
         return torch.cat(parts)[torch.argsort(order)]
 
-    def token_states(self, texts: list[str], offsets: bool = False) -> dict:
-        """Per-token outputs of `texts`, padded to the longest: {"hidden" (n, W, d), "attention_mask",
-        "special" (the [CLS]/[SEP]/padding mask), "offsets" (character spans, (0, 0) for special and
-        padding tokens; with `offsets` and a fast tokenizer, else None)}. On CPU, in groups of like
-        lengths, as forward(): the plan ranker's questions padded to the longest were a third padding."""
-        device = next(self.model.parameters()).device
-        offsets = offsets and getattr(self.tokenizer, "is_fast", False)
-        enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length,
-                             return_special_tokens_mask=True, return_offsets_mapping=offsets)
-        ids = enc["input_ids"]
-        width = max(len(x) for x in ids)
-        groups = length_groups([len(x) for x in ids]) if device.type == "cpu" and len(texts) >= 2 * MIN_GROUP \
-            else [list(range(len(texts)))]
-        parts = []
-        for g in groups:
-            batch = self.tokenizer.pad({"input_ids": [ids[i] for i in g]}, return_tensors="pt")
-            batch = {k: v.to(device) for k, v in batch.items()}
-            hidden = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-            parts.append(torch.nn.functional.pad(hidden, (0, 0, 0, width - hidden.shape[1])))
-        order = torch.tensor([i for g in groups for i in g], device=device)
-        hidden = torch.cat(parts)[torch.argsort(order)]
-        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=device)
-        special = torch.tensor([list(x) + [1] * (width - len(x)) for x in enc["special_tokens_mask"]], device=device)
-        spans = [list(map(tuple, o)) + [(0, 0)] * (width - len(o)) for o in enc["offset_mapping"]] if offsets else None
-        return {"hidden": hidden, "attention_mask": mask, "special": special.bool(), "offsets": spans}
-
     def _pooled(self, batch: dict, device: torch.device) -> torch.Tensor:
         batch = {k: v.to(device) for k, v in batch.items()}
         out = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])

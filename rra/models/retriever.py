@@ -248,12 +248,19 @@ class Retriever(L.LightningModule):
                                                                      torch.Tensor]:
         """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP],
         `regions(text, offsets)` per token: a question's literal-slot regions, a modifier's
-        part_marks) of `texts` (rra.models.encoder.Encoder.token_states)."""
-        out = self.encoder.token_states(texts, offsets=True)
-        spans = out["offsets"] or [[(0, 0)] * out["special"].shape[1]] * len(texts)  # no fast tokenizer: no regions
-        marks = torch.tensor([regions(t, o) for t, o in zip(texts, spans)], dtype=torch.long)
-        hidden, mask = out["hidden"], out["attention_mask"]
-        return mean_pool(hidden, mask), F.normalize(hidden.float(), dim=-1), mask.bool() & ~out["special"], marks
+        part_marks) of `texts`, in one encoder pass."""
+        enc = self.encoder
+        fast = getattr(enc.tokenizer, "is_fast", False)  # offsets need a fast tokenizer; else no regions
+        tok = enc.tokenizer(texts, padding=True, truncation=True, max_length=enc.max_length, return_tensors="pt",
+                            return_special_tokens_mask=True, return_offsets_mapping=fast)
+        special = tok.pop("special_tokens_mask").bool()
+        offsets = tok.pop("offset_mapping").tolist() if fast else [[(0, 0)] * special.shape[1]] * len(texts)
+        marks = torch.tensor([regions(t, o) for t, o in zip(texts, offsets)], dtype=torch.long)
+        device = next(enc.model.parameters()).device
+        tok = {k: v.to(device) for k, v in tok.items()}
+        hidden = enc.model(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]).last_hidden_state
+        return mean_pool(hidden, tok["attention_mask"]), F.normalize(hidden.float(), dim=-1), \
+            tok["attention_mask"].bool() & ~special.to(device), marks
 
     def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, q_regions: torch.Tensor,
                      parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None,
