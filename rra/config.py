@@ -92,7 +92,7 @@ NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo: the CPU multip
 def cpu_precision(cpuinfo: str = "/proc/cpuinfo") -> str:
     """`trainer=cpu_bf16`'s precision: bf16-mixed where the CPU multiplies bfloat16 natively (AVX512-BF16 or
     AMX, read from `cpuinfo`), else 32-true: a CPU without them would emulate bfloat16, slower than
-    float32. On a 2-core AMD EPYC with AVX512-BF16 a retriever training step took 0.73x the float32
+    float32. On a 2-core AMD EPYC with AVX512-BF16 a retriever training step took 0.75x the float32
     time (bench/results/bench_training_speed.json). Weights, gradients and the optimizer stay float32
     (autocast), and inference runs in float32 whatever trained the checkpoint."""
     try:
