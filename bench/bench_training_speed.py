@@ -7,9 +7,9 @@ falls on both alike):
 - `one_call`: every encoder call pads its texts to the longest, and AdamW steps tensor by tensor:
   what training ran before;
 - `bf16`: `grouped` under bfloat16 autocast, AdamW per tensor (Lightning's mixed-precision plugin
-  will not clip gradients through a fused one): what `trainer=cpu` trains with on a CPU that
-  multiplies bfloat16 natively (rra.config.cpu_precision). Measured only on such a CPU (`--no-bf16`
-  skips it).
+  will not clip gradients through a fused one): what `trainer=cpu_bf16` trains with on a CPU that
+  multiplies bfloat16 natively (rra.config.cpu_precision; `trainer=cpu`, the default, is `grouped`).
+  Measured only on such a CPU (`--no-bf16` skips it).
 
 Each variant trains `--steps` steps from the same initial weights on the same batches (the plan
 bank filled anew, as at an epoch's start), `--rounds` times in turn; the figure is the median

@@ -86,7 +86,7 @@ def job_name(name: str) -> str:
     return ",".join(mine) or hc.job.override_dirname or f"{name}-{hc.job.num}"
 
 
-NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo: the CPU multiplies bfloat16 itself
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # /proc/cpuinfo: the CPU multiplies bfloat16 itself
 
 
 def cpu_precision(cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -99,7 +99,7 @@ def cpu_precision(cpuinfo: str = "/proc/cpuinfo") -> str:
         flags = set(Path(cpuinfo).read_text().split())
     except OSError:
         return "32-true"
-    return "bf16-mixed" if flags & set(NATIVE_BF16_FLAGS) else "32-true"
+    return "bf16-mixed" if flags & NATIVE_BF16_FLAGS else "32-true"
 
 
 def optuna_direction(mode: str) -> str:
