@@ -8,7 +8,10 @@ bench_pipeline's and bench_default_run's JSON and predictions).
     (the same for mq_base, and for the inverse run's fine-tuned checkpoint best_epoch_*.ckpt)
     python -m bench.bench_default_run --out DEFAULT_INV.json datamodule.inverse_negatives=true
     python -m bench.bench_training_variants --run NAME=TRAIN_SUMMARY:PIPELINE_JSON[,PIPELINE_JSON]:PREDICTIONS[,...] \
-        --default-run NAME=DEFAULT_RUN_JSON ...
+        --default-run NAME=DEFAULT_RUN_JSON ... [--own-kg NAME=BENCH_RELATION_SCORER_JSON ...]
+
+`model.prefix_directions=false` (the walked prefix without "(reverse)") is run the same way, with and
+without `datamodule.inverse_negatives=true` (bench/results/bench_prefix_directions.json).
 
 For each run: the training (steps, fit seconds, the published mix), Hits@1 per hop, and its path
 misses split into "one relation reversed" (the rest of the path as gold) and the rest, from the
@@ -26,8 +29,10 @@ from rra.graph.base import inverse
 
 
 def misses(predictions: Path) -> dict:
-    """Path misses of one prediction file: how many, and how many are the gold path with one relation reversed."""
-    n = wrong = reversed_one = 0
+    """Path misses of one prediction file: how many, how many are the gold path with one relation
+    reversed, and of those how many reversed it right after a reversed step (the prefix's "(reverse)"
+    drawing the candidate that says it too: `model.prefix_directions`)."""
+    n = wrong = reversed_one = after_reversed = 0
     for d in read_predictions(predictions):
         gold, pred = d.get("gold_path"), d.get("pred_path") or []
         if not gold:
@@ -35,9 +40,12 @@ def misses(predictions: Path) -> dict:
         n += 1
         if pred != gold:
             wrong += 1
-            diff = [(p, g) for p, g in zip(pred, gold) if p != g]
-            reversed_one += len(pred) == len(gold) and len(diff) == 1 and diff[0][0] == inverse(diff[0][1])
-    return {"questions": n, "path_misses": wrong, "one_relation_reversed": reversed_one}
+            diff = [t for t, (p, g) in enumerate(zip(pred, gold)) if p != g]
+            one = len(pred) == len(gold) and len(diff) == 1 and pred[diff[0]] == inverse(gold[diff[0]])
+            reversed_one += one
+            after_reversed += one and diff[0] > 0 and pred[diff[0] - 1].startswith("^")
+    return {"questions": n, "path_misses": wrong, "one_relation_reversed": reversed_one,
+            "reversed_after_a_reversed_step": after_reversed}
 
 
 def one_run(spec: str) -> dict:
@@ -64,10 +72,19 @@ def default_run(path: str) -> dict:
             "overrides": d.get("config", {}).get("overrides"), "load": d.get("load")}
 
 
+def own_kg(path: str) -> dict:
+    """The own-KG chain bench's scorer figures (bench_relation_scorer own-kg JSON), given / linked."""
+    heads = json.loads(Path(path).read_text(encoding="utf-8"))["own-kg"]["heads"]["scorer"]
+    return {mode: {"hits@1": round(m["hits@1"], 1), **{g: round(m["groups"][g]["hits@1"], 1) for g in
+                   ("1hop", "2hop", "3hop", "held_out_phrasing", "unseen_relation") if g in m.get("groups", {})}}
+            for mode, m in heads.items() if isinstance(m, dict) and "hits@1" in m}
+
+
 def parser():
     ap = arguments("bench_training_variants", __doc__)
     ap.add_argument("--run", nargs="*", default=[], help="NAME=TRAIN_SUMMARY:PIPELINE_JSONS:PREDICTION_FILES")
     ap.add_argument("--default-run", nargs="*", default=[], help="NAME=bench_default_run JSON")
+    ap.add_argument("--own-kg", nargs="*", default=[], help="NAME=bench_relation_scorer own-kg JSON")
     ap.add_argument("--note", default="")
     ap.add_argument("--out", default=None)
     return ap
@@ -78,7 +95,9 @@ def main() -> None:
     run = Run.start("bench_training_variants", args)
     runs = {name: one_run(spec) for name, spec in (r.split("=", 1) for r in args.run)}
     defaults = {name: default_run(p) for name, p in (r.split("=", 1) for r in args.default_run)}
-    run.write({"figures": {"metaqa": runs, "builtin_default_run": defaults}, "note": args.note}, args.out)
+    owned = {name: own_kg(p) for name, p in (r.split("=", 1) for r in args.own_kg)}
+    run.write({"figures": {"metaqa": runs, "builtin_default_run": defaults, **({"own_kg": owned} if owned else {})},
+               "note": args.note}, args.out)
 
 
 if __name__ == "__main__":

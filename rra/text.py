@@ -46,22 +46,31 @@ def _named(relation: str, names: Mapping[str, str] | None) -> str | None:
     return names.get(base_relation(relation)) if names else None
 
 
+INVERSE_MARK = " (reverse)"  # how a relation read backwards is written after its name
+
+
 def relation_display(relation: str, names: Mapping[str, str] | None = None) -> str:
     """`^directed_by` -> "directed_by (reverse)"; a forward relation as it is (its name, if named)."""
     shown = _named(relation, names) or base_relation(relation)
-    return f"{shown} (reverse)" if is_inverse(relation) else shown
+    return f"{shown}{INVERSE_MARK}" if is_inverse(relation) else shown
 
 
 def relation_phrase(relation: str, names: Mapping[str, str] | None = None) -> str:
     """`directed_by` -> "directed by"; `^directed_by` -> "directed by (reverse)"; URIs -> local name."""
     named = _named(relation, names)
     if named:
-        return f"{named.lower()} (reverse)" if is_inverse(relation) else named.lower()
+        return f"{named.lower()}{INVERSE_MARK}" if is_inverse(relation) else named.lower()
     name = base_relation(relation)
     name = re.split(r"[/#]", name.rstrip("/#"))[-1]  # http://x/ontology/birthPlace -> birthPlace
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)  # camelCase -> camel Case
     name = re.sub(r"[_.\-]+", " ", name).strip().lower()
-    return f"{name} (reverse)" if is_inverse(relation) else name
+    return f"{name}{INVERSE_MARK}" if is_inverse(relation) else name
+
+
+def without_direction(text: str) -> str:
+    """A relation's text (`relation_phrase`, perhaps with its kind) without the mark of a relation
+    read backwards: "directed by (reverse) giving film" -> "directed by giving film"."""
+    return text.replace(INVERSE_MARK, "")
 
 
 def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str:

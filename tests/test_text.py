@@ -41,3 +41,11 @@ def test_negated_comparatives_read_as_the_bound_they_mean():
     assert plain_comparatives("there are no more papers") == "there are no more papers"
     assert ranker_text("papers of No Later Than Press no earlier than 1991", ["No Later Than Press"]) == \
         ("papers of [E] at least [N1]", {"1991": "[N1]"})
+
+
+def test_a_walked_relation_reads_without_its_direction_mark_and_keeps_its_kind():
+    from rra.text import relation_phrase, without_direction
+
+    assert without_direction(relation_phrase("^directed_by")) == "directed by"
+    assert without_direction("place of birth (reverse) giving person") == "place of birth giving person"
+    assert without_direction(relation_phrase("directed_by")) == "directed by"  # a forward relation as it is

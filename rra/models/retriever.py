@@ -45,7 +45,7 @@ from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, ph
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_ENCODER
-from rra.text import mask_topic, pooled_plan_text, relation_phrase
+from rra.text import mask_topic, pooled_plan_text, relation_phrase, without_direction
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class Retriever(L.LightningModule):
         # (rra.models.plan_ranker.phrase_hits); conf/model/retriever.yaml sets it, older checkpoints read without
         relation_kinds: bool = False,  # the scorer reads what a relation leads to after its name ("place of birth
         # giving city", rra.text.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
+        prefix_directions: bool = True,  # the scorer's step text marks a walked relation read backwards "(reverse)";
+        # false drops the mark from the prefix (`_prefix_reader`; an option, docs/retriever.md)
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -373,6 +375,7 @@ class Retriever(L.LightningModule):
         cands_all = batch.get("candidates") or [None] * n
         names = batch.get("texts") or {}
         text_of = lambda r: names.get(r) or relation_phrase(r)  # noqa: E731
+        walked = self._prefix_reader(text_of)
         texts, first_rows, hops, paths = [], [], [], []
         row_cands, row_target, row_end, kept_q = [], [], [], []
         max_hops = self.hparams.max_hops
@@ -390,7 +393,7 @@ class Retriever(L.LightningModule):
                 step = list(cands[t]) if cands is not None and len(cands) > t else list(self.relations)
                 if rel not in step:
                     step.append(rel)  # the gold relation is always a candidate
-                texts.append(step_text(q, path[:t], self.sep, text_of))
+                texts.append(step_text(q, path[:t], self.sep, walked))
                 row_cands.append(step)
                 row_target.append(rel)
                 row_end.append(None if t + 1 == max_hops else t + 1 == len(path))
@@ -616,6 +619,19 @@ class Retriever(L.LightningModule):
             return relation_text.with_kinds()
         return relation_text
 
+    def _prefix_reader(self, text_of):
+        """How a step text reads the relations already walked: with their direction mark, or without
+        it where `prefix_directions` is false. A query whose prefix says "(reverse)" resembles every
+        candidate that says it too, so a scorer that never saw a relation's reverse as a negative (a
+        training frontier rarely holds it) chooses it after a reversed step wherever a wide frontier
+        offers it (a film named after a year: `^release_year`). Without the mark, the prefix's names
+        pull the same way on candidates of the same name, unless `datamodule.inverse_negatives`
+        teaches direction too; together they were not better overall (docs/retriever.md).
+        Candidates always keep their mark."""
+        if self.hparams.get("prefix_directions", True):
+            return text_of
+        return lambda r: without_direction(text_of(r))
+
     def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256) -> torch.Tensor:
         """Unit vectors of the relations' texts, each text encoded once while the weights stay
         (cleared at every training step)."""
@@ -635,6 +651,7 @@ class Retriever(L.LightningModule):
         where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
         (both directions), else the training vocabulary."""
         text_of = self.relation_reader(relation_text)
+        walked = self._prefix_reader(text_of)
         frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
         fallback: list[str] | None = None
 
@@ -654,7 +671,7 @@ class Retriever(L.LightningModule):
             prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
             vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items) if not p}
             if prefixed:
-                texts = [step_text(masked[i], p, self.sep, text_of) for _, (i, p) in prefixed]
+                texts = [step_text(masked[i], p, self.sep, walked) for _, (i, p) in prefixed]
                 enc = self.encode_unique(texts, batch_size, cache).float()
                 vectors.update({j: enc[k] for k, (j, _) in enumerate(prefixed)})
             out = []
