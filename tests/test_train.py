@@ -185,3 +185,11 @@ def test_cpu_bf16_trains_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
     assert cfg_train(["trainer=cpu_bf16"]).trainer.precision == cpu_precision()
     assert cfg_train(["trainer=cpu_bf16"]).trainer.accelerator == "cpu"
     assert cfg_train().trainer.precision == "32-true"  # the default run's trainer
+
+
+def test_metaqa_publishes_the_fine_tuned_weights_and_the_builtin_default_mixes(cfg_train):
+    """experiment=metaqa (and the paper's classifier recipe built on it) has nothing unseen for a
+    mix to keep, so it publishes the fine-tuned weights; the default run still chooses a mix."""
+    assert cfg_train(["experiment=metaqa"]).get("pretrained_mix") is None
+    assert cfg_train(["experiment=metaqa_classifier"]).get("pretrained_mix") is None
+    assert list(cfg_train().pretrained_mix.alphas) == [0.9, 0.8, 0.7]
