@@ -187,9 +187,12 @@ def test_cpu_bf16_trains_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
     assert cfg_train().trainer.precision == "32-true"  # the default run's trainer
 
 
-def test_metaqa_publishes_the_fine_tuned_weights_and_the_builtin_default_mixes(cfg_train):
+def test_metaqa_keeps_its_conventions_in_its_own_config(cfg_train):
     """experiment=metaqa (and the paper's classifier recipe built on it) has nothing unseen for a
-    mix to keep, so it publishes the fine-tuned weights; the default run still chooses a mix."""
-    assert cfg_train(["experiment=metaqa"]).get("pretrained_mix") is None
+    mix to keep, so it publishes the fine-tuned weights, and its name-merged nodes call for the
+    reverse as a negative after a reversed step; the default run keeps the defaults."""
+    metaqa = cfg_train(["experiment=metaqa"])
+    assert metaqa.get("pretrained_mix") is None
+    assert metaqa.datamodule.inverse_negatives == "after_reversed" and not cfg_train().datamodule.inverse_negatives
     assert cfg_train(["experiment=metaqa_classifier"]).get("pretrained_mix") is None
     assert list(cfg_train().pretrained_mix.alphas) == [0.9, 0.8, 0.7]

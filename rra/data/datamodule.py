@@ -35,7 +35,7 @@ import lightning as L
 from torch.utils.data import DataLoader
 
 from rra.data.dataset import Dataset
-from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
+from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse, is_inverse
 from rra.records import QAExample
 from rra.text import mask_topic
 
@@ -116,7 +116,8 @@ class RetrieverDataModule(L.LightningDataModule):
         seed: int = 0,
         path_head: str = "scorer",  # the model's (model.path_head): the scorer's items carry each step's candidates
         max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
-        inverse_negatives: bool = False,  # scorer: the gold relation's other direction a negative at every step
+        inverse_negatives: bool | str = False,  # scorer: the gold relation's other direction a negative at every
+        # step (true), or only at a step after a reversed one ("after_reversed"), where a prefix's "(reverse)" draws it
         chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
         plan_kinds: bool = True,  # plan ranker: a plan's text says what its results are ("city", "year"), where the KG says
         relation_kinds: bool = True,  # scorer: a relation's text says what it leads to ("place of birth giving city"),
@@ -141,6 +142,8 @@ class RetrieverDataModule(L.LightningDataModule):
         if path_head not in ("scorer", "classifier"):
             raise ValueError(f"path_head must be 'scorer' or 'classifier', not {path_head!r}")
         self.path_head, self.max_candidates = path_head, max_candidates
+        if inverse_negatives not in (True, False, "after_reversed"):
+            raise ValueError(f"datamodule.inverse_negatives must be true, false or after_reversed, not {inverse_negatives!r}")
         self.inverse_negatives = inverse_negatives
         self.chain_rankings, self.plan_kinds = chain_rankings, plan_kinds
         self.relation_kinds = relation_kinds
@@ -532,7 +535,9 @@ class RetrieverDataModule(L.LightningDataModule):
             # answer time does (an entity that is also named as another's object). It removed every
             # reversed-relation miss where measured, but single trainings with it were not better overall
             # (bench/results/bench_training_variants.json), so it is not the default.
-            hard = [inverse(gold)] if self.inverse_negatives else []
+            after_reversed = t > 0 and is_inverse(path[t - 1])
+            wanted = self.inverse_negatives is True or (self.inverse_negatives == "after_reversed" and after_reversed)
+            hard = [inverse(gold)] if wanted else []
             others = [r for r in others if r not in hard]
             room = self.max_candidates - 1 - len(hard)
             if len(others) > room:

@@ -220,6 +220,15 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
         assert ("^written_by" in second) == inverse_negatives and ("starred_actors" in first) == inverse_negatives
         assert "^written_by" not in kg.relations("Film A")  # not from the frontier
         assert set(item["texts"]) >= set(first) | set(second)
+    # "after_reversed": only at a step after a reversed one, where the prefix's "(reverse)" draws the
+    # candidate that says it too; the first step (and a step after a forward one) keeps its frontier
+    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given",
+                             inverse_negatives="after_reversed")
+    dm.setup()
+    first, second = dm.splits["train"][0]["candidates"]
+    assert "^written_by" in second and "starred_actors" not in first
+    with pytest.raises(ValueError, match="inverse_negatives must be true, false or after_reversed, not 'always'"):
+        RetrieverDataModule(Dataset(train=[q]), kg, inverse_negatives="always")
 
 
 def test_validation_accepts_paths_that_explain_the_questions_as_well_as_the_label():
