@@ -532,9 +532,10 @@ class RetrieverDataModule(L.LightningDataModule):
             others = sorted(cands - {gold})
             # inverse_negatives: the gold relation read the other way is the candidate most like it
             # ("written by" / "written by (reverse)"); a training frontier rarely holds it, a wide one at
-            # answer time does (an entity that is also named as another's object). It removed every
-            # reversed-relation miss where measured, but single trainings with it were not better overall
-            # (bench/results/bench_training_variants.json), so it is not the default.
+            # answer time does (an entity that is also named as another's object). After a reversed step
+            # the prefix's "(reverse)" draws it ("after_reversed" adds it there only). Either removed every
+            # reversed-relation miss where measured, but single trainings on other KGs were not better
+            # (bench/results/bench_prefix_directions.json), so neither is the default.
             after_reversed = t > 0 and is_inverse(path[t - 1])
             wanted = self.inverse_negatives is True or (self.inverse_negatives == "after_reversed" and after_reversed)
             hard = [inverse(gold)] if wanted else []
