@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.common import Run, arguments
 from rra.eval.report import read_predictions
-from rra.graph.base import inverse
+from rra.graph.base import inverse, is_inverse
 
 
 def misses(predictions: Path) -> dict:
@@ -43,7 +43,7 @@ def misses(predictions: Path) -> dict:
             diff = [t for t, (p, g) in enumerate(zip(pred, gold)) if p != g]
             one = len(pred) == len(gold) and len(diff) == 1 and pred[diff[0]] == inverse(gold[diff[0]])
             reversed_one += one
-            after_reversed += one and diff[0] > 0 and pred[diff[0] - 1].startswith("^")
+            after_reversed += one and diff[0] > 0 and is_inverse(pred[diff[0] - 1])
     return {"questions": n, "path_misses": wrong, "one_relation_reversed": reversed_one,
             "reversed_after_a_reversed_step": after_reversed}
 
