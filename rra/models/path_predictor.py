@@ -25,6 +25,12 @@ def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]",
     return f" {sep} ".join([question, *((text_of or relation_phrase)(r) for r in prefix)])
 
 
+def path_phrase(path: Sequence[str], text_of: Callable[[str], str] | None = None) -> str:
+    """A relation path read as one phrase ("doctoral advisor, affiliation, country"), to compare
+    with a question as a whole (rra.models.retriever.Retriever._paths_by_text)."""
+    return ", ".join((text_of or relation_phrase)(r) for r in path)
+
+
 class RelationPathPredictor(nn.Module):
     """Scores the next relation of a path from the pooled encoding of `step_text`."""
 

@@ -40,7 +40,7 @@ from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
 from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
 from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
 from rra.models.hop_classifier import HopClassifier
-from rra.models.path_predictor import RelationPathPredictor, beam_search, step_text
+from rra.models.path_predictor import RelationPathPredictor, beam_search, path_phrase, step_text
 from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, phrase_hits, slot_regions, token_match
 from rra.models.relation_scorer import RelationScorer, search_paths
 from rra.models.schedule import adamw, warmup_schedule
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FORMAT = "rra-retriever"
 CHECKPOINT_VERSION = 2  # 2: the path head is named (`path_head`); version 1 checkpoints are classifiers
 PATH_HEADS = ("scorer", "classifier")
+LENGTH_RULES = ("end_head", "path_text")  # how the scorer chooses a path's length (Retriever length_rule)
 # predict()'s text -> encoding cache: masked question templates repeat (MetaQA: ~500 in 39k questions)
 ENCODING_CACHE_SIZE = 50_000
 
@@ -114,12 +115,17 @@ class Retriever(L.LightningModule):
         # giving city", rra.text.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
         prefix_directions: bool = True,  # the scorer's step text marks a walked relation read backwards "(reverse)";
         # false drops the mark from the prefix (`_prefix_reader`; an option, docs/retriever.md)
+        length_rule: str = "end_head",  # scorer: how a path's length is chosen: "end_head" (the trained P(end)) or
+        # "path_text" (the path read as one phrase most like the question: retriever=zero_shot's; `_paths_by_text`)
+        length_penalty: float = 0.08,  # path_text: cosine a path loses per relation
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
         self.save_hyperparameters(ignore=["tokenizer_state"])
         if path_head not in PATH_HEADS:
             raise ValueError(f"path_head must be one of {', '.join(PATH_HEADS)}, not {path_head!r}")
+        if length_rule not in LENGTH_RULES:
+            raise ValueError(f"length_rule must be one of {', '.join(LENGTH_RULES)}, not {length_rule!r}")
         relations = list(relations or [])
         if not relations and path_head == "classifier":
             raise ValueError("Retriever needs a non-empty relation vocabulary (the classifier head has a class per "
@@ -664,12 +670,15 @@ class Retriever(L.LightningModule):
             return fallback
 
         scale = float(self.path_head.scale)
+        # path_text: every step compares the question alone with the path so far read as one phrase
+        phrases = self.hparams.get("length_rule", "end_head") == "path_text"
 
         def step(items):
             if frontier is not None:
                 frontier.prepare(items)  # the round's graph lookups in a few batched calls
-            prefixed = [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
-            vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items) if not p}
+            prefixed = [] if phrases else [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
+            vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items)
+                                                if phrases or not p}
             if prefixed:
                 texts = [step_text(masked[i], p, self.sep, walked) for _, (i, p) in prefixed]
                 enc = self.encode_unique(texts, batch_size, cache).float()
@@ -681,15 +690,23 @@ class Retriever(L.LightningModule):
                 if not cands:
                     out.append({})
                     continue
-                rel = self._relation_vectors(cands, text_of, batch_size)
+                if phrases and p:
+                    if hasattr(text_of, "prepare"):
+                        text_of.prepare(cands)
+                    rel = self._relation_vectors(cands, lambda r, p=p: path_phrase(p + (r,), text_of), batch_size)
+                else:
+                    rel = self._relation_vectors(cands, text_of, batch_size)
                 logp = F.log_softmax(scale * (rel @ F.normalize(vectors[j], dim=-1)), -1).tolist()
                 end = self.path_head.end_logits(vectors[j], rel)
                 lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
                 out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
             return out
 
-        found = search_paths(len(masked), topk, self.hparams.max_hops, step,
-                             [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
+        if hops is None and self.hparams.get("length_rule", "end_head") == "path_text":
+            found = self._paths_by_text(pooled, topk, step, text_of, batch_size)
+        else:
+            found = search_paths(len(masked), topk, self.hparams.max_hops, step,
+                                 [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
         weight = self.hparams.hop_weight if hop_weight is None else hop_weight
         results = []
         for i, paths in enumerate(found):
@@ -700,6 +717,35 @@ class Retriever(L.LightningModule):
                                              len(path), p_hop))
             results.append(sorted(scored, key=lambda x: -x.score))
         return results
+
+    def _paths_by_text(self, pooled: torch.Tensor, k: int, step, text_of, batch_size: int) -> list[list[tuple]]:
+        """Paths whose length the question's words decide, for an end head that has not learnt when
+        a path ends (retriever=zero_shot: P(end) = 0.5 at every step, so the shortest path always
+        won and no 2- or 3-hop question was answered). `step` (phrases mode) scores a path so far by
+        the cosine of the question with the path read as one phrase ("doctoral advisor,
+        affiliation, country"); the `k` best paths of each length 1..max_hops by those step scores
+        are then ranked by that cosine less `length_penalty` per relation: a longer phrase shares
+        more words with any question, so a relation must raise the cosine by more than that to be
+        walked (0.08 was the best of those tried on two KGs, docs/retriever.md)."""
+        n = len(pooled)
+        pools: list[dict[tuple[str, ...], float]] = [{} for _ in range(n)]
+        for length in range(1, self.hparams.max_hops + 1):
+            for i, paths in enumerate(search_paths(n, k, length, step, [length] * n, 0.0)):
+                pools[i].update(paths)
+        texts = list(dict.fromkeys(path_phrase(p, text_of) for pool in pools for p in pool))
+        vectors = dict(zip(texts, F.normalize(self.encode_unique(texts, batch_size).float(), dim=-1))) if texts else {}
+        scale, penalty = float(self.path_head.scale), float(self.hparams.get("length_penalty", 0.08))
+        found = []
+        for i, pool in enumerate(pools):
+            paths = list(pool)
+            if not paths:
+                found.append([])
+                continue
+            cos = torch.stack([vectors[path_phrase(p, text_of)] for p in paths]) @ F.normalize(pooled[i].float(), dim=-1)
+            fit = cos - penalty * torch.tensor([len(p) for p in paths], dtype=cos.dtype)
+            logp = F.log_softmax(scale * fit, -1).tolist()
+            found.append(sorted(zip(paths, logp), key=lambda c: (-c[1], len(c[0]), c[0]))[:k])
+        return found
 
     @torch.no_grad()
     def predict(

