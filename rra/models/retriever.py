@@ -732,8 +732,6 @@ class Retriever(L.LightningModule):
         for length in range(1, self.hparams.max_hops + 1):
             for i, paths in enumerate(search_paths(n, k, length, step, [length] * n, 0.0)):
                 pools[i].update(paths)
-        texts = list(dict.fromkeys(path_phrase(p, text_of) for pool in pools for p in pool))
-        vectors = dict(zip(texts, F.normalize(self.encode_unique(texts, batch_size).float(), dim=-1))) if texts else {}
         scale, penalty = float(self.path_head.scale), float(self.hparams.get("length_penalty", 0.08))
         found = []
         for i, pool in enumerate(pools):
@@ -741,7 +739,9 @@ class Retriever(L.LightningModule):
             if not paths:
                 found.append([])
                 continue
-            cos = torch.stack([vectors[path_phrase(p, text_of)] for p in paths]) @ F.normalize(pooled[i].float(), dim=-1)
+            # the phrases' vectors are those the last step of each search encoded (cached, no new pass)
+            phrases = self._relation_vectors(paths, lambda path: path_phrase(path, text_of), batch_size)
+            cos = phrases @ F.normalize(pooled[i].float(), dim=-1)
             fit = cos - penalty * torch.tensor([len(p) for p in paths], dtype=cos.dtype)
             logp = F.log_softmax(scale * fit, -1).tolist()
             found.append(sorted(zip(paths, logp), key=lambda c: (-c[1], len(c[0]), c[0]))[:k])
