@@ -2,7 +2,7 @@
 against the paper's classifier head, on KGs built the way real ones are, never on the built-in KG alone.
 
     python -m bench.bench_relation_scorer own-kg [--head scorer classifier] [--scale 1.0]
-    python -m bench.bench_relation_scorer transfer --ckpt checkpoints/retriever/best.ckpt
+    python -m bench.bench_relation_scorer transfer --ckpt checkpoints/retriever/best.ckpt [--metaqa ROOT]
     python -m bench.bench_relation_scorer subgraphs [--head scorer classifier]
     python -m bench.bench_relation_scorer speed --scorer CKPT --classifier CKPT [--data metaqa --hop 2]
 
@@ -13,7 +13,8 @@ against the paper's classifier head, on KGs built the way real ones are, never o
   held-out phrasings.
 - transfer: a checkpoint trained on another KG (the built-in one) answers the library KG
   (bench/kgs/library.py: the same domain, other relation names and phrasings) without training on
-  it; and the pretrained encoder alone (`retriever=zero_shot`) on the library and scholarly KGs.
+  it; and the pretrained encoder alone (`retriever=zero_shot`) on the library and scholarly KGs (and
+  MetaQA with --metaqa), with a path's length from its words (the default) and from the untrained end head.
 - subgraphs: Freebase-style per-question graphs (bench/kgs/freebase_subgraphs.py: hundreds of
   relations, CVT nodes, RoG rows): RRA against returning every end entity of the question graph's
   paths, and the heuristic (no LLM) ToG and StructGPT on the same graphs.
@@ -139,22 +140,36 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False) -> d
     return out
 
 
-def transfer(ckpt: str, work: Path, fine_tuned: str | None = None) -> dict:
+def transfer(ckpt: str, work: Path, fine_tuned: str | None = None, metaqa: str | None = None,
+             metaqa_limit: int = 1000) -> dict:
+    """`zero_shot_*`: retriever=zero_shot as configured (a path's length from its words); the
+    `zero_shot_end_head_*` runs leave the length to the untrained end head (shortest first), as
+    before 2026-11-29. `metaqa`: MetaQA's root, to answer its first `metaqa_limit` test questions
+    of each hop both ways too."""
     from bench.kgs import library, scholarly
 
     lib = library.generate(work / "library", seed=0)
     schol = scholarly.generate(work / "scholarly", seed=0)
     out = {}
+    end_head = ["retriever=zero_shot", "retriever.length_rule=end_head"]
     runs = {"builtin_checkpoint_on_library": (lib, [f"retriever.ckpt={ckpt}"]),
             **({"builtin_fine_tuned_end_on_library": (lib, [f"retriever.ckpt={fine_tuned}"])} if fine_tuned else {}),
             "zero_shot_on_library": (lib, ["retriever=zero_shot"]),
-            "zero_shot_on_scholarly": (schol, ["retriever=zero_shot"])}
+            "zero_shot_on_scholarly": (schol, ["retriever=zero_shot"]),
+            "zero_shot_end_head_on_library": (lib, end_head),
+            "zero_shot_end_head_on_scholarly": (schol, end_head)}
     for name, (files, retriever) in runs.items():
         data = ["data=files", f"data.kb_path={files['kg']}",
                 f"data.test_file={files['test']}"]
         metrics, preds = infer(name, [*data, *retriever], work)
         out[name] = figures(metrics, preds, read_jsonl(files["test"]))
         out[name]["command"] = "python infer.py " + " ".join([*data, *retriever])
+    for hop in (1, 2, 3) if metaqa else ():
+        data = ["data=metaqa", f"data.root={metaqa}", f"data.hop={hop}", f"limit={metaqa_limit}"]
+        for name, retriever in (("zero_shot", ["retriever=zero_shot"]), ("zero_shot_end_head", end_head)):
+            key = f"{name}_on_metaqa_{hop}hop"
+            metrics, preds = infer(key, [*data, *retriever], work)
+            out[key] = {**figures(metrics, preds), "command": "python infer.py " + " ".join([*data, *retriever])}
     return out
 
 
@@ -253,6 +268,8 @@ def parser():
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
                    "pretrained_mix.fine_tuned_ckpt), answered beside the published mix")
+    p.add_argument("--metaqa", help="MetaQA's root (../shared/data/metaqa): the zero-shot encoder on its test questions too")
+    p.add_argument("--metaqa-limit", type=int, default=1000, help="MetaQA test questions per hop")
     p = sub.add_parser("subgraphs")
     p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
     p = sub.add_parser("speed")
@@ -274,7 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.part == "own-kg":
         result = own_kg(args.head, args.scale, work, args.reuse_training)
     elif args.part == "transfer":
-        result = transfer(args.ckpt, work, args.fine_tuned)
+        result = transfer(args.ckpt, work, args.fine_tuned, args.metaqa, args.metaqa_limit)
     elif args.part == "subgraphs":
         result = subgraph_methods(args.head, work)
     else:

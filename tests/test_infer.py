@@ -152,6 +152,35 @@ def test_default_config_reads_the_builtin_graph_and_test_split(cfg_infer):
         load_split(cfg, "nope", kg)
 
 
+def test_zero_shot_config_reaches_the_model_it_builds(cfg_infer, monkeypatch):
+    """retriever=zero_shot: every setting in its config is a parameter of the factory, and a path's
+    length comes from its words (length_rule path_text) unless the config says end_head."""
+    from hydra.utils import instantiate
+
+    from rra.models import retriever as retriever_module
+
+    built = {}
+
+    class Recorder:  # stands in for the Retriever: records its settings, loads no encoder
+        def __init__(self, *args, **kwargs):
+            built.update(kwargs)
+
+        def to(self, device):
+            return self
+
+        def eval(self):
+            return self
+
+        def quantize(self, how):
+            return self
+
+    monkeypatch.setattr(retriever_module, "Retriever", Recorder)
+    instantiate(cfg_infer(["retriever=zero_shot"]).retriever)
+    assert built["length_rule"] == "path_text" and built["length_penalty"] == 0.08 and built["path_head"] == "scorer"
+    instantiate(cfg_infer(["retriever=zero_shot", "retriever.length_rule=end_head"]).retriever)
+    assert built["length_rule"] == "end_head"
+
+
 def test_checkpoint_of_another_kg_warns_and_reads_its_relations(toy_cfg, trained_root, tmp_path, caplog):
     """The default relation scorer answers on a KG whose relations it never saw (the paper's classifier
     head refuses: tests/models/test_retriever.py); what it misses is named in a warning."""
