@@ -189,10 +189,10 @@ def test_cpu_bf16_trains_in_bf16_where_the_cpu_has_it(cfg_train, tmp_path):
 
 def test_metaqa_keeps_its_conventions_in_its_own_config(cfg_train):
     """experiment=metaqa (and the paper's classifier recipe built on it) has nothing unseen for a
-    mix to keep, so it publishes the fine-tuned weights; the default run keeps the mix. The reverse
-    as a negative after a reversed step, first MetaQA's, is everyone's default now."""
+    mix to keep, so it publishes the fine-tuned weights, and its name-merged nodes call for the
+    reverse as a negative after a reversed step; the default run keeps the defaults."""
     metaqa = cfg_train(["experiment=metaqa"])
     assert metaqa.get("pretrained_mix") is None
-    assert metaqa.datamodule.inverse_negatives == cfg_train().datamodule.inverse_negatives == "after_reversed"
+    assert metaqa.datamodule.inverse_negatives == "after_reversed" and not cfg_train().datamodule.inverse_negatives
     assert cfg_train(["experiment=metaqa_classifier"]).get("pretrained_mix") is None
     assert list(cfg_train().pretrained_mix.alphas) == [0.9, 0.8, 0.7]

@@ -116,8 +116,8 @@ class RetrieverDataModule(L.LightningDataModule):
         seed: int = 0,
         path_head: str = "scorer",  # the model's (model.path_head): the scorer's items carry each step's candidates
         max_candidates: int = 64,  # scorer: in-frontier negatives per step (a seeded sample; the gold always kept)
-        inverse_negatives: bool | str = "after_reversed",  # scorer: the gold relation's other direction a negative
-        # only at a step after a reversed one, where a prefix's "(reverse)" draws it; at every step (true); never (false)
+        inverse_negatives: bool | str = False,  # scorer: the gold relation's other direction a negative at every
+        # step (true), or only at a step after a reversed one ("after_reversed"), where a prefix's "(reverse)" draws it
         chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
         plan_kinds: bool = True,  # plan ranker: a plan's text says what its results are ("city", "year"), where the KG says
         relation_kinds: bool = True,  # scorer: a relation's text says what it leads to ("place of birth giving city"),
@@ -533,9 +533,9 @@ class RetrieverDataModule(L.LightningDataModule):
             # inverse_negatives: the gold relation read the other way is the candidate most like it
             # ("written by" / "written by (reverse)"); a training frontier rarely holds it, a wide one at
             # answer time does (an entity that is also named as another's object). After a reversed step
-            # the prefix's "(reverse)" draws it; "after_reversed" (the default) adds it there only: MetaQA,
-            # the built-in run, the query plans and held-out phrasings gained (`true`, every step, did
-            # not: bench/results/bench_prefix_directions.json, docs/retriever.md).
+            # the prefix's "(reverse)" draws it ("after_reversed" adds it there only). Either removed every
+            # reversed-relation miss where measured, but single trainings on other KGs were not better
+            # (bench/results/bench_prefix_directions.json), so neither is the default.
             after_reversed = t > 0 and is_inverse(path[t - 1])
             wanted = self.inverse_negatives is True or (self.inverse_negatives == "after_reversed" and after_reversed)
             hard = [inverse(gold)] if wanted else []

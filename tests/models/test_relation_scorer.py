@@ -8,7 +8,7 @@ import torch
 
 from rra.data.datamodule import RetrieverDataModule, collate
 from rra.data.dataset import Dataset
-from rra.graph.base import Triple, inverse, is_inverse
+from rra.graph.base import Triple
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.models.relation_scorer import search_paths
 from rra.models.retriever import Retriever
@@ -47,13 +47,11 @@ def test_items_carry_each_steps_frontier_relations(trained):
     assert set(batch) >= {"candidates", "anchor", "texts"}
     for path, anchor, cands in zip(batch["path"], batch["anchor"], batch["candidates"]):
         assert len(cands) == len(path)
-        frontier, previous = {anchor}, None
+        frontier = {anchor}
         for rel, step in zip(path, cands):
             assert rel in step
-            # the graph's, and after a reversed step the gold relation read the other way (inverse_negatives)
-            extra = {inverse(rel)} if previous and is_inverse(previous) else set()
-            assert set(step) == {r for e in frontier for r in kg.relations(e)} | extra
-            frontier, previous = {n for e in frontier for n in kg.neighbors(e, rel)}, rel
+            assert set(step) == {r for e in frontier for r in kg.relations(e)}  # the graph's, nothing else
+            frontier = {n for e in frontier for n in kg.neighbors(e, rel)}
     assert batch["texts"]["^directed_by"] == "directed by (reverse)"
 
 
@@ -208,7 +206,7 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
     """'who wrote the films [Ann] starred in': at the films, `written_by` is gold and no film here is
     also a writer, so the frontier never offers `^written_by`; at answer time a wide frontier does (a
     film titled like a writer), and the scorer must have learnt which way the step walks. Kept under
-    the cap; off, the frontier is as the graph has it."""
+    the cap; off (the default) the frontier is as the graph has it."""
     kg = NetworkXGraph([Triple("Film A", "starred_actors", "Ann"), Triple("Film A", "written_by", "Wes")]
                        + [Triple("Film A", f"rel_{i:02d}", f"x{i}") for i in range(20)])
     q = QAExample("who wrote the films [Ann] starred in", ["Ann"], ["Wes"], ["^starred_actors", "written_by"])
@@ -222,10 +220,10 @@ def test_the_gold_relation_read_the_other_way_is_a_negative_at_every_step():
         assert ("^written_by" in second) == inverse_negatives and ("starred_actors" in first) == inverse_negatives
         assert "^written_by" not in kg.relations("Film A")  # not from the frontier
         assert set(item["texts"]) >= set(first) | set(second)
-    # "after_reversed" (the default): only at a step after a reversed one, where the prefix's
-    # "(reverse)" draws the candidate that says it too; the first step (and a step after a forward
-    # one) keeps its frontier
-    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given")
+    # "after_reversed": only at a step after a reversed one, where the prefix's "(reverse)" draws the
+    # candidate that says it too; the first step (and a step after a forward one) keeps its frontier
+    dm = RetrieverDataModule(Dataset(train=[q]), kg, val_fraction=0.0, train_paths="given",
+                             inverse_negatives="after_reversed")
     dm.setup()
     first, second = dm.splits["train"][0]["candidates"]
     assert "^written_by" in second and "starred_actors" not in first
