@@ -638,12 +638,14 @@ class Retriever(L.LightningModule):
             return text_of
         return lambda r: without_direction(text_of(r))
 
-    def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256) -> torch.Tensor:
+    def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256,
+                          after: tuple[str, ...] = ()) -> torch.Tensor:
         """Unit vectors of the relations' texts, each text encoded once while the weights stay
-        (cleared at every training step)."""
+        (cleared at every training step). `after`: each relation read at the end of these walked
+        ones, the whole path as one phrase (length_rule path_text)."""
         if hasattr(text_of, "prepare"):
             text_of.prepare(relations)  # the relations' names and kinds in one batch of graph reads
-        texts = [text_of(r) for r in relations]
+        texts = [path_phrase((*after, r), text_of) for r in relations] if after else [text_of(r) for r in relations]
         todo = [t for t in dict.fromkeys(texts) if t not in self._relation_cache]
         if todo:
             self._relation_cache.update(zip(todo, F.normalize(self.encode_unique(todo, batch_size).float(), dim=-1)))
@@ -690,19 +692,14 @@ class Retriever(L.LightningModule):
                 if not cands:
                     out.append({})
                     continue
-                if phrases and p:
-                    if hasattr(text_of, "prepare"):
-                        text_of.prepare(cands)
-                    rel = self._relation_vectors(cands, lambda r, p=p: path_phrase(p + (r,), text_of), batch_size)
-                else:
-                    rel = self._relation_vectors(cands, text_of, batch_size)
+                rel = self._relation_vectors(cands, text_of, batch_size, tuple(p) if phrases else ())
                 logp = F.log_softmax(scale * (rel @ F.normalize(vectors[j], dim=-1)), -1).tolist()
                 end = self.path_head.end_logits(vectors[j], rel)
                 lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
                 out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
             return out
 
-        if hops is None and self.hparams.get("length_rule", "end_head") == "path_text":
+        if hops is None and phrases:
             found = self._paths_by_text(pooled, topk, step, text_of, batch_size)
         else:
             found = search_paths(len(masked), topk, self.hparams.max_hops, step,
