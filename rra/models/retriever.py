@@ -118,6 +118,7 @@ class Retriever(L.LightningModule):
         length_rule: str = "end_head",  # scorer: how a path's length is chosen: "end_head" (the trained P(end)) or
         # "path_text" (the path read as one phrase most like the question: retriever=zero_shot's; `_paths_by_text`)
         length_penalty: float = 0.08,  # path_text: cosine a path loses per relation
+        word_dropout: float = 0.0,  # scorer, training only: each word of a question is left out with this chance
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -377,6 +378,8 @@ class Retriever(L.LightningModule):
         Relation texts (batch["texts"]) are encoded by the same encoder, every distinct one once
         per batch, so both sides of the bi-encoder learn."""
         questions = [self.mask(q) for q in batch["question"]]
+        if self.training and self.hparams.get("word_dropout", 0.0) > 0:
+            questions = [self._drop_words(q) for q in questions]
         n = len(questions)
         cands_all = batch.get("candidates") or [None] * n
         names = batch.get("texts") or {}
@@ -423,6 +426,18 @@ class Retriever(L.LightningModule):
                        first_hop_logits=hop_logits)
         out["loss"] = loss
         return out
+
+    def _drop_words(self, question: str) -> str:
+        """The question with each word left out at `word_dropout`'s chance (the masked topic and
+        literal slots always kept, and one word besides): a wording no training question used
+        should not hinge on one word."""
+        words = question.split()
+        keep = [w for w in words if "[" in w or "<" in w]
+        drawn = torch.rand(len(words)).tolist()
+        out = [w for w, u in zip(words, drawn) if w in keep or u >= self.hparams.word_dropout]
+        if len(out) <= len(keep) and len(words) > len(keep):
+            return question
+        return " ".join(out)
 
     def _log(self, split: str, name: str, values: torch.Tensor, n: int, prog_bar: bool = False):
         metric = getattr(self, f"{split}_metrics")[name]

@@ -337,3 +337,31 @@ def test_an_untrained_end_head_leaves_the_length_to_the_paths_words(tiny_kwargs,
         assert len(preds[1][0].path) == 1
     with pytest.raises(ValueError, match="length_rule must be one of .*'longest'"):
         Retriever(None, max_hops=3, path_head="scorer", length_rule="longest", **tiny_kwargs)
+
+
+def test_word_dropout_leaves_words_out_in_training_only(tiny_kwargs):
+    """`word_dropout`: training questions lose words at that chance, never the masked topic or a
+    literal slot; validation and answering read them whole; at 0 (the default) nothing is drawn."""
+    model = Retriever(["written_by"], path_head="scorer", word_dropout=0.5, **tiny_kwargs)
+    torch.manual_seed(0)
+    q = "which books written after [N1] did the writer of [E] publish with his friends"
+    dropped = [model._drop_words(q) for _ in range(50)]
+    assert all("[E]" in d and "[N1]" in d for d in dropped)
+    assert all(set(d.split()) <= set(q.split()) for d in dropped)
+    assert 0.3 < sum(len(d.split()) for d in dropped) / (50 * len(q.split())) < 0.75
+    assert model._drop_words("[E] [N1]") == "[E] [N1]"
+    seen = []
+    model.encode = lambda texts: seen.extend(texts) or torch.zeros(len(texts), model.encoder.dim)
+    batch = {"question": [q], "path": [["written_by"]], "candidates": [[["written_by"]]]}
+    model.eval()
+    with torch.no_grad():
+        model._scorer_step(batch)
+    assert seen[0] == model.mask(q)
+    model.train()
+    seen.clear()
+    model._scorer_step(batch)
+    assert seen[0] != model.mask(q) and "[E]" in seen[0]
+    model.hparams.word_dropout = 0.0
+    seen.clear()
+    model._scorer_step(batch)
+    assert seen[0] == model.mask(q)
