@@ -428,16 +428,15 @@ class Retriever(L.LightningModule):
         return out
 
     def _drop_words(self, question: str) -> str:
-        """The question with each word left out at `word_dropout`'s chance (the masked topic and
-        literal slots always kept, and one word besides): a wording no training question used
-        should not hinge on one word."""
+        """The question with each word left out at `word_dropout`'s chance, the masked topic and
+        literal slots (`[E]`, `[N1]`, `<e>`) always kept; the whole question where no other word
+        would be left: a wording no training question used should not hinge on one word."""
         words = question.split()
-        keep = [w for w in words if "[" in w or "<" in w]
-        drawn = torch.rand(len(words)).tolist()
-        out = [w for w, u in zip(words, drawn) if w in keep or u >= self.hparams.word_dropout]
-        if len(out) <= len(keep) and len(words) > len(keep):
+        marked = ["[" in w or "<" in w for w in words]
+        kept = [m or u >= self.hparams.word_dropout for m, u in zip(marked, torch.rand(len(words)).tolist())]
+        if not any(k and not m for k, m in zip(kept, marked)):
             return question
-        return " ".join(out)
+        return " ".join(w for w, k in zip(words, kept) if k)
 
     def _log(self, split: str, name: str, values: torch.Tensor, n: int, prog_bar: bool = False):
         metric = getattr(self, f"{split}_metrics")[name]
