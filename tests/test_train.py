@@ -87,27 +87,23 @@ def test_subprocess_fast_dev_run_leaves_a_small_run_dir(tmp_path):
 
 
 @pytest.mark.slow
-def test_ddp_two_cpu_processes(tmp_path):
-    proc = run_train(["trainer=ddp_cpu", "trainer.max_epochs=1", "trainer.limit_train_batches=2",
-                      "trainer.limit_val_batches=1", "test=false", "publish_best=false"], tmp_path)
-    out = proc.stdout + proc.stderr
-    assert "distributed_backend=gloo" in out and "All distributed processes registered" in out
-    assert list((tmp_path / "outputs").rglob("last.ckpt"))
-
-
-@pytest.mark.slow
 def test_ddp_processes_train_on_together(tmp_path):
-    """Training on past the plan under DDP: rank 0 decides, every process follows (a rank that
-    stopped alone would leave the other waiting in its next collective until the timeout). The
-    verdict is forced to "still improving" (any change counts, no noise bar, no ceiling), so the run
-    trains its plan (2 epochs of 2 steps, a validation each), then one epoch at a time (half the plan)
-    up to the cap of added steps (1x the plan), and ends."""
+    """Two CPU processes under DDP (gloo) train, and train on past the plan together: rank 0
+    decides, every process follows (a rank that stopped alone would leave the other waiting in its
+    next collective until the timeout). The verdict is forced to "still improving" (any change
+    counts, no noise bar, no ceiling), so the run trains its plan (2 epochs of 2 steps, a validation
+    each), then one epoch at a time (half the plan) up to the cap of added steps (1x the plan), and
+    ends with its last checkpoint written. (One DDP run for both checks: each start costs two
+    processes' imports.)"""
     import json
 
-    run_train(["trainer=ddp_cpu", "trainer.max_epochs=2", "trainer.min_steps=0", "trainer.limit_train_batches=2",
-               "trainer.limit_val_batches=1", "test=false", "publish_best=false", "callbacks.budget.val_every_steps=1",
-               "callbacks.convergence.min_delta=-1", "callbacks.convergence.z=0", "+callbacks.convergence.ceiling=null",
-               "hydra.run.dir=run"], tmp_path)
+    proc = run_train(["trainer=ddp_cpu", "trainer.max_epochs=2", "trainer.min_steps=0", "trainer.limit_train_batches=2",
+                      "trainer.limit_val_batches=1", "test=false", "publish_best=false",
+                      "callbacks.budget.val_every_steps=1", "callbacks.convergence.min_delta=-1",
+                      "callbacks.convergence.z=0", "+callbacks.convergence.ceiling=null", "hydra.run.dir=run"], tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "distributed_backend=gloo" in out and "All distributed processes registered" in out
+    assert list((tmp_path / "run").rglob("last.ckpt"))
     summary = json.loads((tmp_path / "run" / "train_summary.json").read_text())
     assert summary["budget"]["planned_steps"] == 4 and summary["global_step"] == 8
     assert [(a["at_step"], a["epochs"], a["steps"]) for a in summary["budget"]["added"]] == [(4, 1, 2), (6, 1, 2)]
