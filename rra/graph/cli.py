@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 from rra.cli import run_command
 from rra.graph.base import GraphError
-from rra.graph.loaders import FORMATS, KGFormatError, load_graph, read_labels, read_triples
+from rra.graph.loaders import FORMATS, KGFormatError, load_graph, read_kg
 from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, write_ntriples
 
 
@@ -71,9 +71,7 @@ def _run(args, mapping: RdfMapping) -> int:
                 print(f"  {rel}\t{n}")
         return 0
     if args.command == "convert":
-        triples, labels, report = read_triples(args.kb, args.format, args.on_error, mapping)
-        if args.labels:
-            labels.update(read_labels(args.labels, args.on_error, mapping)[0])
+        triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels)
         lines = write_ntriples(args.out, triples, labels, mapping)
         print(report)
         print(f"wrote {lines} N-Triples lines to {args.out} in {time.perf_counter() - start:.1f} s")
@@ -100,9 +98,7 @@ def _load_virtuoso(args, mapping: RdfMapping, start: float) -> int:
 
     if not args.graph:
         raise ValueError("--virtuoso needs --graph IRI (the named graph to load into; query it with graph.graph_iri)")
-    triples, labels, report = read_triples(args.kb, args.format, args.on_error, mapping)
-    if args.labels:
-        labels.update(read_labels(args.labels, args.on_error, mapping)[0])
+    triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels)
     out_dir = Path(args.load_dir or Path(args.kb).resolve().parent)
     nt = out_dir / f"{Path(args.kb).stem}.rra.nt"
     write_ntriples(nt, triples, labels, mapping)

@@ -345,6 +345,40 @@ def read_labels(
     return labels, report
 
 
+def read_kg(path: str | Path, format: str | None = None, on_error: OnError = "raise",
+            mapping: RdfMapping | None = None, labels_path: str | Path | None = None
+            ) -> tuple[list[Triple], dict[str, str], LoadReport]:
+    """A KG file's triples and labels, with a labels file's (`labels_path`) over the file's own, and
+    names for the relations the KG names elsewhere (`name_relations`): what every backend loads."""
+    mapping = mapping or RdfMapping()
+    triples, labels, report = read_triples(path, format, on_error, mapping)
+    if labels_path is not None:
+        more, label_report = read_labels(labels_path, on_error, mapping)
+        labels.update(more)
+        report.labels = len(labels)
+        report.skipped += label_report.skipped
+        report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
+    name_relations(triples, labels, mapping)
+    return triples, labels, report
+
+
+def name_relations(triples: list[Triple], labels: dict[str, str], mapping: RdfMapping) -> int:
+    """Label each relation that has no label of its own with the label of the entity describing its
+    predicate (`mapping.property_namespaces`: Wikidata's `wdt:P19` reads "place of birth", the label
+    of `wd:P19`), in `labels`; returns how many were named. Without it a Wikidata KG's relations
+    read as "p19" to the encoder."""
+    named = 0
+    for relation in sorted({t.relation for t in triples}):
+        if labels.get(relation):
+            continue
+        entity = mapping.property_entity_iri(relation)
+        name = labels.get(mapping.entity_id(entity)) if entity else None
+        if name:
+            labels[relation] = name
+            named += 1
+    return named
+
+
 # -- one entry point (a Hydra `_target_`) ------------------------------------------------
 def load_graph(
     path: str | Path | None = None,
@@ -358,9 +392,11 @@ def load_graph(
     label_predicate: str | None = None,
     graph_iri: str | list[str] | None = None,
     label_language: str | None = None,
+    property_namespaces: dict[str, str] | None = None,
 ):
     """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
     `graph_iri` (Oxigraph): the named graph the KG is loaded into and read from.
+    `property_namespaces`: where predicates are named (rra.graph.rdf.RdfMapping; None: Wikidata's).
 
     backend="oxigraph" keeps the store in memory, or on disk at `store_path`; with `store_path`
     and no `path` it opens a store loaded earlier (e.g. by ``rra-kg load``)."""
@@ -368,7 +404,7 @@ def load_graph(
     from rra.graph.oxigraph_graph import OxigraphGraph
 
     given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate,
-             "label_language": label_language}
+             "label_language": label_language, "property_namespaces": property_namespaces}
     mapping = RdfMapping(**{k: v for k, v in given.items() if v is not None})
     if backend not in ("networkx", "oxigraph"):
         raise ValueError(f"unknown graph backend {backend!r}; expected networkx or oxigraph "
@@ -379,13 +415,7 @@ def load_graph(
         raise ValueError("load_graph needs a KG file (path=...), or backend=oxigraph with store_path")
     if not Path(path).exists():
         raise FileNotFoundError(f"KG file not found: {path}")
-    triples, labels, report = read_triples(path, format, on_error, mapping)
-    if labels_path is not None:
-        more, label_report = read_labels(labels_path, on_error, mapping)
-        labels.update(more)
-        report.labels = len(labels)
-        report.skipped += label_report.skipped
-        report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
+    triples, labels, report = read_kg(path, format, on_error, mapping, labels_path)
     with paused_gc():
         if backend == "networkx":
             kg = NetworkXGraph(triples, labels)

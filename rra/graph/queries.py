@@ -67,10 +67,11 @@ def relations_batch(m: RdfMapping, entities: Sequence[str]) -> str:
             f"{{ ?e ?out ?o {_not_label('out', m)} }} UNION {{ ?s ?in ?e {_not_label('in', m)} }} }}")
 
 
-def relation_labels(m: RdfMapping, relations: Sequence[str]) -> str:
-    """?r ?l ?lang: the label-predicate values of relation IRIs (a property's rdfs:label)."""
-    iris = " ".join(iri_ref(m.relation_iri(r)) for r in relations)
-    return f"SELECT ?r ?l (LANG(?l) AS ?lang) WHERE {{ VALUES ?r {{ {iris} }} ?r {iri_ref(m.label_predicate)} ?l }}"
+def labels_of_iris(m: RdfMapping, iris: Sequence[str]) -> str:
+    """?r ?l ?lang: the label-predicate values of these IRIs, whether or not they are in a triple
+    (a property's rdfs:label on its predicate IRI, or on the entity that describes it)."""
+    refs = " ".join(iri_ref(i) for i in iris)
+    return f"SELECT ?r ?l (LANG(?l) AS ?lang) WHERE {{ VALUES ?r {{ {refs} }} ?r {iri_ref(m.label_predicate)} ?l }}"
 
 
 def relation_ends(m: RdfMapping, relations: Sequence[tuple[str, bool]], limit: int) -> str:

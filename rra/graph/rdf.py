@@ -169,6 +169,16 @@ def display(node: str) -> str:
 
 
 
+# Where a KG keeps a predicate's name on another IRI: predicate namespace -> the namespace of the
+# entity that describes it. Wikidata's statements use `wdt:P19` (and p:, ps:, pq: in the full RDF),
+# while the name "place of birth" is the rdfs:label of the property entity `wd:P19`. Inert for a KG
+# whose predicates are in none of these namespaces; `property_namespaces` of the graph config adds others.
+WIKIDATA_PROPERTY_NAMESPACES = {
+    f"http://www.wikidata.org/prop/{kind}": "http://www.wikidata.org/entity/"
+    for kind in ("direct/", "direct-normalized/", "statement/", "statement/value/", "qualifier/",
+                 "qualifier/value/", "reference/", "")
+}
+
 COMMON_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
@@ -217,6 +227,8 @@ class RdfMapping:
     # Exact label lookups use the store's index on plain string labels, plus labels in this
     # language when set (e.g. "en" for a store whose labels are "..."@en).
     label_language: str | None = None
+    # predicate namespace -> namespace of the entity whose label names it (WIKIDATA_PROPERTY_NAMESPACES)
+    property_namespaces: dict = field(default_factory=lambda: dict(WIKIDATA_PROPERTY_NAMESPACES), hash=False)
 
     def __post_init__(self):
         if self.label_language is not None and not _LANG.match(self.label_language):
@@ -225,6 +237,21 @@ class RdfMapping:
             value = expand_curie(getattr(self, name), self.prefixes)
             iri_ref(value)  # a bad base is a configuration error, reported now
             object.__setattr__(self, name, value)
+        namespaces = {}
+        for ns, entity_ns in dict(self.property_namespaces or {}).items():
+            ns, entity_ns = expand_curie(str(ns), self.prefixes), expand_curie(str(entity_ns), self.prefixes)
+            iri_ref(ns), iri_ref(entity_ns)  # e.g. a namespace with a space: said now, not in a query
+            namespaces[ns] = entity_ns
+        object.__setattr__(self, "property_namespaces", namespaces)
+
+    def property_entity_iri(self, relation: str) -> str | None:
+        """The IRI of the entity that describes a relation's predicate (`wdt:P19` -> `wd:P19`), by
+        the longest matching `property_namespaces` entry; None where none matches."""
+        iri = self.relation_iri(relation)
+        for ns in sorted(self.property_namespaces, key=len, reverse=True):
+            if iri.startswith(ns) and len(iri) > len(ns) and "/" not in iri[len(ns):]:
+                return self.property_namespaces[ns] + iri[len(ns):]
+        return None
 
     def entity_iri(self, entity: str) -> str:
         return _to_iri(self.entity_base, entity)

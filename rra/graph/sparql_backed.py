@@ -176,16 +176,26 @@ class SparqlBackedGraph(KnowledgeGraph):
         return {x: sorted(r) for x, r in result.items()}
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
+        # a predicate's own label first, else the label of the entity that describes it
+        # (mapping.property_namespaces: Wikidata's wdt:P19 is named by wd:P19), as the loaders do
         wanted = [r for r in dict.fromkeys(base_relation(r) for r in relations)]
-        found: dict[str, tuple[int, str]] = {}
-        for chunk in chunks(wanted, self.batch_size):
-            for r, l, lang in self._select(q.relation_labels(self.mapping, chunk), ("r", "l", "lang")):
-                if l is None:
-                    continue
-                rel = self._relation(r)
-                found[rel] = min(found.get(rel, (99, "")), (label_rank(lang[1] if lang else None,
-                                                                      self.mapping.label_language), l[1]))
-        return {r: v[1] for r, v in found.items()}
+        named_by: dict[str, list[str]] = {}  # IRI that may carry a name -> the relations it names
+        for r in wanted:
+            own = self.mapping.relation_iri(r)
+            named_by.setdefault(own, []).append(r)
+            described = self.mapping.property_entity_iri(r)
+            if described:
+                named_by.setdefault(described, []).append(r)
+        found: dict[str, tuple[int, int, str]] = {}
+        for chunk in chunks(list(named_by), self.batch_size):
+            for iri, l, lang in self._select(q.labels_of_iris(self.mapping, chunk), ("r", "l", "lang")):
+                if iri is None or l is None or l[1] in (iri[1], self.mapping.entity_id(iri[1])):
+                    continue  # a label that is the IRI itself (a store labelling every node by its id) names nothing
+                for rel in named_by.get(iri[1], ()):
+                    via = 0 if iri[1] == self.mapping.relation_iri(rel) else 1
+                    rank = (via, label_rank(lang[1] if lang else None, self.mapping.label_language), l[1])
+                    found[rel] = min(found.get(rel, rank), rank)
+        return {r: v[2] for r, v in found.items()}
 
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
         # the store's smallest ends of each relation (it sorts a relation's distinct ends once per
