@@ -175,7 +175,8 @@ class RetrieverDataModule(L.LightningDataModule):
             from rra.graph.loaders import load_graph
 
             d = self.dataset
-            return load_graph(d.kb_path, labels_path=d.labels_path, format=d.kb_format)
+            return load_graph(d.kb_path, labels_path=d.labels_path, format=d.kb_format,
+                              property_namespaces=d.property_namespaces)
         return self.kg_source() if callable(self.kg_source) else self.kg_source
 
     def kg_labels(self, kg: KnowledgeGraph, examples: list[QAExample], max_hops: int) -> None:

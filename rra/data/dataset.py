@@ -3,6 +3,8 @@ relation names, and where its questions come from. train.py's datamodule, infer.
 method read this one description.
 
     kb_path / labels_path / kb_format   the KG file (the `graph` group decides which backend holds it)
+    property_namespaces                 where the KG names its predicates (rra.graph.rdf.RdfMapping;
+                                        None: Wikidata's wdt:P19 named by wd:P19)
     semantics                           what a relation path's answers are (`AnswerSemantics`)
     relation_labels                     names for opaque relation ids (shown to LLMs and encoders)
     train / val / test                  question sources: a reader with its arguments (Hydra
@@ -34,6 +36,7 @@ class Dataset:
     kb_path: str | None = None
     labels_path: str | None = None
     kb_format: str | None = None
+    property_namespaces: Mapping[str, str] | None = None
     semantics: AnswerSemantics = AnswerSemantics()
     relation_labels: Any = None
     train: Source = None

@@ -59,3 +59,19 @@ def test_a_file_backend_without_a_kb_path_is_an_error_not_a_fallback(cfg_infer):
     cfg = cfg_infer(["data=webnlg", "graph=oxigraph"])  # names no KG file
     with pytest.raises(ValueError, match="data.kb_path"):
         build_graph(cfg)
+
+
+@pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
+def test_the_data_config_says_where_predicates_are_named_for_both_entry_points(compose_cfg, tmp_path, backend):
+    """data.property_namespaces reaches the graph that train.py and infer.py build: Wikidata's by default."""
+    from test_relation_labels import NAMES, WDT, WIKIDATA_NT
+
+    from rra.config import build_graph
+
+    kb = tmp_path / "wd.nt"
+    kb.write_text(WIKIDATA_NT, encoding="utf-8")
+    for entry in ("train", "infer"):
+        base = ["data=files", f"data.kb_path={kb}", f"graph={backend}"]
+        assert build_graph(compose_cfg(entry, base, tmp_path)).relation_labels(list(NAMES)) == NAMES
+        off = build_graph(compose_cfg(entry, [*base, "data.property_namespaces={}"], tmp_path))
+        assert off.relation_labels(list(NAMES)) == {f"{WDT}P27": "citizen of"}
