@@ -1,7 +1,7 @@
 """Relations read, not classified (issue 33): the relation scorer (`model.path_head=scorer`, the default)
 against the paper's classifier head, on KGs built the way real ones are, never on the built-in KG alone.
 
-    python -m bench.bench_relation_scorer own-kg [--head scorer classifier] [--scale 1.0]
+    python -m bench.bench_relation_scorer own-kg [--head scorer classifier] [--scale 1.0] [--shape wikidata]
     python -m bench.bench_relation_scorer transfer --ckpt checkpoints/retriever/best.ckpt [--metaqa ROOT]
     python -m bench.bench_relation_scorer subgraphs [--head scorer classifier]
     python -m bench.bench_relation_scorer speed --scorer CKPT --classifier CKPT [--data metaqa --hop 2]
@@ -11,6 +11,8 @@ against the paper's classifier head, on KGs built the way real ones are, never o
   phrasings), trained with the defaults on answers only, answered with given topics and linked
   from the text; Hits@1 and path accuracy per hop, on relations seen / unseen in training and on
   held-out phrasings.
+  `--shape wikidata`: the same KG and questions with Wikidata's ids and naming (bench/kgs/wikidata_shape.py:
+  `wdt:P<n>` predicates named only by the label of the property entity `wd:P<n>`), under `own-kg-wikidata`.
 - transfer: a checkpoint trained on another KG (the built-in one) answers the library KG
   (bench/kgs/library.py: the same domain, other relation names and phrasings) without training on
   it; and the pretrained encoder alone (`retriever=zero_shot`) on the library and scholarly KGs (and
@@ -113,15 +115,22 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 # -- the parts ----------------------------------------------------------------------------------
-def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False) -> dict:
-    from bench.kgs import scholarly
+def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shape: str = "scholarly",
+           data_overrides: list[str] = ()) -> dict:
+    from bench.kgs import scholarly, wikidata_shape
 
     files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
-    data = ["data=files", f"data.kb_path={files['kg']}"]  # relation names: the KG's own labels, read by default
+    stem = "schol"
+    if shape == "wikidata":  # the same facts and questions with Wikidata's ids: wdt:P<n> named by wd:P<n>
+        files = wikidata_shape.convert(work / "scholarly", work / "scholarly_wikidata")
+        stem = "wd"
+    # relation names: the KG's own labels, read by default
+    data = ["data=files", f"data.kb_path={files['kg']}", *data_overrides]
     test = read_jsonl(files["test"])
-    out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "heads": {}}
+    out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "shape": shape,
+           "data_overrides": list(data_overrides), "heads": {}}
     for head in heads:
-        trained = train(f"schol_{head}", [*data, f"data.train_file={files['train']}", f"data.val_file={files['val']}",
+        trained = train(f"{stem}_{head}", [*data, f"data.train_file={files['train']}", f"data.val_file={files['val']}",
                                           f"model.path_head={head}"], work, reuse)
         row = {"train_seconds": trained["seconds"], "train_command": trained["command"],
                "train_metrics": {k: v for k, v in trained["summary"].get("metrics", {}).items() if k.startswith("test/")},
@@ -133,7 +142,7 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False) -> d
             ckpts["fine_tuned_"] = mix["fine_tuned_ckpt"]
         for prefix, ckpt in ckpts.items():
             for mode, extra in TOPIC_MODES.items():
-                metrics, preds = infer(f"schol_{head}_{prefix}{mode}", [*data, f"data.test_file={files['test']}",
+                metrics, preds = infer(f"{stem}_{head}_{prefix}{mode}", [*data, f"data.test_file={files['test']}",
                                                                        f"retriever.ckpt={ckpt}", *extra], work)
                 row[prefix + mode] = figures(metrics, preds, test)
         out["heads"][head] = row
@@ -264,6 +273,11 @@ def parser():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reuse-training", action="store_true",
                    help="answer with the finished training of an earlier run of this part instead of training again")
+    p.add_argument("--shape", choices=["scholarly", "wikidata"], default="scholarly",
+                   help="wikidata: the same KG and questions in Wikidata's shape (bench/kgs/wikidata_shape.py), "
+                        "recorded under own-kg-wikidata")
+    p.add_argument("--data-overrides", nargs="*", default=[],
+                   help="data.* overrides for train.py and infer.py alike (e.g. 'data.property_namespaces={}')")
     p = sub.add_parser("transfer")
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
@@ -288,8 +302,10 @@ def main(argv: list[str] | None = None) -> None:
     run = Run.start("bench_relation_scorer", args, argv)
     work = CACHE / "bench_relation_scorer"
     work.mkdir(parents=True, exist_ok=True)
+    key = args.part
     if args.part == "own-kg":
-        result = own_kg(args.head, args.scale, work, args.reuse_training)
+        result = own_kg(args.head, args.scale, work, args.reuse_training, args.shape, args.data_overrides)
+        key = "own-kg" if args.shape == "scholarly" else f"own-kg-{args.shape}"
     elif args.part == "transfer":
         result = transfer(args.ckpt, work, args.fine_tuned, args.metaqa, args.metaqa_limit)
     elif args.part == "subgraphs":
@@ -299,11 +315,11 @@ def main(argv: list[str] | None = None) -> None:
                        args.overrides)
     record = previous(args.out)
     parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
-    if args.part == "own-kg" and "heads" in parts.get("own-kg", {}):  # a head not run now keeps its figures
-        kept = {h: {**r, "command": parts["own-kg"].get("command")} for h, r in parts["own-kg"]["heads"].items()
+    if args.part == "own-kg" and "heads" in parts.get(key, {}):  # a head not run now keeps its figures
+        kept = {h: {**r, "command": parts[key].get("command")} for h, r in parts[key]["heads"].items()
                 if h not in result["heads"]}
         result["heads"] = {**kept, **result["heads"]}
-    parts[args.part] = {**result, "command": run.command, "load_start": run.load_start}
+    parts[key] = {**result, "command": run.command, "load_start": run.load_start}
     run.write(parts, args.out)
 
 

@@ -63,6 +63,29 @@ def test_scholarly_chain_test_answers_are_the_gold_paths_answers(schol):
     assert any(not r["extra"]["seen_phrasing"] and r["extra"]["path_train_count"] for r in raw)
 
 
+def test_wikidata_shape_keeps_every_fact_and_answer_under_wikidata_ids(schol, tmp_path):
+    """The same KG in Wikidata's shape: wdt:P<n> predicates named only by wd:P<n>'s label, and every
+    chain test question still answered by its renamed gold path."""
+    from bench.kgs import wikidata_shape
+
+    paths, kg = schol
+    wd = wikidata_shape.convert(paths["kg"].parent, tmp_path / "wd")
+    wkg = load_graph(wd["kg"])
+    directs = [r for r in wkg.relation_types() if r.startswith(wikidata_shape.WDT)]
+    assert len(directs) == len(kg.relation_types()) and wkg.stats().triples == kg.stats().triples + len(directs)
+    names = wkg.relation_labels(directs)
+    assert len(names) == len(directs)  # every predicate named, by its property entity alone
+    assert names[wikidata_shape.WDT + "P31"] == "instance of"
+    assert set(names.values()) - {"instance of"} == set(kg.relation_labels(kg.relation_types()).values())
+    assert "example.org" not in wd["kg"].read_text(encoding="utf-8")
+    old, new = load_questions(paths["test"]), load_questions(wd["test"])
+    assert [q.question for q in old] == [q.question for q in new]
+    for q, w in zip(old, new):
+        assert all(r.lstrip("^").startswith(wikidata_shape.WDT) for r in w.relation_path)
+        assert ends(wkg, w.topic_entities[0], w.relation_path) == sorted(w.answers), w.question
+        assert wkg.label(w.topic_entities[0]) == kg.label(q.topic_entities[0])
+
+
 def read_jsonl(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 

@@ -18,11 +18,15 @@ NT = """<http://ex.org/r/p1> <http://ex.org/o/P50> <http://ex.org/r/a1> .
 """
 
 
+def load(tmp_path, text: str, backend: str, **kwargs):
+    path = tmp_path / "kg.nt"
+    path.write_text(text, encoding="utf-8")
+    return load_graph(path, backend=backend, **kwargs)
+
+
 @pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
 def test_relation_labels_from_an_nt_file(tmp_path, backend):
-    path = tmp_path / "kg.nt"
-    path.write_text(NT, encoding="utf-8")
-    kg = load_graph(path, backend=backend)
+    kg = load(tmp_path, NT, backend)
     try:
         rels = kg.relation_types()
         author = next(r for r in rels if r.endswith("P50"))
@@ -65,9 +69,7 @@ def _relations(kg) -> list[str]:
 
 @pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
 def test_wikidata_predicates_read_the_label_of_their_property_entity(tmp_path, backend):
-    path = tmp_path / "wd.nt"
-    path.write_text(WIKIDATA_NT, encoding="utf-8")
-    kg = load_graph(path, backend=backend)
+    kg = load(tmp_path, WIKIDATA_NT, backend)
     try:
         rels = _relations(kg)
         assert sorted(rels) == sorted(NAMES)
@@ -77,8 +79,8 @@ def test_wikidata_predicates_read_the_label_of_their_property_entity(tmp_path, b
         assert kg.label(f"{WD}Q1") == "Anna Schmidt" and not kg.has_entity(f"{WD}P569")  # a label-only subject
     finally:
         kg.close()
-    german = load_graph(path, backend=backend, label_language="de")
-    off = load_graph(path, backend=backend, property_namespaces={})
+    german = load(tmp_path, WIKIDATA_NT, backend, label_language="de")
+    off = load(tmp_path, WIKIDATA_NT, backend, property_namespaces={})
     try:
         assert german.relation_labels([f"{WDT}P19"]) == {f"{WDT}P19": "Geburtsort"}
         assert off.relation_labels(list(NAMES)) == {f"{WDT}P27": "citizen of"}  # only its own label

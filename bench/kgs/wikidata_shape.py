@@ -1,0 +1,122 @@
+"""A generated KG and its question files rewritten in Wikidata's shape: the same facts and
+questions, with Wikidata's identifiers and naming conventions, so a bench can ask whether rra reads
+a Wikidata extract as well as the KG it came from.
+
+- every entity and class becomes `wd:Q<n>`, every predicate `wdt:P<n>` (`rdf:type` is `wdt:P31`),
+  numbered in order of first use;
+- a predicate carries no label of its own: its name is the `rdfs:label` of the property entity
+  `wd:P<n>`, linked by `wikibase:directClaim` as in Wikidata's RDF dumps;
+- labels are language-tagged (`"place of birth"@en`); other literals stay as they were.
+
+Question files (`*.jsonl`) get the same identifiers: topics, answers, gold paths and plans.
+
+    python -m bench.kgs.wikidata_shape SRC_DIR OUT_DIR     # e.g. the output of bench.kgs.scholarly
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+from pathlib import Path
+
+WD = "http://www.wikidata.org/entity/"
+WDT = "http://www.wikidata.org/prop/direct/"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+DIRECT_CLAIM = "http://wikiba.se/ontology#directClaim"
+INSTANCE_OF = 31
+IRI = re.compile(r"<([^<>\s]+)>")
+TERM = re.compile(r'(<[^<>\s]+>|"(?:[^"\\]|\\.)*"(?:\^\^<[^<>\s]+>|@[A-Za-z-]+)?)')
+
+
+class Renamer:
+    """Old IRI -> Wikidata IRI, numbered in order of first use (deterministic for one input)."""
+
+    def __init__(self, namespaces: tuple[str, ...]):
+        self.namespaces = namespaces
+        self.properties: dict[str, int] = {RDF_TYPE: INSTANCE_OF}
+        self.items: dict[str, int] = {}
+
+    def owned(self, iri: str) -> bool:
+        return iri == RDF_TYPE or iri.startswith(self.namespaces)
+
+    def predicate(self, iri: str) -> str:
+        return WDT + f"P{self.properties.setdefault(iri, 1000 + len(self.properties))}"
+
+    def node(self, iri: str) -> str:
+        if iri in self.properties:  # a property's own description (its label) sits on wd:P<n>
+            return WD + f"P{self.properties[iri]}"
+        return WD + f"Q{self.items.setdefault(iri, 100000 + len(self.items))}"
+
+
+def convert_kg(src: Path, out: Path, renamer: Renamer) -> dict:
+    """The KG file: predicates first (so a property described before its first use is known), then
+    every line rewritten; property entities labelled and linked to their predicates."""
+    lines = src.read_text(encoding="utf-8").splitlines()
+    parsed = [TERM.findall(line) for line in lines if line.strip() and not line.startswith("#")]
+    for terms in parsed:
+        predicate = terms[1][1:-1]
+        if predicate != LABEL and renamer.owned(predicate):
+            renamer.predicate(predicate)
+    written, labelled = [], set()
+    for s, p, o in parsed:
+        s_iri, p_iri = s[1:-1], p[1:-1]
+        subject = f"<{renamer.node(s_iri)}>" if renamer.owned(s_iri) else s
+        if p_iri == LABEL:
+            if o.endswith('"'):  # a plain label: Wikidata's are tagged
+                o += "@en"
+            written.append(f"{subject} {p} {o} .")
+            labelled.add(subject)
+            continue
+        predicate = f"<{renamer.predicate(p_iri)}>" if renamer.owned(p_iri) else p
+        obj = f"<{renamer.node(o[1:-1])}>" if o.startswith("<") and renamer.owned(o[1:-1]) else o
+        written.append(f"{subject} {predicate} {obj} .")
+    if f"<{WD}P{INSTANCE_OF}>" not in labelled:
+        written.append(f'<{WD}P{INSTANCE_OF}> <{LABEL}> "instance of"@en .')
+    for number in sorted(renamer.properties.values()):
+        written.append(f"<{WD}P{number}> <{DIRECT_CLAIM}> <{WDT}P{number}> .")
+    out.write_text("\n".join(written) + "\n", encoding="utf-8")
+    return {"lines": len(written), "properties": len(renamer.properties), "items": len(renamer.items)}
+
+
+def convert_questions(src: Path, out: Path, renamer: Renamer) -> None:
+    """Every IRI of the generated KG in a question file, wherever it stands (topics, answers, paths
+    as `^iri`, plans), renamed; an IRI used as a relation is a predicate, any other a node."""
+    def rename(m: re.Match) -> str:
+        iri = m.group(0)
+        if iri in renamer.properties:
+            return renamer.predicate(iri)
+        return renamer.node(iri) if renamer.owned(iri) else iri
+
+    pattern = re.compile("(?:" + "|".join(re.escape(ns) for ns in renamer.namespaces) + r')[^"\s\\]+')
+    out.write_text(pattern.sub(rename, src.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def convert(src_dir: str | Path, out_dir: str | Path, kg_name: str = "kg.nt",
+            namespaces: tuple[str, ...] = ("http://example.org/schol/",)) -> dict[str, Path]:
+    """Rewrite `src_dir` (a KG file and its question files) into `out_dir`; returns {file stem: path}."""
+    src_dir, out_dir = Path(src_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    renamer = Renamer(namespaces)
+    paths = {"kg": out_dir / kg_name}
+    stats = convert_kg(src_dir / kg_name, paths["kg"], renamer)
+    for src in sorted(src_dir.glob("*.jsonl")):
+        convert_questions(src, out_dir / src.name, renamer)
+        paths[src.stem] = out_dir / src.name
+    if (src_dir / "stats.json").is_file():
+        shutil.copy(src_dir / "stats.json", out_dir / "stats.json")
+        paths["stats"] = out_dir / "stats.json"
+    (out_dir / "wikidata_shape.txt").write_text(f"{stats}\n", encoding="utf-8")
+    return paths
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src")
+    p.add_argument("out")
+    args = p.parse_args(argv)
+    print(convert(args.src, args.out))
+
+
+if __name__ == "__main__":
+    main()
