@@ -246,12 +246,20 @@ def distinct_entities(candidates: list[Candidate]) -> list[Candidate]:
 
 def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     """The words of the KG's relation names (`directed_by` -> directed, by; `film.film.genre` ->
-    film, genre), casefolded: in a question they name the relation, not the topic."""
+    film, genre), casefolded: in a question they name the relation, not the topic. Relations the KG
+    names by label (`wdt:P569`, named "date of birth" by Wikidata's property entity) add the label's
+    words and the whole label, so "date of birth" in a question is not taken for an entity so named
+    (the property entity itself, where the KG holds it)."""
     words = set()
-    for r in kg.relation_types():
+    relations = kg.relation_types()
+    for r in relations:
         local = re.split(r"[/#]", r.rstrip("/#"))[-1]
         local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local)
         words.update(w.casefold() for w in re.split(r"[\W_]+", local) if w)
+    for name in kg.relation_labels(relations).values():
+        name = " ".join(name.casefold().split())
+        words.add(name)
+        words.update(w for w in re.split(r"[\W_]+", name) if w)
     return frozenset(words)
 
 
