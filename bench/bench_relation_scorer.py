@@ -116,7 +116,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 # -- the parts ----------------------------------------------------------------------------------
 def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shape: str = "scholarly",
-           data_overrides: list[str] = ()) -> dict:
+           data_overrides: list[str] = (), zero_shot: bool = False) -> dict:
     from bench.kgs import scholarly, wikidata_shape
 
     files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
@@ -146,6 +146,10 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shap
                                                                        f"retriever.ckpt={ckpt}", *extra], work)
                 row[prefix + mode] = figures(metrics, preds, test)
         out["heads"][head] = row
+    if zero_shot:  # the pretrained encoder alone on the same test questions, given topics
+        metrics, preds = infer(f"{stem}_zero_shot_given", [*data, f"data.test_file={files['test']}",
+                                                           "retriever=zero_shot"], work)
+        out["zero_shot_given"] = figures(metrics, preds, test)
     return out
 
 
@@ -276,6 +280,8 @@ def parser():
     p.add_argument("--shape", choices=["scholarly", "wikidata"], default="scholarly",
                    help="wikidata: the same KG and questions in Wikidata's shape (bench/kgs/wikidata_shape.py), "
                         "recorded under own-kg-wikidata")
+    p.add_argument("--zero-shot", action="store_true",
+                   help="also answer with the pretrained encoder alone (retriever=zero_shot), given topics")
     p.add_argument("--data-overrides", nargs="*", default=[],
                    help="data.* overrides for train.py and infer.py alike (e.g. 'data.property_namespaces={}')")
     p = sub.add_parser("transfer")
@@ -304,7 +310,8 @@ def main(argv: list[str] | None = None) -> None:
     work.mkdir(parents=True, exist_ok=True)
     key = args.part
     if args.part == "own-kg":
-        result = own_kg(args.head, args.scale, work, args.reuse_training, args.shape, args.data_overrides)
+        result = own_kg(args.head, args.scale, work, args.reuse_training, args.shape, args.data_overrides,
+                        args.zero_shot)
         key = "own-kg" if args.shape == "scholarly" else f"own-kg-{args.shape}"
     elif args.part == "transfer":
         result = transfer(args.ckpt, work, args.fine_tuned, args.metaqa, args.metaqa_limit)
