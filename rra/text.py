@@ -43,7 +43,7 @@ def relation_names(value: Mapping[str, str] | str | Path | None) -> dict[str, st
 
 
 def _named(relation: str, names: Mapping[str, str] | None) -> str | None:
-    return names.get(base_relation(relation)) if names else None
+    return names.get(base_relation(relation)) if names is not None else None
 
 
 INVERSE_MARK = " (reverse)"  # how a relation read backwards is written after its name
@@ -86,6 +86,52 @@ def relation_words(relation: str, names: Mapping[str, str] | None = None) -> str
     return re.sub(r"[_\-\s]+", " ", r).strip().lower() or name
 
 
+class RelationNames(Mapping[str, str]):
+    """Names for a KG's relations, keyed by forward relation id: the dataset's (`data.relation_labels`),
+    else the KG's own (a property's rdfs:label, or the label of the entity that describes the
+    predicate: `KnowledgeGraph.relation_labels`), asked of the KG once per relation and kept. What
+    every method shows an LLM, a rewriter or an encoder, so an opaque id (`wdt:P19`) reads as its
+    name ("place of birth") wherever the KG gives one. `prepare` asks for many relations in one call
+    (a SPARQL store sees one query per batch of new relations); a lookup of an unseen relation asks
+    for it alone. A store that cannot say leaves ids to read as words."""
+
+    def __init__(self, names: Mapping[str, str] | None = None, kg=None):
+        self.given = dict(names or {})
+        self.kg = kg
+        self._found: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def prepare(self, relations: Iterable[str]) -> None:
+        todo = sorted({b for b in map(base_relation, relations) if b not in self._asked and b not in self.given})
+        if todo and self.kg is not None:
+            try:
+                found = self.kg.relation_labels(todo)
+            except Exception:  # noqa: BLE001 - names are a nicety: a store that cannot say reads ids as words
+                found = {}
+            self._found.update({r: n.strip() for r, n in found.items() if n and n.strip()})
+        self._asked.update(todo)
+
+    def __getitem__(self, relation: str) -> str:
+        if relation in self.given:
+            return self.given[relation]
+        if relation not in self._asked:
+            self.prepare([relation])
+        return self._found[relation]
+
+    def __contains__(self, relation: object) -> bool:
+        try:
+            self[relation]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):  # the names known so far
+        return iter({**self._found, **self.given})
+
+    def __len__(self) -> int:
+        return len({**self._found, **self.given})
+
+
 class RelationText:
     """How an encoder reads a relation, for one KG: the dataset's name for it (`data.relation_labels`),
     else the KG's own (a property's rdfs:label, `KnowledgeGraph.relation_labels`), else its id as
@@ -99,23 +145,15 @@ class RelationText:
     (rra.text.plan_words `kind`), so they read the names alone (`__call__`)."""
 
     def __init__(self, names: Mapping[str, str] | None = None, kg=None, kinds=None):
-        self.names = dict(names or {})
+        self.names = names if isinstance(names, RelationNames) else RelationNames(names, kg)
         self.kg = kg
         self.kinds = kinds
         self._text: dict[str, str] = {}
-        self._asked: set[str] = set()
         self._kind: dict[str, str | None] = {}
 
     def prepare(self, relations: Iterable[str], kinds: bool = False) -> None:
         relations = list(relations)
-        todo = sorted({b for b in map(base_relation, relations) if b not in self._asked and b not in self.names})
-        if todo and self.kg is not None:
-            try:
-                found = self.kg.relation_labels(todo)
-            except Exception:  # noqa: BLE001 - names are a nicety: a store that cannot say reads ids as words
-                found = {}
-            self.names.update({r: n for r, n in found.items() if n and n.strip()})
-        self._asked.update(todo)
+        self.names.prepare(relations)
         new = sorted({r for r in relations if r not in self._kind}) if kinds else []
         if new:
             self._kind.update(dict.fromkeys(new))

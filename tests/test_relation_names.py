@@ -1,5 +1,5 @@
-"""A dataset's names for opaque relation ids (`data.relation_labels`): what every method shows to
-LLMs and encoders instead of `P50`, from one config key."""
+"""A dataset's names for opaque relation ids (`data.relation_labels`), or the KG's own: what every
+method shows to LLMs and encoders instead of `P50`."""
 import pytest
 
 from rra.graph import KGFormatError, NetworkXGraph, Triple
@@ -10,9 +10,16 @@ from rra.text import relation_display, relation_names, relation_phrase, relation
 NAMES = {"P50": "author", "P19": "place of birth"}
 
 
-def kg():
+def kg(named_by_kg: bool = False):
+    """The KG; `named_by_kg`: it names its relations itself (as an rdfs:label on a property, or
+    Wikidata's wd:P19 naming wdt:P19, reach `relation_labels`), and the data config names none."""
     return NetworkXGraph([Triple("Q1", "P50", "Q2"), Triple("Q2", "P19", "Q3")],
-                         labels={"Q1": "The Road", "Q2": "Ann Reed", "Q3": "Port Ellery"})
+                         labels={"Q1": "The Road", "Q2": "Ann Reed", "Q3": "Port Ellery",
+                                 **(NAMES if named_by_kg else {})})
+
+
+# where the names come from: the data config (`data.relation_labels`), or the KG itself
+SOURCES = pytest.mark.parametrize("named_by_kg", [False, True], ids=["config", "kg"])
 
 
 def test_names_from_a_mapping_or_a_tsv_file(tmp_path):
@@ -28,7 +35,8 @@ def test_names_from_a_mapping_or_a_tsv_file(tmp_path):
     assert relation_display("^directed_by", NAMES) == "directed_by (reverse)"  # unnamed: as before
 
 
-def test_rra_rewriters_read_the_names():
+@SOURCES
+def test_rra_rewriters_read_the_names(named_by_kg):
     from rra.pipeline.answer import GraphScorer
     from rra.pipeline.method import RRAPipeline
     from rra.pipeline.retrieve import PathRetrieval
@@ -46,19 +54,21 @@ def test_rra_rewriters_read_the_names():
     for rewriter, text in ((TripleRewriter(), "(Ann Reed, place of birth, Port Ellery)"),
                            (TemplateRewriter(), "Ann Reed place of birth Port Ellery."),
                            (TemplateRewriter({"place of birth": "{head} was born in {tail}"}), "Ann Reed was born in Port Ellery.")):
-        pipe = RRAPipeline(kg(), PathRetrieval(AuthorsBirthplace()), rewriter, GraphScorer(), relation_labels=NAMES)
+        pipe = RRAPipeline(kg(named_by_kg), PathRetrieval(AuthorsBirthplace()), rewriter, GraphScorer(),
+                           relation_labels=None if named_by_kg else NAMES)
         (pred,) = pipe.answer_batch([ex])
         assert text in pred.knowledge and "P19" not in pred.knowledge and pred.answers == ["Q3"]
         assert [t.relation for t in pred.triples] == ["P50", "P19"]  # the evidence keeps the KG's ids
 
 
-def test_baselines_show_names_and_read_the_choice_back():
+@SOURCES
+def test_baselines_show_names_and_read_the_choice_back(named_by_kg):
     from rra.baselines import ToG
 
     llm = ScriptedLLM({"Relations": "1. author (score 1.0)", "Is the knowledge enough": "Yes. Answer: Ann Reed",
                        "entities": "1"}, default="Ann Reed")
     ex = QAExample("who is the author of [The Road]", ["Q1"], ["Q2"], qid="1")
-    pred = ToG(kg(), llm, depth=1, relation_labels=NAMES).answer(ex)
+    pred = ToG(kg(named_by_kg), llm, depth=1, relation_labels=None if named_by_kg else NAMES).answer(ex)
     assert "author" in llm.prompt_texts[0] and "P50" not in llm.prompt_texts[0]
     assert pred.paths and pred.paths[0]["relations"] == ["P50"]
     assert "(The Road, author, Ann Reed)" in pred.knowledge

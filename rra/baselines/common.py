@@ -12,7 +12,7 @@ from typing import Sequence
 from rra.graph.base import KnowledgeGraph, base_relation
 from rra.methods import QAMethod, failure_status
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import mentioned_entities, normalize, relation_display, relation_names
+from rra.text import RelationNames, mentioned_entities, normalize, relation_display, relation_names
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
 # type.object.name, RDF's rdf:type / rdfs:label, ...). Matched with fnmatch on the base relation.
@@ -102,7 +102,8 @@ class BaselineSettings(QAMethod):
     def __post_init__(self):
         self.mode = resolve_mode(self.name, self.mode, self.llm, self.encoder, self.needs_encoder_always)
         self.excluded = list(DEFAULT_EXCLUDED if self.excluded_relations is None else self.excluded_relations)
-        self.relation_names = relation_names(self.relation_labels)
+        # the dataset's names for relation ids, else the KG's own, as RRA reads them (rra.text.RelationNames)
+        self.relation_names = RelationNames(relation_names(self.relation_labels), self.kg)
 
     def answer(self, example: QAExample) -> Prediction:
         return run_method(self, example, self.max_new_tokens)

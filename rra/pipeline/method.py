@@ -30,7 +30,7 @@ from rra.records import Prediction, QAExample, Status, Triple
 from rra.plan_candidates import KindCheck  # what a relation leads to, for a scorer that reads it
 from rra.pipeline.retrieve import PathRetrieval, QuestionContext
 from rra.pipeline.rewrite import Rewriter
-from rra.text import RelationText, plan_sentence, relation_names
+from rra.text import RelationNames, RelationText, plan_sentence, relation_names
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class RRAPipeline(QAMethod):
         self.name = name
         self.linker = TopicLinker(kg, use_gold_topic, max_ngram, link_candidates, fuzzy_linking)
         self.retriever_ckpt = retriever_ckpt
-        self.relation_names = relation_names(relation_labels)  # the dataset's names for opaque relation ids
+        # the dataset's names for opaque relation ids, else the KG's own (wdt:P19 -> "place of birth")
+        self.relation_names = RelationNames(relation_names(relation_labels), kg)
         if getattr(retrieval, "relation_text", "absent") is None:  # how the scorer reads this KG's relations
             retrieval.relation_text = RelationText(self.relation_names, kg, KindCheck(kg))
         # query plans, where the retriever has a plan ranker (trained on data beyond one chain)
@@ -264,13 +265,14 @@ class RRAPipeline(QAMethod):
             labels = self.kg.labels(sorted(set().union(*wanted)))
         except GraphError:  # labels are cosmetic for id==label KGs; never fail a question on them
             labels = {}
+        self.relation_names.prepare(t.relation for c in contexts for t in c.retrieval.triples)  # one ask per batch
         for c, own in zip(contexts, wanted):
             c.labels = {e: labels.get(e, e) for e in own}
             c.triples = unfold([Triple(c.labels.get(t.head, t.head), self._relation_name(t.relation),
                                        c.labels.get(t.tail, t.tail)) for t in c.retrieval.triples])
 
     def _relation_name(self, relation: str) -> str:
-        """How a rewriter reads a relation: the dataset's name for it (`^P50` -> `^author`), else its id."""
+        """How a rewriter reads a relation: its name (`^P50` -> `^author`; `RelationNames`), else its id."""
         name = self.relation_names.get(base_relation(relation))
         return relation if not name else (INVERSE_PREFIX + name if is_inverse(relation) else name)
 
