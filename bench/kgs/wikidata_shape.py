@@ -110,11 +110,16 @@ def convert(src_dir: str | Path, out_dir: str | Path, kg_name: str = "kg.nt",
     return paths
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line of `python -m bench.kgs.wikidata_shape`."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src")
-    p.add_argument("out")
-    args = p.parse_args(argv)
+    p.add_argument("src", help="a folder with kg.nt and its question files (bench.kgs.scholarly --out)")
+    p.add_argument("out", help="the folder to write the Wikidata-shaped copy into")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     print(convert(args.src, args.out))
 
 
