@@ -359,6 +359,15 @@ def read_kg(path: str | Path, format: str | None = None, on_error: OnError = "ra
         report.skipped += label_report.skipped
         report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
     name_relations(triples, labels, mapping)
+    # a triple pointing at one of the KG's own predicates describes the predicate (Wikidata's
+    # wd:P19 wikibase:directClaim wdt:P19): schema, not a fact, so no walk or link starts from it
+    predicates = {mapping.entity_id(mapping.relation_iri(r)) for r in {t.relation for t in triples}}
+    facts = [t for t in triples if t.tail not in predicates]
+    if len(facts) < len(triples):
+        log.info("%s: %d triple(s) about the KG's own predicates read as schema, not facts", path,
+                 len(triples) - len(facts))
+        triples = facts
+        report.triples = len(triples)
     return triples, labels, report
 
 

@@ -77,6 +77,9 @@ def test_wikidata_predicates_read_the_label_of_their_property_entity(tmp_path, b
         text = RelationText(kg=kg)
         assert text("^" + f"{WDT}P19") == "place of birth (reverse)"
         assert kg.label(f"{WD}Q1") == "Anna Schmidt" and not kg.has_entity(f"{WD}P569")  # a label-only subject
+        # a triple pointing at one of the KG's predicates (wd:P19 wikibase:directClaim wdt:P19) is schema, not a
+        # fact: the property entity is no topic to link and no node to walk through
+        assert "http://wikiba.se/ontology#directClaim" not in kg.relation_types() and not kg.has_entity(f"{WD}P19")
     finally:
         kg.close()
     german = load(tmp_path, WIKIDATA_NT, backend, label_language="de")

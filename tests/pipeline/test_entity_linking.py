@@ -247,8 +247,9 @@ def test_a_class_named_in_the_question_comes_after_the_entity_it_types():
 
 
 def test_a_relation_named_by_its_label_is_not_taken_for_the_topic(tmp_path):
-    """A Wikidata extract holds the property entity wd:P569 "date of birth" (its directClaim triple
-    makes it an entity): the question's "date of birth" names the relation, the person is the topic."""
+    """A Wikidata extract holds the property entity wd:P569 "date of birth" (a statement of its own, its
+    P31, makes it an entity; its directClaim triple is schema): the question's "date of birth" names the
+    relation, the person is the topic."""
     from rra.graph import load_graph
     from rra.linking import relation_vocabulary
 
@@ -258,7 +259,8 @@ def test_a_relation_named_by_its_label_is_not_taken_for_the_topic(tmp_path):
     path.write_text(
         f'<{wd}Q1> <{wdt}P569> "1952-03-11"^^<http://www.w3.org/2001/XMLSchema#date> .\n'
         f'<{wd}Q1> {label} "Chloé Fischer"@en .\n<{wd}P569> {label} "date of birth"@en .\n'
-        f'<{wd}P569> <http://wikiba.se/ontology#directClaim> <{wdt}P569> .\n', encoding="utf-8")
+        f'<{wd}P569> <http://wikiba.se/ontology#directClaim> <{wdt}P569> .\n'
+        f'<{wd}P569> <{wdt}P31> <{wd}Q18636219> .\n', encoding="utf-8")
     g = load_graph(path)
     assert {"date of birth", "birth"} <= relation_vocabulary(g)
     r = link_entities(g, "What is the date of birth of Chloé Fischer?")
