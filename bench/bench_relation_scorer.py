@@ -121,9 +121,11 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shap
 
     files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
     stem = "schol"
-    if shape == "wikidata":  # the same facts and questions with Wikidata's ids: wdt:P<n> named by wd:P<n>
-        files = wikidata_shape.convert(work / "scholarly", work / "scholarly_wikidata")
-        stem = "wd"
+    if shape.startswith("wikidata"):  # the same facts and questions with Wikidata's ids: wdt:P<n> named by wd:P<n>
+        dated = shape == "wikidata-datetimes"  # and its dates as Wikidata writes them: dateTimes at midnight UTC
+        files = wikidata_shape.convert(work / "scholarly", work / ("scholarly_" + shape.replace("-", "_")),
+                                       datetimes=dated)
+        stem = "wdt" if dated else "wd"
     # relation names: the KG's own labels, read by default
     data = ["data=files", f"data.kb_path={files['kg']}", *data_overrides]
     test = read_jsonl(files["test"])
@@ -277,9 +279,10 @@ def parser():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reuse-training", action="store_true",
                    help="answer with the finished training of an earlier run of this part instead of training again")
-    p.add_argument("--shape", choices=["scholarly", "wikidata"], default="scholarly",
+    p.add_argument("--shape", choices=["scholarly", "wikidata", "wikidata-datetimes"], default="scholarly",
                    help="wikidata: the same KG and questions in Wikidata's shape (bench/kgs/wikidata_shape.py), "
-                        "recorded under own-kg-wikidata")
+                        "recorded under own-kg-wikidata; wikidata-datetimes: its dates and years as dateTimes at "
+                        "midnight UTC too (the answers stay \"2023\", \"2021-11-10\")")
     p.add_argument("--zero-shot", action="store_true",
                    help="also answer with the pretrained encoder alone (retriever=zero_shot), given topics")
     p.add_argument("--data-overrides", nargs="*", default=[],

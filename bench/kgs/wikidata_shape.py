@@ -6,11 +6,14 @@ a Wikidata extract as well as the KG it came from.
   numbered in order of first use;
 - a predicate carries no label of its own: its name is the `rdfs:label` of the property entity
   `wd:P<n>`, linked by `wikibase:directClaim` as in Wikidata's RDF dumps;
-- labels are language-tagged (`"place of birth"@en`); other literals stay as they were.
+- labels are language-tagged (`"place of birth"@en`); other literals stay as they were, unless
+  `--datetimes`: then every date is an `xsd:dateTime` at midnight UTC, as Wikidata writes a time
+  value of any precision ("2021-11-10"^^xsd:date -> "2021-11-10T00:00:00Z", a year "2023"^^xsd:gYear
+  -> "2023-01-01T00:00:00Z"); the question files' answers stay as written ("2023", "2021-11-10").
 
 Question files (`*.jsonl`) get the same identifiers: topics, answers, gold paths and plans.
 
-    python -m bench.kgs.wikidata_shape SRC_DIR OUT_DIR     # e.g. the output of bench.kgs.scholarly
+    python -m bench.kgs.wikidata_shape SRC_DIR OUT_DIR [--datetimes]   # SRC_DIR: bench.kgs.scholarly --out
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 DIRECT_CLAIM = "http://wikiba.se/ontology#directClaim"
 INSTANCE_OF = 31
 IRI = re.compile(r"<([^<>\s]+)>")
+XSD = "http://www.w3.org/2001/XMLSchema#"
+DATED = re.compile(r'^"(-?\d{4})(-\d{2}-\d{2})?"\^\^<' + re.escape(XSD) + r'(gYear|date)>$')
 TERM = re.compile(r'(<[^<>\s]+>|"(?:[^"\\]|\\.)*"(?:\^\^<[^<>\s]+>|@[A-Za-z-]+)?)')
 
 
@@ -49,7 +54,17 @@ class Renamer:
         return WD + f"Q{self.items.setdefault(iri, 100000 + len(self.items))}"
 
 
-def convert_kg(src: Path, out: Path, renamer: Renamer) -> dict:
+def as_datetime(term: str) -> str:
+    """A gYear or date literal as Wikidata's truthy statements write it (any other term unchanged):
+    a dateTime at midnight UTC; a year is its first of January (Wikidata's year precision)."""
+    m = DATED.match(term)
+    if m is None:
+        return term
+    day = m.group(2) or "-01-01"
+    return f'"{m.group(1)}{day}T00:00:00Z"^^<{XSD}dateTime>'
+
+
+def convert_kg(src: Path, out: Path, renamer: Renamer, datetimes: bool = False) -> dict:
     """The KG file: predicates first (so a property described before its first use is known), then
     every line rewritten; property entities labelled and linked to their predicates."""
     lines = src.read_text(encoding="utf-8").splitlines()
@@ -70,6 +85,8 @@ def convert_kg(src: Path, out: Path, renamer: Renamer) -> dict:
             continue
         predicate = f"<{renamer.predicate(p_iri)}>" if renamer.owned(p_iri) else p
         obj = f"<{renamer.node(o[1:-1])}>" if o.startswith("<") and renamer.owned(o[1:-1]) else o
+        if datetimes:
+            obj = as_datetime(obj)
         written.append(f"{subject} {predicate} {obj} .")
     if f"<{WD}P{INSTANCE_OF}>" not in labelled:
         written.append(f'<{WD}P{INSTANCE_OF}> <{LABEL}> "instance of"@en .')
@@ -93,13 +110,13 @@ def convert_questions(src: Path, out: Path, renamer: Renamer) -> None:
 
 
 def convert(src_dir: str | Path, out_dir: str | Path, kg_name: str = "kg.nt",
-            namespaces: tuple[str, ...] = ("http://example.org/schol/",)) -> dict[str, Path]:
+            namespaces: tuple[str, ...] = ("http://example.org/schol/",), datetimes: bool = False) -> dict[str, Path]:
     """Rewrite `src_dir` (a KG file and its question files) into `out_dir`; returns {file stem: path}."""
     src_dir, out_dir = Path(src_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     renamer = Renamer(namespaces)
     paths = {"kg": out_dir / kg_name}
-    stats = convert_kg(src_dir / kg_name, paths["kg"], renamer)
+    stats = convert_kg(src_dir / kg_name, paths["kg"], renamer, datetimes)
     for src in sorted(src_dir.glob("*.jsonl")):
         convert_questions(src, out_dir / src.name, renamer)
         paths[src.stem] = out_dir / src.name
@@ -115,12 +132,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("src", help="a folder with kg.nt and its question files (bench.kgs.scholarly --out)")
     p.add_argument("out", help="the folder to write the Wikidata-shaped copy into")
+    p.add_argument("--datetimes", action="store_true",
+                   help="dates and years as xsd:dateTime at midnight UTC, as Wikidata writes them")
     return p
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    print(convert(args.src, args.out))
+    print(convert(args.src, args.out, datetimes=args.datetimes))
 
 
 if __name__ == "__main__":

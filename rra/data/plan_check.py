@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from rra.graph.base import GraphError, UnknownEntityError, base_relation
+from rra.graph.literals import value_forms
 from rra.plan import QueryPlan, execute
 from rra.records import DataFormatError, QAExample
 
@@ -111,9 +112,11 @@ def _doubts(examples: Sequence[QAExample], kg) -> dict[int, list[str]]:
 
 
 def _meets(kg, ends: Sequence[str], answers: Sequence[str]) -> bool:
-    """Whether the ends include an answer, by id or, for answers given as names, by label."""
+    """Whether the ends include an answer, by id, by value (an answer "2017" is the node
+    `"2017-01-01T00:00:00Z"^^xsd:dateTime` of a Wikidata extract: `value_forms`) or, for answers given
+    as names, by label."""
     ends = set(ends)
-    if ends & set(answers):
+    if ends & set(answers) or any(f in ends for a in answers if a.strip() for f in value_forms(a)):
         return True
     try:
         names = {str(n).casefold() for n in kg.labels(sorted(ends)[:MAX_INSTANCES]).values()}

@@ -150,30 +150,62 @@ def value_forms(text: str) -> list[str]:
     """The literal node ids a value written as plain text may have in a KG, by value: "2017" (or
     "2017.0") may be `"2017"^^xsd:gYear`, `"2017"^^xsd:integer`, `"2017"^^xsd:decimal`,
     `"2.017E3"^^xsd:double` or the plain string `"2017"`; "1.50" may be `"1.5"^^xsd:decimal`;
-    "2017-05-01" may be `"2017-05-01"^^xsd:date`. Canonical ids, as every backend's nodes are."""
+    "2017-05-01" may be `"2017-05-01"^^xsd:date`. Canonical ids, as every backend's nodes are.
+
+    Wikidata writes every time value as an xsd:dateTime at midnight UTC, whatever its precision (a
+    year is its 1 January: "2017-01-01T00:00:00Z"), so a year or a day written as text may also be
+    that dateTime, and a midnight dateTime written as text ("2017-05-01T00:00:00Z", as a dataset
+    drawn from Wikidata gives it) may also be the day (and, on 1 January, the year)."""
     t = text.strip()
     forms = [literal_id(t)]
     value = parse_literal(t) if t and len(t) <= MAX_INT_DIGITS else t
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
         value = int(value)
+    if isinstance(value, str) and _DATE_TIME.match(t):
+        try:
+            value = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
+        except ValueError:
+            pass
     if isinstance(value, int) and not isinstance(value, bool):
         n = str(value)
         forms += [literal_id(n), *(literal_id(n, XSD + name) for name in ("integer", "decimal", "double", "float"))]
         if -9999 <= value <= 9999:
-            forms.append(literal_id(f"{'-' if value < 0 else ''}{abs(value):04d}", XSD + "gYear"))
+            year = f"{'-' if value < 0 else ''}{abs(value):04d}"
+            forms += [literal_id(year, XSD + "gYear"), *_midnight_forms(f"{year}-01-01")]
     elif isinstance(value, float):
         forms += [literal_id(repr(value)), literal_id(t, XSD + "decimal"), literal_id(repr(value), XSD + "decimal"),
                   literal_id(repr(value), XSD + "double"), literal_id(repr(value), XSD + "float")]
-    elif isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        forms.append(literal_id(value.isoformat(), XSD + "date"))
+    elif isinstance(value, dt.datetime):
+        forms.append(canonical_literal(literal_id(t, XSD + "dateTime")) or literal_id(t, XSD + "dateTime"))
+        if _at_midnight_utc(value):
+            day = value.date()
+            forms += [literal_id(day.isoformat(), XSD + "date"), *_midnight_forms(day.isoformat())]
+            if (day.month, day.day) == (1, 1):
+                forms.append(literal_id(f"{day.year:04d}", XSD + "gYear"))
+    elif isinstance(value, dt.date):
+        forms += [literal_id(value.isoformat(), XSD + "date"), *_midnight_forms(value.isoformat())]
     elif _YEAR_MONTH.match(t):
         forms.append(literal_id(t, XSD + "gYearMonth"))
     return list(dict.fromkeys(forms))
 
 
+_DATE_TIME = re.compile(r"^-?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?$")
+
+
+def _at_midnight_utc(value: dt.datetime) -> bool:
+    """A dateTime that only says which day: midnight, in UTC or with no zone (Wikidata's form)."""
+    return value.time() == dt.time(0) and (value.tzinfo is None or value.utcoffset() == dt.timedelta(0))
+
+
+def _midnight_forms(day: str) -> list[str]:
+    """The dateTime ids of a day's midnight, with and without the UTC zone."""
+    return [literal_id(f"{day}T00:00:00Z", XSD + "dateTime"), literal_id(f"{day}T00:00:00", XSD + "dateTime")]
+
+
 def value_text(node: str) -> str | None:
     """A number's or a date's text as scoring compares it, one per value ("2017.0" and
-    `"2.017E3"^^xsd:double` -> "2017", "1.50" -> "1.5"); None for anything that is not one."""
+    `"2.017E3"^^xsd:double` -> "2017", "1.50" -> "1.5"; a dateTime at midnight UTC, as Wikidata writes
+    every date, -> its day "2017-05-01"); None for anything that is not one."""
     value = parse_literal(node) if len(node) <= MAX_INT_DIGITS else node
     if isinstance(value, bool) or isinstance(value, str):
         return None
@@ -183,6 +215,8 @@ def value_text(node: str) -> str | None:
         return str(int(value)) if value.is_integer() and abs(value) < 1e18 else repr(value)
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, dt.datetime) and _at_midnight_utc(value):
+        return value.date().isoformat()  # Wikidata's dates: a day, whatever the clock says at 00:00
     return value.isoformat()
 
 
@@ -203,4 +237,6 @@ def value_kind(node: str) -> str:
         return "number"
     if name in ("string", "langString", "normalizedString", "token"):
         return "text"
+    if name == "dateTime" and isinstance(v := parse_literal(node), dt.datetime) and _at_midnight_utc(v):
+        return "date"  # Wikidata's dates (and years) are dateTimes at midnight: a day, not a clock time
     return _VALUE_KINDS.get(name) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()

@@ -88,6 +88,28 @@ def test_wikidata_shape_keeps_every_fact_and_answer_under_wikidata_ids(schol, tm
         assert wkg.label(w.topic_entities[0]) == kg.label(q.topic_entities[0])
 
 
+
+def test_wikidata_shape_writes_dates_as_wikidata_does_and_they_still_answer(schol, tmp_path):
+    """`--datetimes`: every year and date a dateTime at midnight UTC; the questions' answers stay
+    "2023" / "2021-11-10", and each still names what its gold path reaches (by value)."""
+    from bench.kgs import wikidata_shape
+    from rra.data.plan_check import check_questions
+    from rra.graph.literals import value_forms
+
+    paths, _ = schol
+    wd = wikidata_shape.convert(paths["kg"].parent, tmp_path / "wdt", datetimes=True)
+    text = wd["kg"].read_text(encoding="utf-8")
+    assert "XMLSchema#gYear>" not in text and "XMLSchema#date>" not in text and "T00:00:00Z" in text
+    wkg = load_graph(wd["kg"])
+    questions = load_questions(wd["test"])
+    dated = 0
+    for q in questions:
+        reached = {w.end for w in wkg.follow_path(q.topic_entities[0], q.relation_path)}
+        named = {f for a in q.answers for f in [a, *value_forms(a)]}
+        assert reached & named, q.question
+        dated += any("dateTime" in r for r in reached)
+    assert dated and check_questions(questions, wkg) == 0
+
 def read_jsonl(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 

@@ -70,3 +70,63 @@ def test_a_value_scores_by_value_without_the_kg():
 
     assert hits("2017.0", YEAR) == 100 and hits("1900", '"1.9E3"^^xsd:double') == 100
     assert hits("1.50", '"1.5"^^xsd:decimal') == 100 and hits("2017", '"2018"^^xsd:gYear') == 0
+
+
+# Wikidata writes every time value as an xsd:dateTime at midnight UTC, whatever its precision: a
+# year is its 1 January ("2017-01-01T00:00:00Z"), a day its midnight.
+WIKIDATA_NT = "".join(f"{line} .\n" for line in [
+    f'<{E}paper1> <{R}publication_year> "2017-01-01T00:00:00Z"^^<{X}dateTime>',
+    f'<{E}paper1> <{R}publication_date> "2017-05-01T00:00:00Z"^^<{X}dateTime>',
+    f'<{E}paper1> <{R}recorded_at> "2017-05-01T09:30:00Z"^^<{X}dateTime>',
+    f'<{E}paper2> <{R}publication_year> "2019-01-01T00:00:00Z"^^<{X}dateTime>',
+    f'<{E}paper2> <{R}recorded_at> "2019-03-02T09:30:00Z"^^<{X}dateTime>',
+    f'<{E}paper2> <{R}cited_by> <{E}paper1>',
+])
+DATED = [("publication_year", "2017"), ("publication_year", "2017-01-01T00:00:00Z"),
+         ("publication_date", "2017-05-01"), ("publication_date", "2017-05-01T00:00:00Z"),
+         ("publication_date", f'"2017-05-01T00:00:00Z"^^<{X}dateTime>'), ("recorded_at", "2017-05-01T09:30:00Z")]
+
+
+@pytest.fixture(params=["networkx", "oxigraph"])
+def wikidata_dates(request, tmp_path):
+    path = tmp_path / "papers.nt"
+    path.write_text(WIKIDATA_NT, encoding="utf-8")
+    return load_graph(path, backend=request.param)
+
+
+def test_wikidata_datetimes_are_the_years_and_days_a_dataset_writes(wikidata_dates):
+    """A gold "2017" names the year-precision "2017-01-01T00:00:00Z", "2017-05-01" the day's midnight:
+    both supervise the path that reaches it and score against it; a clock time other than midnight
+    is not a day, and a year is not any day of it."""
+    from rra.data.plan_check import check_questions
+
+    kg = wikidata_dates
+    exs = [QAExample(f"what is the {rel} of [paper1]", ["paper1"], [answer], qid=str(i), hops=1)
+           for i, (rel, answer) in enumerate(DATED)]
+    misses = [QAExample("when was [paper2] recorded", ["paper2"], ["2019-03-02"], qid="clock", hops=1),
+              QAExample("in what year was [paper1] published", ["paper1"], ["2018"], qid="year", hops=1)]
+    report = label_examples(kg, exs + misses, cache_dir=None)
+    for ex, (rel, answer) in zip(exs, DATED):
+        assert ex.relation_path == [rel], (answer, ex.extra.get("no_path_reason"))
+    assert [m.relation_path for m in misses] == [None, None], [m.extra for m in misses]
+    assert report.covered == len(DATED) and report.reasons == {ANSWER_MISSING: 2}
+    assert check_questions(exs, kg) == 0  # their paths reach their answers: nothing doubtful
+    name_gold_answers(exs, kg)
+    preds = [with_gold(Prediction(ex.qid, ex.question, kg.neighbors("paper1", rel)), ex)
+             for ex, (rel, _) in zip(exs, DATED)]
+    assert [compute_metrics([p])["hits@1"] for p in preds] == [100] * len(DATED)
+    day = kg.neighbors("paper1", "publication_date")[0]
+    year_gold = with_gold(Prediction("d", "q", [day]), exs[0])  # gold "2017" against 1 May 2017
+    assert compute_metrics([year_gold])["hits@1"] == 0
+
+
+def test_a_midnight_datetime_reads_as_its_day():
+    from rra.graph.literals import value_kind, value_text
+
+    assert value_text('"2017-05-01T00:00:00Z"^^xsd:dateTime') == "2017-05-01"
+    assert value_text('"2017-05-01T09:30:00Z"^^xsd:dateTime') == "2017-05-01T09:30:00+00:00"
+    assert value_kind('"2017-05-01T00:00:00Z"^^xsd:dateTime') == "date"
+    assert value_kind('"2017-05-01T09:30:00Z"^^xsd:dateTime') == "date and time"
+    hits = compute_metrics([Prediction("q", "q", ['"2017-05-01T00:00:00Z"^^xsd:dateTime'],
+                                       gold_answers=["2017-05-01"])])["hits@1"]
+    assert hits == 100
