@@ -118,13 +118,6 @@ class RelationNames(Mapping[str, str]):
             self.prepare([relation])
         return self._found[relation]
 
-    def __contains__(self, relation: object) -> bool:
-        try:
-            self[relation]  # type: ignore[index]
-        except KeyError:
-            return False
-        return True
-
     def __iter__(self):  # the names known so far
         return iter({**self._found, **self.given})
 
