@@ -234,29 +234,39 @@ def sample(items: list, limit: int | None, seed: int | None) -> list:
     return [items[i] for i in idx]
 
 
-def label_index(entities: Iterable[str], labels: dict[str, str]) -> dict[str, list[str]]:
-    """Casefolded label -> entity ids, in the order given: what the in-memory backends'
-    `find_entities` looks text up in (built once, dropped when labels or facts change)."""
-    idx: dict[str, list[str]] = {}
+def label_index(entities: Iterable[str], labels: dict[str, str],
+                aliases: dict[str, list[str]] | None = None) -> dict[str, list[tuple[str, str]]]:
+    """Casefolded name -> (entity id, name) pairs: each entity by its label (its id where it has
+    none), and by its aliases. What the in-memory backends' `find_entities` looks text up in (built
+    once, dropped when labels or facts change)."""
+    idx: dict[str, list[tuple[str, str]]] = {}
     for e in entities:
-        idx.setdefault(labels.get(e, e).casefold(), []).append(e)
+        name = labels.get(e, e)
+        idx.setdefault(name.casefold(), []).append((e, name))
+    for e, names in (aliases or {}).items():
+        for name in names:
+            idx.setdefault(name.casefold(), []).append((e, name))
     return idx
 
 
-def match_labels(index: dict[str, list[str]], labels: dict[str, str], text: str, mode: MatchMode,
-                 limit: int) -> list[str]:
-    """`find_entities` over a `label_index`, shared by the in-memory backends so they rank alike."""
+def match_labels(index: dict[str, list[tuple[str, str]]], text: str, mode: MatchMode, limit: int) -> list[str]:
+    """`find_entities` over a `label_index`, shared by the in-memory backends so they rank alike:
+    the entities with a name that matches, by (length, name, id) of each one's best matching name,
+    as the SPARQL backends rank them."""
+    needle = text.casefold()
     if mode == "exact":
-        hits = [e for e in index.get(text.casefold(), []) if labels.get(e, e) == text]
+        pairs = [(e, n) for e, n in index.get(needle, []) if n == text]
     elif mode == "casefold":
-        hits = list(index.get(text.casefold(), []))
+        pairs = index.get(needle, [])
     elif mode == "substring":
-        needle = text.casefold()
-        hits = [e for key, ents in index.items() if needle in key for e in ents]
+        pairs = [p for key, found in index.items() if needle in key for p in found]
     else:
         raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
-    hits.sort(key=lambda e: (len(labels.get(e, e)), labels.get(e, e), e))
-    return hits[:limit]
+    best: dict[str, str] = {}
+    for e, name in pairs:
+        if e not in best or (len(name), name) < (len(best[e]), best[e]):
+            best[e] = name
+    return sorted(best, key=lambda e: (len(best[e]), best[e], e))[:limit]
 
 
 def walk_path(

@@ -26,7 +26,7 @@ class DictGraph(InMemoryGraph):
         self._entities: dict[str, None] = {}  # in order of first appearance
         self._facts: dict[tuple[str, str, str], None] = {}  # each fact once, in input order
         self._labels: dict[str, str] = dict(labels or {})
-        self._casefold_index: dict[str, list[str]] | None = None
+        self._casefold_index: dict[str, list[tuple[str, str]]] | None = None
         self.add_triples(triples)
 
     def add_triples(self, triples: Iterable[Triple | tuple[str, str, str]]) -> None:

@@ -11,10 +11,10 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Iterable, Literal
 
 from rra.graph.base import INVERSE_PREFIX, paused_gc
-from rra.graph.rdf import (RDF_LANG_STRING, RdfMapping, canonical_literal, is_literal, label_rank, literal_id,
+from rra.graph.rdf import (RDF_LANG_STRING, RdfMapping, canonical_literal, display, is_literal, label_rank, literal_id,
                            split_literal, unescape_literal)
 from rra.graph.xsd import XSD
 from rra.records import Triple
@@ -388,6 +388,26 @@ def name_relations(triples: list[Triple], labels: dict[str, str], mapping: RdfMa
     return named
 
 
+def alias_names(triples: Iterable[Triple], mapping: RdfMapping) -> dict[str, list[str]]:
+    """Entity -> its other names: the text values of its alias predicates (`mapping.alias_predicates`:
+    skos:altLabel "JFK"@en), what the in-memory backends find it by besides its label."""
+    wanted = set(mapping.alias_predicates)
+    if not wanted:
+        return {}
+    aliases: dict[str, list[str]] = {}
+    alias_relations: dict[str, bool] = {}
+    for t in triples:
+        is_alias = alias_relations.get(t.relation)
+        if is_alias is None:
+            is_alias = alias_relations[t.relation] = (not t.relation.startswith("^")
+                                                      and mapping.relation_iri(t.relation) in wanted)
+        if is_alias and is_literal(t.tail):
+            name = display(t.tail).strip()
+            if name and name not in aliases.setdefault(t.head, []):
+                aliases[t.head].append(name)
+    return aliases
+
+
 # -- one entry point (a Hydra `_target_`) ------------------------------------------------
 def load_graph(
     path: str | Path | None = None,
@@ -402,10 +422,12 @@ def load_graph(
     graph_iri: str | list[str] | None = None,
     label_language: str | None = None,
     property_namespaces: dict[str, str] | None = None,
+    alias_predicates: list[str] | None = None,
 ):
     """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
     `graph_iri` (Oxigraph): the named graph the KG is loaded into and read from.
     `property_namespaces`: where predicates are named (rra.graph.rdf.RdfMapping; None: Wikidata's).
+    `alias_predicates`: whose values are other names an entity is found by (None: ALIAS_PREDICATES).
 
     backend="oxigraph" keeps the store in memory, or on disk at `store_path`; with `store_path`
     and no `path` it opens a store loaded earlier (e.g. by ``rra-kg load``)."""
@@ -413,7 +435,8 @@ def load_graph(
     from rra.graph.oxigraph_graph import OxigraphGraph
 
     given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate,
-             "label_language": label_language, "property_namespaces": property_namespaces}
+             "label_language": label_language, "property_namespaces": property_namespaces,
+             "alias_predicates": alias_predicates}
     mapping = RdfMapping(**{k: v for k, v in given.items() if v is not None})
     if backend not in ("networkx", "oxigraph"):
         raise ValueError(f"unknown graph backend {backend!r}; expected networkx or oxigraph "
@@ -428,6 +451,7 @@ def load_graph(
     with paused_gc():
         if backend == "networkx":
             kg = NetworkXGraph(triples, labels)
+            kg.set_aliases(alias_names(triples, mapping))  # a store finds them by query (rra.graph.queries)
         else:
             kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping, graph_iri=graph_iri)
     kg.load_report = report

@@ -22,7 +22,7 @@ class InMemoryGraph(KnowledgeGraph):
     and `self._casefold_index = None` (the name index, rebuilt on first lookup after a change)."""
 
     _labels: dict[str, str]
-    _casefold_index: dict[str, list[str]] | None
+    _casefold_index: dict[str, list[tuple[str, str]]] | None
 
     # -- what a backend gives -------------------------------------------------------------
     @abstractmethod
@@ -49,6 +49,17 @@ class InMemoryGraph(KnowledgeGraph):
         self._labels.update(labels)
         self._casefold_index = None
 
+    _aliases: dict[str, list[str]] = {}  # entity -> other names it is found by (set_aliases)
+
+    def set_aliases(self, aliases: dict[str, list[str]]) -> None:
+        """Other names `find_entities` finds each entity by (the loader's: the values of its alias
+        predicates, rra.graph.rdf.ALIAS_PREDICATES); added to those set before."""
+        merged = {e: list(names) for e, names in self._aliases.items()}
+        for e, names in aliases.items():
+            merged[e] = list(dict.fromkeys([*merged.get(e, []), *names]))
+        self._aliases = merged
+        self._casefold_index = None
+
     def label(self, entity: str) -> str:
         self._require(entity)
         return self._labels.get(entity) or display(entity)
@@ -62,7 +73,9 @@ class InMemoryGraph(KnowledgeGraph):
         if self._casefold_index is None:
             # values are not found by name (no label in a store)
             names = (e for e in self._entity_ids() if not (e[:1] == '"' and is_literal(e)))
-            self._casefold_index = label_index(names, self._labels)
+            ids = self._entity_ids()
+            self._casefold_index = label_index(names, self._labels,
+                                               {e: a for e, a in self._aliases.items() if e in ids})
         return self._casefold_index
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
@@ -70,7 +83,7 @@ class InMemoryGraph(KnowledgeGraph):
         return {r: self._labels[r] for r in relations if r in self._labels}
 
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
-        return match_labels(self._index(), self._labels, text, mode, limit)
+        return match_labels(self._index(), text, mode, limit)
 
     # -- structure ----------------------------------------------------------------------
     def relations(self, entity: str, direction: Direction = "both") -> list[str]:

@@ -17,7 +17,7 @@ class NetworkXGraph(InMemoryGraph):
     def __init__(self, triples: Iterable[Triple] = (), labels: dict[str, str] | None = None):
         self.g = nx.MultiDiGraph()
         self._labels: dict[str, str] = {}
-        self._casefold_index: dict[str, list[str]] | None = None
+        self._casefold_index: dict[str, list[tuple[str, str]]] | None = None
         self.add_triples(triples)
         if labels:
             self._labels.update(labels)

@@ -38,12 +38,18 @@ def labels(m: RdfMapping, entities: Sequence[str]) -> str:
     )
 
 
+def _names(m: RdfMapping) -> str:
+    """The predicates an entity is found by: its label, or any alias predicate (a property path)."""
+    preds = [m.label_predicate, *m.alias_predicates]
+    return iri_ref(preds[0]) if len(preds) == 1 else "(" + "|".join(iri_ref(p) for p in preds) + ")"
+
+
 def find_entities(m: RdfMapping, text: str, mode: str) -> str:
     """Candidates ?e ?l; the backend re-checks them with Python's casefold and sorts them, so the
     result is the same as NetworkX's. Exact: plain string labels (and `label_language` ones).
     casefold / substring: SPARQL's LCASE pre-filters (it maps 'É' to 'é' as casefold does; it does
     not fold 'ß' to 'ss', so those rare labels are missed) and scans every label."""
-    label = iri_ref(m.label_predicate)
+    label = _names(m)  # a label or an alias
     if mode == "exact":  # an indexed lookup, not a scan over every label
         forms = [literal(text)] + ([f"{literal(text)}@{m.label_language}"] if m.label_language else [])
         return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} ?e {label} ?l }}"
@@ -175,7 +181,7 @@ def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:
     """Candidates ?e ?l for many texts in one query (exact: an indexed VALUES lookup of the labels;
     casefold: one scan of the labels joined on their lower-case form ?lc, the same prefilter as
     `find_entities`); the backend re-checks and ranks them per text as `find_entities` does."""
-    label = iri_ref(m.label_predicate)
+    label = _names(m)  # a label or an alias
     if mode == "exact":
         forms = [literal(t) for t in texts]
         if m.label_language:

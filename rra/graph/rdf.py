@@ -20,6 +20,11 @@ from rra.graph.xsd import XSD, canonical
 from rra.records import Triple
 
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+# Predicates whose values are other names of an entity ("JFK" for John F. Kennedy): Wikidata's and
+# SKOS's altLabel, Freebase's common.topic.alias, schema.org's alternateName. Their triples stay facts;
+# `find_entities` (and so linking) also matches an entity by them.
+ALIAS_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel", "http://rdf.freebase.com/ns/common.topic.alias",
+                    "http://schema.org/alternateName")
 DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
 DEFAULT_RELATION_BASE = "http://rra.local/relation/"
 
@@ -229,6 +234,8 @@ class RdfMapping:
     label_language: str | None = None
     # predicate namespace -> namespace of the entity whose label names it (WIKIDATA_PROPERTY_NAMESPACES)
     property_namespaces: dict = field(default_factory=lambda: dict(WIKIDATA_PROPERTY_NAMESPACES), hash=False)
+    # predicates whose values also name an entity for `find_entities` (ALIAS_PREDICATES; () for none)
+    alias_predicates: tuple = ALIAS_PREDICATES
 
     def __post_init__(self):
         if self.label_language is not None and not _LANG.match(self.label_language):
@@ -243,6 +250,12 @@ class RdfMapping:
             iri_ref(ns), iri_ref(entity_ns)  # e.g. a namespace with a space: said now, not in a query
             namespaces[ns] = entity_ns
         object.__setattr__(self, "property_namespaces", namespaces)
+        if isinstance(self.alias_predicates, str):
+            raise ValueError(f"alias_predicates must be a list of predicate IRIs, got the string {self.alias_predicates!r}")
+        aliases = tuple(dict.fromkeys(expand_curie(str(a), self.prefixes) for a in self.alias_predicates or ()))
+        for a in aliases:
+            iri_ref(a)  # a bad IRI is a configuration error, reported now
+        object.__setattr__(self, "alias_predicates", aliases)
 
     def property_entity_iri(self, relation: str) -> str | None:
         """The IRI of the entity that describes a relation's predicate (`wdt:P19` -> `wd:P19`), by

@@ -246,3 +246,62 @@ def noncanonical_kg(request, noncanonical_file):
         with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
                          graph_iri=iri) as graph:
             yield graph
+
+
+# A KG whose entities have other names (Wikidata's skos:altLabel, Freebase's common.topic.alias):
+# linking finds an entity by them on every backend.
+ALIAS_GRAPH = "http://rra.test/graph/aliases"
+_Q, _P = "http://www.wikidata.org/entity/", "http://www.wikidata.org/prop/direct/"
+_LABEL, _ALT = "http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#altLabel"
+ALIAS_NT = "".join(f"{line} .\n" for line in [
+    f"<{_Q}Q9696> <{_P}P19> <{_Q}Q100>", f"<{_Q}Q9696> <{_LABEL}> \"John F. Kennedy\"@en",
+    f"<{_Q}Q9696> <{_ALT}> \"JFK\"@en", f"<{_Q}Q9696> <{_ALT}> \"John Kennedy\"@en",
+    f"<{_Q}Q9696> <{_ALT}> \"John Fitzgerald Kennedy\"",
+    f"<{_Q}Q100> <{_LABEL}> \"Brookline\"@en", f"<{_Q}Q8685> <{_LABEL}> \"John F. Kennedy International Airport\"@en",
+    f"<{_Q}Q8685> <{_ALT}> \"JFK\"@en", f"<{_Q}Q8685> <{_P}P131> <{_Q}Q60>", f"<{_Q}Q60> <{_LABEL}> \"New York City\"@en",
+    f"<{_Q}Q60> <{_ALT}> \"NYC\"@en", f"<{_Q}Q60> <{_ALT}> \"New York\"@en",
+    f"<{_Q}Q1384> <{_LABEL}> \"New York\"@en", f"<{_Q}Q1384> <{_P}P36> <{_Q}Q24>",
+    f"<{_Q}Q24> <{_LABEL}> \"Albany\"@en",
+    f"<http://rdf.freebase.com/ns/m.0d3k14> <http://rdf.freebase.com/ns/common.topic.alias> \"Jack Kennedy\"@en",
+    f"<http://rdf.freebase.com/ns/m.0d3k14> <{_LABEL}> \"Kennedy (fb)\"",
+    f"<http://rdf.freebase.com/ns/m.0d3k14> <http://rdf.freebase.com/ns/people.person.place_of_birth> <{_Q}Q100>",
+])
+
+
+@pytest.fixture(scope="session")
+def alias_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("aliases") / "aliases.nt"
+    path.write_text(ALIAS_NT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def alias_endpoint(tmp_path_factory, alias_file) -> str:
+    """An `oxigraph serve` holding the alias file as written."""
+    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+    if binary is None:
+        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+    root = tmp_path_factory.mktemp("alias_store")
+    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(alias_file)],
+                   check=True, capture_output=True, timeout=60)
+    with _serving(binary, "serve-read-only", root / "store", root) as url:
+        yield url
+
+
+@pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
+def alias_kg(request, alias_file):
+    """The alias KG on every backend that reads an RDF file or a store."""
+    from rra.graph import load_graph
+
+    if request.param in ("networkx", "oxigraph"):
+        yield load_graph(alias_file, backend=request.param)
+    elif request.param == "sparql":
+        with SparqlGraph(request.getfixturevalue("alias_endpoint"), batch_size=2, timeout=5.0, retries=0,
+                         trust_env=False) as graph:
+            yield graph
+    else:
+        server = request.getfixturevalue("virtuoso")
+        server.load(alias_file, ALIAS_GRAPH)
+        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
+                         graph_iri=ALIAS_GRAPH) as graph:
+            yield graph

@@ -1,0 +1,59 @@
+"""An entity's other names (skos:altLabel "JFK"@en, Freebase's common.topic.alias): `find_entities`
+finds an entity by them as by its label, alike on every backend, so a question that says "JFK" or
+"NYC" links; the alias triples stay facts."""
+from __future__ import annotations
+
+import pytest
+
+from rra.graph import RdfMapping, load_graph
+from rra.linking import link_entities
+
+Q = "http://www.wikidata.org/entity/"
+JFK, AIRPORT, NYC, NY_STATE = Q + "Q9696", Q + "Q8685", Q + "Q60", Q + "Q1384"
+FB_JFK = "http://rdf.freebase.com/ns/m.0d3k14"
+
+
+def test_an_entity_is_found_by_its_aliases_on_every_backend(alias_kg):
+    kg = alias_kg
+    # an alias two entities share finds both, ranked by (name length, name, id) as every backend does
+    assert kg.find_entities("jfk", "casefold") == [AIRPORT, JFK]
+    # exact lookups: untagged names (and `label_language` ones) on every backend
+    assert kg.find_entities("John Fitzgerald Kennedy", "exact") == [JFK]
+    assert kg.find_entities("NYC", "casefold") == [NYC]
+    assert kg.find_entities("Jack Kennedy", "casefold") == [FB_JFK]  # Freebase's alias predicate
+    # a name that is one entity's label and another's alias: both
+    assert set(kg.find_entities("New York", "casefold")) == {NYC, NY_STATE}
+    assert kg.find_entities_batch(["NYC", "jfk", "nothing"], "casefold") == {
+        t: kg.find_entities(t, "casefold") for t in ["NYC", "jfk", "nothing"]}
+    assert JFK in kg.find_entities("Fitzgerald", "substring")  # substring mode reads aliases too
+    # labels are unchanged (an alias never names an answer), and the alias triples stay facts
+    assert kg.labels([JFK, NYC]) == {JFK: "John F. Kennedy", NYC: "New York City"}
+    assert any(r.endswith("altLabel") for r in kg.relation_types())
+
+
+def test_every_backend_ranks_alias_lookups_alike(alias_kg, alias_file):
+    reference = load_graph(alias_file)
+    for text in ["JFK", "jfk", "New York", "NYC", "Jack Kennedy", "John Kennedy", "Albany"]:
+        for mode in ("casefold", "substring"):  # exact: tagged names differ by backend (label_language)
+            assert alias_kg.find_entities(text, mode) == reference.find_entities(text, mode), (text, mode)
+
+
+def test_a_question_naming_an_alias_links_to_its_entity(alias_kg):
+    link = link_entities(alias_kg, "where was JFK born")
+    assert link.entities[:1] == [AIRPORT] and link.ambiguous  # two entities are "JFK": said, not hidden
+    assert link_entities(alias_kg, "what is the capital of NYC").entities[:1] == [NYC]
+    assert link_entities(alias_kg, "where was John Fitzgerald Kennedy born").entities[:1] == [JFK]
+
+
+def test_aliases_can_be_turned_off(alias_file):
+    off = load_graph(alias_file, alias_predicates=[])
+    assert off.find_entities("NYC", "casefold") == [] and off.find_entities("New York City", "exact") == [NYC]
+    on = load_graph(alias_file, backend="oxigraph", alias_predicates=["skos:altLabel"])
+    assert on.find_entities("NYC", "casefold") == [NYC]
+    assert on.find_entities("Jack Kennedy", "casefold") == []  # Freebase's predicate not among those given
+
+
+@pytest.mark.parametrize("bad", ["skos:altLabel", ["has space"]])
+def test_a_bad_alias_predicate_is_a_configuration_error(bad):
+    with pytest.raises(ValueError):
+        RdfMapping(alias_predicates=bad)
