@@ -110,6 +110,24 @@ def test_wikidata_shape_writes_dates_as_wikidata_does_and_they_still_answer(scho
         dated += any("dateTime" in r for r in reached)
     assert dated and check_questions(questions, wkg) == 0
 
+
+def test_wikidata_shape_aliases_name_the_topics_of_rewritten_questions(schol, tmp_path):
+    """`--aliases`: a question rewritten to say its topic's alias links to that topic by it."""
+    from bench.kgs import wikidata_shape
+
+    paths, _ = schol
+    wd = wikidata_shape.convert(paths["kg"].parent, tmp_path / "wda", aliases=True)
+    wkg = load_graph(wd["kg"])
+    rewritten = [q for q in load_questions(wd["test"]) if q.extra.get("alias")]
+    assert rewritten
+    for q in rewritten:
+        assert q.extra["alias"] in q.question and wkg.label(q.topic_entities[0]) not in q.question
+        assert q.topic_entities[0] in wkg.find_entities(q.extra["alias"], "casefold", limit=50)
+    assert wikidata_shape.alias_of("Liam Bergström", "Person") == "L. Bergström"
+    assert wikidata_shape.alias_of("Congress on Topic Models (ICTM)", "Conference") == "ICTM"
+    assert wikidata_shape.alias_of("University of Bengaluru", "Institution") == "UB"
+    assert wikidata_shape.alias_of("Deep Learning for Graphs", "Paper") is None
+
 def read_jsonl(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
