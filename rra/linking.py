@@ -208,7 +208,9 @@ def link_entities(
             given_labels = {e: kg.label(e) for e in given if kg.has_entity(e)}
         known = [e for e in given if e in given_labels]
         if known:
-            return LinkResult(known, mentions=[given_labels[e] for e in known], source="given")
+            chars = max_chars if char_ngrams else 0
+            return LinkResult(known, mentions=[name_in_text(kg, question, e, given_labels[e], max_ngram, chars)
+                                               for e in known], source="given")
         # not KG ids: the dataset names its topics ("Douglas Adams" for Q42); look the names up
         return _link_mentions(kg, list(given), "given", max_entities, fuzzy)
 
@@ -218,6 +220,25 @@ def link_entities(
     return _link_lexical(kg, question, max_ngram, max_entities,
                          relation_vocabulary(kg) if rel_words is None else rel_words, fuzzy,
                          max_chars if char_ngrams else 0)
+
+
+def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max_ngram: int = 16,
+                 max_chars: int = 16) -> str:
+    """How the question names a topic it is given: its label where the text holds it, else the
+    longest span the KG finds that entity by (an alias: "JFK" for the entity labelled "John F.
+    Kennedy"), so masking and marking find it; the label when no span names it."""
+    if not label or label.casefold() in question.casefold() or BRACKETED.search(question):
+        return label
+    texts = [text for _, _, text, _ in spans(question, max_ngram, max_chars)]  # longest first
+    return next((t for t in texts if entity in kg.find_entities(t, "casefold", ALIAS_LIMIT)), label)
+
+
+ALIAS_LIMIT = 50  # entities one name may find when a given topic is looked for in the text
+
+
+def named_in_text(question: str, labels: Sequence[str]) -> bool:
+    """Whether the text holds each name (or marks its topic in brackets): no lookup needed."""
+    return bool(BRACKETED.search(question)) or all(n.casefold() in question.casefold() for n in labels)
 
 
 def _link_mentions(kg, mentions, source, max_entities, fuzzy: FuzzyIndex | None = None) -> LinkResult:
@@ -437,8 +458,10 @@ class TopicLinker:
         lookups, they are answered in batches (a few queries on a SPARQL store instead of ~200
         per question), and the second pass links from the answers, with the same result."""
         if self.use_gold_topic and given_labels is not None and all(
-                any(e in given_labels for e in ex.topic_entities) for ex in examples):
-            return [self._link(ex, given_labels) for ex in examples]  # every question has a KG id
+                any(e in given_labels for e in ex.topic_entities)
+                and named_in_text(ex.question, [given_labels[e] for e in ex.topic_entities if e in given_labels])
+                for ex in examples):
+            return [self._link(ex, given_labels) for ex in examples]  # KG ids, named by their labels: no lookup
         ahead = LookAhead(self.kg)
         try:
             for ex in examples:

@@ -35,7 +35,8 @@ import lightning as L
 from torch.utils.data import DataLoader
 
 from rra.data.dataset import Dataset
-from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse, is_inverse
+from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, inverse, is_inverse
+from rra.linking import name_in_text
 from rra.records import QAExample
 from rra.text import mask_topic
 
@@ -150,6 +151,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self.kinds_read = False  # set in setup: whether some training relation's text says what it leads to
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
+        self._aliases_in_text: dict[tuple[str, str], str] = {}  # (question, topic) -> the name it is written by
         self.kg: KnowledgeGraph | None = None
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
@@ -320,9 +322,22 @@ class RetrieverDataModule(L.LightningDataModule):
 
     def _masked(self, e: QAExample) -> str:
         """The question with its topic masked, as inference reads it: a `[...]` mark, else the topic's
-        name where the question writes it (the KG's label: an IRI never occurs in the text), else its id."""
+        name where the question writes it (the KG's label: an IRI never occurs in the text), else its id,
+        else another name the KG finds it by (an alias: "JFK"; rra.linking.name_in_text)."""
         names = [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
-        return mask_topic(e.question, names, self.mask_token)
+        masked = mask_topic(e.question, names, self.mask_token)
+        if masked == e.question and e.topic_entities and self.mask_token and self.kg is not None \
+                and not getattr(self.kg, "per_question", False):
+            topic = e.topic_entities[0]
+            key = (e.question, topic)
+            if key not in self._aliases_in_text:
+                try:
+                    self._aliases_in_text[key] = name_in_text(self.kg, e.question, topic,
+                                                              self._topic_labels.get(topic) or topic)
+                except GraphError:
+                    self._aliases_in_text[key] = topic
+            masked = mask_topic(e.question, [self._aliases_in_text[key]], self.mask_token)
+        return masked
 
     def _read_topic_labels(self, examples: list[QAExample]) -> None:
         """The KG's labels of the questions' topics, in one call (a per-question graph has none

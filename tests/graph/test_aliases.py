@@ -57,3 +57,21 @@ def test_aliases_can_be_turned_off(alias_file):
 def test_a_bad_alias_predicate_is_a_configuration_error(bad):
     with pytest.raises(ValueError):
         RdfMapping(alias_predicates=bad)
+
+
+def test_a_given_topic_written_by_its_alias_is_masked_where_the_text_names_it(alias_kg):
+    """Given topics (a dataset's ids): the mention that masking and marking look for is the span the
+    question writes, "JFK", not the label it does not hold; in one batched lookup on every backend."""
+    from rra.linking import TopicLinker, name_in_text
+    from rra.records import QAExample
+    from rra.text import mask_topic
+
+    examples = [QAExample("where was JFK born?", [JFK], [], qid="a"),
+                QAExample("where was John F. Kennedy born?", [JFK], [], qid="b"),
+                QAExample("which state has the capital of new york", [NY_STATE], [], qid="c"),
+                QAExample("where was he born?", [JFK], [], qid="d")]
+    links = TopicLinker(alias_kg).link_batch(examples)
+    assert [link.entities for link in links] == [[JFK], [JFK], [NY_STATE], [JFK]]
+    assert [link.mentions for link in links] == [["JFK"], ["John F. Kennedy"], ["New York"], ["John F. Kennedy"]]
+    assert mask_topic(examples[0].question, links[0].mentions) == "where was [E] born?"
+    assert name_in_text(alias_kg, "is NYC big", NYC, "New York City") == "NYC"
