@@ -96,6 +96,8 @@ def figures(metrics: dict, preds: list[dict], questions: list[dict] | None = Non
             groups["unseen_relation" if not extra["seen_relation"] else "seen_relation"].append(p)
         if extra.get("seen_relation") and not extra.get("seen_phrasing", True):
             groups["held_out_phrasing"].append(p)
+        if "alias" in extra:  # the Wikidata shape's --aliases: the topic named by its alias
+            groups["topic_named_by_alias"].append(p)
     out["groups"] = {g: _rates(ps) for g, ps in sorted(groups.items())}
     return out
 
@@ -123,9 +125,10 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shap
     stem = "schol"
     if shape.startswith("wikidata"):  # the same facts and questions with Wikidata's ids: wdt:P<n> named by wd:P<n>
         dated = shape == "wikidata-datetimes"  # and its dates as Wikidata writes them: dateTimes at midnight UTC
+        aliased = shape == "wikidata-aliases"  # and aliases, which some test questions name their topics by
         files = wikidata_shape.convert(work / "scholarly", work / ("scholarly_" + shape.replace("-", "_")),
-                                       datetimes=dated)
-        stem = "wdt" if dated else "wd"
+                                       datetimes=dated, aliases=aliased)
+        stem = {"wikidata-datetimes": "wdt", "wikidata-aliases": "wda"}.get(shape, "wd")
     # relation names: the KG's own labels, read by default
     data = ["data=files", f"data.kb_path={files['kg']}", *data_overrides]
     test = read_jsonl(files["test"])
@@ -279,10 +282,12 @@ def parser():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reuse-training", action="store_true",
                    help="answer with the finished training of an earlier run of this part instead of training again")
-    p.add_argument("--shape", choices=["scholarly", "wikidata", "wikidata-datetimes"], default="scholarly",
+    p.add_argument("--shape", choices=["scholarly", "wikidata", "wikidata-datetimes", "wikidata-aliases"],
+                   default="scholarly",
                    help="wikidata: the same KG and questions in Wikidata's shape (bench/kgs/wikidata_shape.py), "
                         "recorded under own-kg-wikidata; wikidata-datetimes: its dates and years as dateTimes at "
-                        "midnight UTC too (the answers stay \"2023\", \"2021-11-10\")")
+                        "midnight UTC too (the answers stay \"2023\", \"2021-11-10\"); wikidata-aliases: skos:altLabel "
+                        "aliases, every other test question naming its topic by one")
     p.add_argument("--zero-shot", action="store_true",
                    help="also answer with the pretrained encoder alone (retriever=zero_shot), given topics")
     p.add_argument("--data-overrides", nargs="*", default=[],
