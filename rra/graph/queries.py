@@ -38,10 +38,14 @@ def labels(m: RdfMapping, entities: Sequence[str]) -> str:
     )
 
 
-def _names(m: RdfMapping) -> str:
-    """The predicates an entity is found by: its label, or any alias predicate (a property path)."""
+def _named(m: RdfMapping) -> str:
+    """?e ?l: an entity and a name it is found by, its label or an alias (`m.alias_predicates`); a
+    UNION of plain triple patterns, which every store answers from its index (a property path of
+    alternatives may not be)."""
     preds = [m.label_predicate, *m.alias_predicates]
-    return iri_ref(preds[0]) if len(preds) == 1 else "(" + "|".join(iri_ref(p) for p in preds) + ")"
+    if len(preds) == 1:
+        return f"?e {iri_ref(preds[0])} ?l"
+    return "{ " + " } UNION { ".join(f"?e {iri_ref(p)} ?l" for p in preds) + " }"
 
 
 def find_entities(m: RdfMapping, text: str, mode: str) -> str:
@@ -49,17 +53,17 @@ def find_entities(m: RdfMapping, text: str, mode: str) -> str:
     result is the same as NetworkX's. Exact: plain string labels (and `label_language` ones).
     casefold / substring: SPARQL's LCASE pre-filters (it maps 'É' to 'é' as casefold does; it does
     not fold 'ß' to 'ss', so those rare labels are missed) and scans every label."""
-    label = _names(m)  # a label or an alias
+    named = _named(m)  # by a label or an alias
     if mode == "exact":  # an indexed lookup, not a scan over every label
         forms = [literal(text)] + ([f"{literal(text)}@{m.label_language}"] if m.label_language else [])
-        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} ?e {label} ?l }}"
+        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} {named} }}"
     if mode == "casefold":
         cond = f"LCASE(STR(?l)) = {literal(text.lower())}"
     elif mode == "substring":
         cond = f"CONTAINS(LCASE(STR(?l)), {literal(text.lower())})"
     else:
         raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
-    return f"SELECT ?e ?l WHERE {{ ?e {label} ?l FILTER({cond}) }}"
+    return f"SELECT ?e ?l WHERE {{ {named} FILTER({cond}) }}"
 
 
 def relations(m: RdfMapping, entity: str) -> str:
@@ -181,14 +185,14 @@ def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:
     """Candidates ?e ?l for many texts in one query (exact: an indexed VALUES lookup of the labels;
     casefold: one scan of the labels joined on their lower-case form ?lc, the same prefilter as
     `find_entities`); the backend re-checks and ranks them per text as `find_entities` does."""
-    label = _names(m)  # a label or an alias
+    named = _named(m)  # by a label or an alias
     if mode == "exact":
         forms = [literal(t) for t in texts]
         if m.label_language:
             forms += [f"{literal(t)}@{m.label_language}" for t in texts]
-        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} ?e {label} ?l }}"
+        return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} {named} }}"
     if mode == "casefold":
         lowered = " ".join(literal(t) for t in dict.fromkeys(t.lower() for t in texts))
-        return (f"SELECT ?e ?l ?lc WHERE {{ ?e {label} ?l BIND(LCASE(STR(?l)) AS ?lc) "
+        return (f"SELECT ?e ?l ?lc WHERE {{ {named} BIND(LCASE(STR(?l)) AS ?lc) "
                 f"VALUES ?lc {{ {lowered} }} }}")
     raise ValueError(f"no batched lookup for match mode {mode!r}; expected exact or casefold")
