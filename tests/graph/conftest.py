@@ -86,6 +86,37 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path, deadline_s: float =
     raise RuntimeError(f"oxigraph serve not ready at {url} after {deadline_s} s")
 
 
+def _serve_file(tmp_path_factory, path: Path, name: str):
+    """An `oxigraph serve-read-only` holding the file as written (`oxigraph load`, not through rra):
+    yields its query URL; skips where the server binary is not installed."""
+    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+    if binary is None:
+        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
+    root = tmp_path_factory.mktemp(name)
+    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(path)],
+                   check=True, capture_output=True, timeout=60)
+    with _serving(binary, "serve-read-only", root / "store", root) as url:
+        yield url
+
+
+def _file_kg(request, path: Path, endpoint_fixture: str, in_virtuoso):
+    """One RDF file on the backend `request.param` names: networkx / oxigraph (read by rra), sparql
+    (the file served as written), virtuoso (`in_virtuoso(server)` loads it and gives its graph IRI)."""
+    from rra.graph import load_graph
+
+    if request.param in ("networkx", "oxigraph"):
+        yield load_graph(path, backend=request.param)
+    elif request.param == "sparql":
+        with SparqlGraph(request.getfixturevalue(endpoint_fixture), batch_size=2, timeout=5.0, retries=0,
+                         trust_env=False) as graph:
+            yield graph
+    else:
+        server = request.getfixturevalue("virtuoso")
+        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
+                         graph_iri=in_virtuoso(server)) as graph:
+            yield graph
+
+
 @pytest.fixture(scope="session")
 def reference() -> NetworkXGraph:
     return NetworkXGraph(TRIPLES, LABELS)
@@ -148,14 +179,7 @@ def literal_probe_files(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def literal_probe_endpoint(tmp_path_factory, literal_probe_files) -> str:
     """An `oxigraph serve` holding the probe file as written (its literals are RDF literals)."""
-    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
-    if binary is None:
-        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
-    root = tmp_path_factory.mktemp("literal_probe_store")
-    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(literal_probe_files["nt"])],
-                   check=True, capture_output=True, timeout=60)
-    with _serving(binary, "serve-read-only", root / "store", root) as url:
-        yield url
+    yield from _serve_file(tmp_path_factory, literal_probe_files["nt"], "literal_probe_store")
 
 
 LITERAL_PROBE_GRAPH = "http://rra.test/graph/literal_probe"
@@ -209,14 +233,7 @@ def noncanonical_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def noncanonical_endpoint(tmp_path_factory, noncanonical_file) -> str:
     """An `oxigraph serve` holding the file as written (`oxigraph load`, not through rra)."""
-    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
-    if binary is None:
-        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
-    root = tmp_path_factory.mktemp("noncanonical_store")
-    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(noncanonical_file)],
-                   check=True, capture_output=True, timeout=60)
-    with _serving(binary, "serve-read-only", root / "store", root) as url:
-        yield url
+    yield from _serve_file(tmp_path_factory, noncanonical_file, "noncanonical_store")
 
 
 @pytest.fixture(scope="session")
@@ -232,20 +249,8 @@ def noncanonical_in_virtuoso(virtuoso, noncanonical_file) -> str:
 
 @pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
 def noncanonical_kg(request, noncanonical_file):
-    from rra.graph import load_graph
-
-    if request.param in ("networkx", "oxigraph"):
-        yield load_graph(noncanonical_file, backend=request.param)
-    elif request.param == "sparql":
-        with SparqlGraph(request.getfixturevalue("noncanonical_endpoint"), batch_size=2, timeout=5.0, retries=0,
-                         trust_env=False) as graph:
-            yield graph
-    else:
-        server = request.getfixturevalue("virtuoso")
-        iri = request.getfixturevalue("noncanonical_in_virtuoso")
-        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
-                         graph_iri=iri) as graph:
-            yield graph
+    yield from _file_kg(request, noncanonical_file, "noncanonical_endpoint",
+                        lambda server: request.getfixturevalue("noncanonical_in_virtuoso"))
 
 
 # A KG whose entities have other names (Wikidata's skos:altLabel, Freebase's common.topic.alias):
@@ -278,30 +283,17 @@ def alias_file(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def alias_endpoint(tmp_path_factory, alias_file) -> str:
     """An `oxigraph serve` holding the alias file as written."""
-    binary = shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
-    if binary is None:
-        pytest.skip("the `oxigraph` server binary is not installed (pip install oxigraph)")
-    root = tmp_path_factory.mktemp("alias_store")
-    subprocess.run([binary, "load", "--location", str(root / "store"), "--file", str(alias_file)],
-                   check=True, capture_output=True, timeout=60)
-    with _serving(binary, "serve-read-only", root / "store", root) as url:
-        yield url
+    yield from _serve_file(tmp_path_factory, alias_file, "alias_store")
+
+
+@pytest.fixture(scope="session")
+def alias_in_virtuoso(virtuoso, alias_file) -> str:
+    virtuoso.load(alias_file, ALIAS_GRAPH)
+    return ALIAS_GRAPH
 
 
 @pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
 def alias_kg(request, alias_file):
     """The alias KG on every backend that reads an RDF file or a store."""
-    from rra.graph import load_graph
-
-    if request.param in ("networkx", "oxigraph"):
-        yield load_graph(alias_file, backend=request.param)
-    elif request.param == "sparql":
-        with SparqlGraph(request.getfixturevalue("alias_endpoint"), batch_size=2, timeout=5.0, retries=0,
-                         trust_env=False) as graph:
-            yield graph
-    else:
-        server = request.getfixturevalue("virtuoso")
-        server.load(alias_file, ALIAS_GRAPH)
-        with SparqlGraph(server.endpoint, batch_size=2, timeout=10.0, retries=0, trust_env=False,
-                         graph_iri=ALIAS_GRAPH) as graph:
-            yield graph
+    yield from _file_kg(request, alias_file, "alias_endpoint",
+                        lambda server: request.getfixturevalue("alias_in_virtuoso"))
