@@ -50,12 +50,13 @@ def _named(m: RdfMapping) -> str:
 
 def find_entities(m: RdfMapping, text: str, mode: str) -> str:
     """Candidates ?e ?l; the backend re-checks them with Python's casefold and sorts them, so the
-    result is the same as NetworkX's. Exact: plain string labels (and `label_language` ones).
+    result is the same as NetworkX's. Exact: plain string labels and those in `label_language`
+    (English where none is set: Wikidata's "Douglas Adams"@en is found by an index lookup).
     casefold / substring: SPARQL's LCASE pre-filters (it maps 'É' to 'é' as casefold does; it does
     not fold 'ß' to 'ss', so those rare labels are missed) and scans every label."""
     named = _named(m)  # by a label or an alias
     if mode == "exact":  # an indexed lookup, not a scan over every label
-        forms = [literal(text)] + ([f"{literal(text)}@{m.label_language}"] if m.label_language else [])
+        forms = [literal(text), f"{literal(text)}@{m.label_language or 'en'}"]
         return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} {named} }}"
     if mode == "casefold":
         cond = f"LCASE(STR(?l)) = {literal(text.lower())}"
@@ -187,9 +188,7 @@ def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:
     `find_entities`); the backend re-checks and ranks them per text as `find_entities` does."""
     named = _named(m)  # by a label or an alias
     if mode == "exact":
-        forms = [literal(t) for t in texts]
-        if m.label_language:
-            forms += [f"{literal(t)}@{m.label_language}" for t in texts]
+        forms = [literal(t) for t in texts] + [f"{literal(t)}@{m.label_language or 'en'}" for t in texts]
         return f"SELECT ?e ?l WHERE {{ VALUES ?l {{ {' '.join(forms)} }} {named} }}"
     if mode == "casefold":
         lowered = " ".join(literal(t) for t in dict.fromkeys(t.lower() for t in texts))

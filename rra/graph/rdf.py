@@ -230,7 +230,7 @@ class RdfMapping:
     label_predicate: str = RDFS_LABEL
     prefixes: dict = field(default_factory=lambda: dict(COMMON_PREFIXES), hash=False)
     # Exact label lookups use the store's index on plain string labels, plus labels in this
-    # language when set (e.g. "en" for a store whose labels are "..."@en).
+    # language (English where it is None: Wikidata's "..."@en labels are found without a scan).
     label_language: str | None = None
     # predicate namespace -> namespace of the entity whose label names it (WIKIDATA_PROPERTY_NAMESPACES)
     property_namespaces: dict = field(default_factory=lambda: dict(WIKIDATA_PROPERTY_NAMESPACES), hash=False)

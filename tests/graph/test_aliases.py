@@ -17,8 +17,9 @@ def test_an_entity_is_found_by_its_aliases_on_every_backend(alias_kg):
     kg = alias_kg
     # an alias two entities share finds both, ranked by (name length, name, id) as every backend does
     assert kg.find_entities("jfk", "casefold") == [AIRPORT, JFK]
-    # exact lookups: untagged names (and `label_language` ones) on every backend
+    # exact lookups: untagged and English names (or `label_language`'s) on every backend
     assert kg.find_entities("John Fitzgerald Kennedy", "exact") == [JFK]
+    assert kg.find_entities("JFK", "exact") == [AIRPORT, JFK] and kg.find_entities("jfk", "exact") == []
     assert kg.find_entities("NYC", "casefold") == [NYC]
     assert kg.find_entities("Jack Kennedy", "casefold") == [FB_JFK]  # Freebase's alias predicate
     # a name that is one entity's label and another's alias: both
@@ -34,7 +35,7 @@ def test_an_entity_is_found_by_its_aliases_on_every_backend(alias_kg):
 def test_every_backend_ranks_alias_lookups_alike(alias_kg, alias_file):
     reference = load_graph(alias_file)
     for text in ["JFK", "jfk", "New York", "NYC", "Jack Kennedy", "John Kennedy", "Albany"]:
-        for mode in ("casefold", "substring"):  # exact: tagged names differ by backend (label_language)
+        for mode in ("exact", "casefold", "substring"):
             assert alias_kg.find_entities(text, mode) == reference.find_entities(text, mode), (text, mode)
 
 

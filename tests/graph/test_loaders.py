@@ -205,16 +205,19 @@ def test_oxigraph_on_disk_and_reopen(tmp_path):
 
 
 def test_language_tagged_labels_in_a_foreign_store():
-    """A store with "..."@en labels: exact lookups need label_language; the others scan anyway."""
+    """A store with "..."@en / "..."@de labels: exact lookups find English ones, or label_language's
+    where it is set; the other modes scan every label anyway."""
     store = ox.Store()
     store.load(input=(
         '<http://x/Q1> <http://x/p> <http://x/Q2> .\n'
         '<http://x/Q1> <http://www.w3.org/2000/01/rdf-schema#label> "Douglas Adams"@en .\n'
+        '<http://x/Q2> <http://www.w3.org/2000/01/rdf-schema#label> "Anhalter"@de .\n'
     ), format=ox.RdfFormat.N_TRIPLES)
     plain = OxigraphGraph(store, entity_base="http://x/", relation_base="http://x/")
-    tagged = OxigraphGraph(store, mapping=RdfMapping("http://x/", "http://x/", label_language="en"))
-    assert plain.find_entities("Douglas Adams") == []
-    assert tagged.find_entities("Douglas Adams") == ["Q1"]
+    tagged = OxigraphGraph(store, mapping=RdfMapping("http://x/", "http://x/", label_language="de"))
+    assert plain.find_entities("Douglas Adams") == ["Q1"] and plain.find_entities("Anhalter") == []
+    assert plain.find_entities_batch(["Douglas Adams", "Anhalter"]) == {"Douglas Adams": ["Q1"], "Anhalter": []}
+    assert tagged.find_entities("Anhalter") == ["Q2"] and tagged.find_entities("Douglas Adams") == []
     for kg in (plain, tagged):
         assert kg.find_entities("douglas adams", mode="casefold") == ["Q1"]
         assert kg.label("Q1") == "Douglas Adams" and kg.neighbors("Q1", "p") == ["Q2"]
