@@ -51,15 +51,8 @@ from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEn
 from rra.graph.rdf import is_literal
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
-from rra.text import BRACKETED
+from rra.text import BRACKETED, UNSEGMENTED_CHAR, name_in_text, named_in_text, spans
 
-WORD = re.compile(r"\S+")
-# Scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, CJK punctuation, kana,
-# bopomofo, CJK ideographs, Hangul, fullwidth forms, the supplementary ideographs): one unit each.
-UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3100-\u312f\u3400-\u4dbf"
-               "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f")
-UNIT = re.compile(f"[{UNSEGMENTED}]|[^\\s{UNSEGMENTED}]+")
-_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
 # Edge punctuation that is part of the sentence, not of a label ("... Alien?", "《卧虎藏龙》？").
 EDGE_PUNCT = "?!.,;:\"'()？！。，、；：“”‘’（）《》〈〉【】「」『』"
 SENTENCE_END = "?!.,;:"  # what ends a sentence or clause after a name, never part of it at the end
@@ -222,25 +215,6 @@ def link_entities(
                          max_chars if char_ngrams else 0)
 
 
-def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max_ngram: int = 16,
-                 max_chars: int = 16) -> str:
-    """How the question names a topic it is given: its label where the text holds it, else the
-    longest span the KG finds that entity by (an alias: "JFK" for the entity labelled "John F.
-    Kennedy"), so masking and marking find it; the label when no span names it."""
-    if not label or label.casefold() in question.casefold() or BRACKETED.search(question):
-        return label
-    texts = [text for _, _, text, _ in spans(question, max_ngram, max_chars)]  # longest first
-    return next((t for t in texts if entity in kg.find_entities(t, "casefold", ALIAS_LIMIT)), label)
-
-
-ALIAS_LIMIT = 50  # entities one name may find when a given topic is looked for in the text
-
-
-def named_in_text(question: str, labels: Sequence[str]) -> bool:
-    """Whether the text holds each name (or marks its topic in brackets): no lookup needed."""
-    return bool(BRACKETED.search(question)) or all(n.casefold() in question.casefold() for n in labels)
-
-
 def _link_mentions(kg, mentions, source, max_entities, fuzzy: FuzzyIndex | None = None) -> LinkResult:
     found, used, ambiguous = [], [], {}
     for m in mentions:
@@ -289,36 +263,6 @@ def _is_value(mention: str) -> bool:
     return any(c.isdigit() for c in mention) and literal_value(mention) is not None
 
 
-def units(question: str, char_ngrams: bool = True) -> list[tuple[int, int, bool]]:
-    """The question's units as (start, end, is one character of a script without spaces)."""
-    if not char_ngrams:
-        return [(m.start(), m.end(), False) for m in WORD.finditer(question)]
-    return [(m.start(), m.end(), bool(_UNSEGMENTED_CHAR.fullmatch(m.group()))) for m in UNIT.finditer(question)]
-
-
-def spans(question: str, max_ngram: int, max_chars: int) -> list[tuple[int, int, str, list[str]]]:
-    """Every n-gram of units, longest first: (first unit, units, its text, its units' texts). At
-    most `max_ngram` words and `max_chars` unspaced characters; units are joined as written (a
-    space where the question has any, none between characters)."""
-    found = units(question, max_chars > 0)
-    before = [0]  # unspaced characters before each unit
-    for u in found:
-        before.append(before[-1] + u[2])
-    longest = max(max_ngram, max_chars) if before[-1] else max_ngram
-    out = []
-    for n in range(min(len(found), longest), 0, -1):
-        for i in range(len(found) - n + 1):
-            chars = before[i + n] - before[i]
-            if chars > max_chars or n - chars > max_ngram:
-                continue
-            span = found[i:i + n]
-            pieces = [question[a:b] for a, b, _ in span]
-            text = pieces[0] + "".join((" " if span[k][1] < span[k + 1][0] else "") + pieces[k + 1]
-                                       for k in range(n - 1))
-            out.append((i, n, text, pieces))
-    return out
-
-
 def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: FuzzyIndex | None = None,
                   max_chars: int = 16) -> LinkResult:
     cands: list[Candidate] = []
@@ -345,7 +289,7 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
             ambiguous[mention] = hits
         # one plain lower-case word ("writer", not "1979" or "julie_london"), one character of a
         # script without spaces ("的"), or a word of the relation names
-        common = ((n == 1 and ((mention.isalpha() and mention.islower()) or bool(_UNSEGMENTED_CHAR.fullmatch(mention))))
+        common = ((n == 1 and ((mention.isalpha() and mention.islower()) or bool(UNSEGMENTED_CHAR.fullmatch(mention))))
                   or mention.casefold() in rel_words)
         value = _is_value(mention)
         cands += [Candidate(mention, e, i, n, common, same_case, value=value) for e in hits]
@@ -388,7 +332,7 @@ def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[
     out = []
     for i, n, text, gram in grams:
         span = Candidate("", "", i, n, False, False)
-        if any(span.overlaps(c) for c in taken) or any(_UNSEGMENTED_CHAR.search(w) for w in gram):
+        if any(span.overlaps(c) for c in taken) or any(UNSEGMENTED_CHAR.search(w) for w in gram):
             continue
         first = 1 if n > 1 and gram[0].strip(EDGE_PUNCT).casefold() in ("the", "a", "an") else 0
         if common(gram[first]) or common(gram[-1]):

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from rra.graph.base import GraphUnavailableError, base_relation, is_inverse
+from rra.graph.base import GraphUnavailableError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.literals import value_text
 from rra.graph.rdf import display, is_literal
 from rra.records import Triple
@@ -532,3 +532,62 @@ Reply with only the answer entities, separated by " | ".
 
 Question: {question}
 Answer:"""
+
+
+# --- n-grams of a question, and the span that names a given entity ----------------------------
+WORD = re.compile(r"\S+")
+# Scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, CJK punctuation, kana,
+# bopomofo, CJK ideographs, Hangul, fullwidth forms, the supplementary ideographs): one unit each.
+UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3100-\u312f\u3400-\u4dbf"
+               "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f")
+UNIT = re.compile(f"[{UNSEGMENTED}]|[^\\s{UNSEGMENTED}]+")
+UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
+
+
+def units(question: str, char_ngrams: bool = True) -> list[tuple[int, int, bool]]:
+    """The question's units as (start, end, is one character of a script without spaces)."""
+    if not char_ngrams:
+        return [(m.start(), m.end(), False) for m in WORD.finditer(question)]
+    return [(m.start(), m.end(), bool(UNSEGMENTED_CHAR.fullmatch(m.group()))) for m in UNIT.finditer(question)]
+
+
+def spans(question: str, max_ngram: int, max_chars: int) -> list[tuple[int, int, str, list[str]]]:
+    """Every n-gram of units, longest first: (first unit, units, its text, its units' texts). At
+    most `max_ngram` words and `max_chars` unspaced characters; units are joined as written (a
+    space where the question has any, none between characters)."""
+    found = units(question, max_chars > 0)
+    before = [0]  # unspaced characters before each unit
+    for u in found:
+        before.append(before[-1] + u[2])
+    longest = max(max_ngram, max_chars) if before[-1] else max_ngram
+    out = []
+    for n in range(min(len(found), longest), 0, -1):
+        for i in range(len(found) - n + 1):
+            chars = before[i + n] - before[i]
+            if chars > max_chars or n - chars > max_ngram:
+                continue
+            span = found[i:i + n]
+            pieces = [question[a:b] for a, b, _ in span]
+            text = pieces[0] + "".join((" " if span[k][1] < span[k + 1][0] else "") + pieces[k + 1]
+                                       for k in range(n - 1))
+            out.append((i, n, text, pieces))
+    return out
+
+
+def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max_ngram: int = 16,
+                 max_chars: int = 16) -> str:
+    """How the question names a topic it is given: its label where the text holds it, else the
+    longest span the KG finds that entity by (an alias: "JFK" for the entity labelled "John F.
+    Kennedy"), so masking and marking find it; the label when no span names it."""
+    if not label or label.casefold() in question.casefold() or BRACKETED.search(question):
+        return label
+    texts = [text for _, _, text, _ in spans(question, max_ngram, max_chars)]  # longest first
+    return next((t for t in texts if entity in kg.find_entities(t, "casefold", ALIAS_LIMIT)), label)
+
+
+ALIAS_LIMIT = 50  # entities one name may find when a given topic is looked for in the text
+
+
+def named_in_text(question: str, labels: Sequence[str]) -> bool:
+    """Whether the text holds each name (or marks its topic in brackets): no lookup needed."""
+    return bool(BRACKETED.search(question)) or all(n.casefold() in question.casefold() for n in labels)

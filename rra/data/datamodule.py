@@ -36,9 +36,8 @@ from torch.utils.data import DataLoader
 
 from rra.data.dataset import Dataset
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, inverse, is_inverse
-from rra.linking import name_in_text
 from rra.records import QAExample
-from rra.text import mask_topic
+from rra.text import mask_topic, name_in_text
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +322,7 @@ class RetrieverDataModule(L.LightningDataModule):
     def _masked(self, e: QAExample) -> str:
         """The question with its topic masked, as inference reads it: a `[...]` mark, else the topic's
         name where the question writes it (the KG's label: an IRI never occurs in the text), else its id,
-        else another name the KG finds it by (an alias: "JFK"; rra.linking.name_in_text)."""
+        else another name the KG finds it by (an alias: "JFK"; rra.text.name_in_text)."""
         names = [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
         masked = mask_topic(e.question, names, self.mask_token)
         if masked == e.question and e.topic_entities and self.mask_token and self.kg is not None \
