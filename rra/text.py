@@ -578,11 +578,29 @@ def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max
                  max_chars: int = 16) -> str:
     """How the question names a topic it is given: its label where the text holds it, else the
     longest span the KG finds that entity by (an alias: "JFK" for the entity labelled "John F.
-    Kennedy"), so masking and marking find it; the label when no span names it."""
-    if not label or label.casefold() in question.casefold() or BRACKETED.search(question):
-        return label
-    texts = [text for _, _, text, _ in spans(question, max_ngram, max_chars)]  # longest first
+    Kennedy"), so masking and marking find it; the label when no span names it. One lookup per span
+    (`TopicLinker` batches them through its LookAhead); `names_in_text` for many at once."""
+    texts = _spans_to_look_up(question, label, max_ngram, max_chars)
     return next((t for t in texts if entity in kg.find_entities(t, "casefold", ALIAS_LIMIT)), label)
+
+
+def names_in_text(kg: KnowledgeGraph, asked: Sequence[tuple[str, str, str]], max_ngram: int = 16,
+                  max_chars: int = 16) -> list[str]:
+    """`name_in_text` of each (question, entity, label), every span of them all looked up in one
+    batched call."""
+    texts = [_spans_to_look_up(q, label, max_ngram, max_chars) for q, _, label in asked]
+    wanted = sorted({t for found in texts for t in found})
+    hits = kg.find_entities_batch(wanted, "casefold", ALIAS_LIMIT) if wanted else {}
+    return [next((t for t in found if entity in hits.get(t, ())), label)
+            for found, (_, entity, label) in zip(texts, asked)]
+
+
+def _spans_to_look_up(question: str, label: str, max_ngram: int, max_chars: int) -> list[str]:
+    """The question's spans, longest first, that may name a given topic; none where the text holds
+    its label (or marks the topic in brackets)."""
+    if not label or named_in_text(question, [label]):
+        return []
+    return [text for _, _, text, _ in spans(question, max_ngram, max_chars)]
 
 
 ALIAS_LIMIT = 50  # entities one name may find when a given topic is looked for in the text

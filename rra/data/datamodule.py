@@ -37,7 +37,7 @@ from torch.utils.data import DataLoader
 from rra.data.dataset import Dataset
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, inverse, is_inverse
 from rra.records import QAExample
-from rra.text import mask_topic, name_in_text
+from rra.text import mask_topic, names_in_text
 
 log = logging.getLogger(__name__)
 
@@ -322,33 +322,43 @@ class RetrieverDataModule(L.LightningDataModule):
     def _masked(self, e: QAExample) -> str:
         """The question with its topic masked, as inference reads it: a `[...]` mark, else the topic's
         name where the question writes it (the KG's label: an IRI never occurs in the text), else its id,
-        else another name the KG finds it by (an alias: "JFK"; rra.text.name_in_text)."""
-        names = [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
-        masked = mask_topic(e.question, names, self.mask_token)
-        if masked == e.question and e.topic_entities and self.mask_token and self.kg is not None \
-                and not getattr(self.kg, "per_question", False):
-            topic = e.topic_entities[0]
-            key = (e.question, topic)
-            if key not in self._aliases_in_text:
-                try:
-                    self._aliases_in_text[key] = name_in_text(self.kg, e.question, topic,
-                                                              self._topic_labels.get(topic) or topic)
-                except GraphError:
-                    self._aliases_in_text[key] = topic
-            masked = mask_topic(e.question, [self._aliases_in_text[key]], self.mask_token)
-        return masked
+        else another name the KG finds it by (an alias: "JFK"; read ahead by `_read_topic_labels`)."""
+        masked = mask_topic(e.question, self._topic_names(e), self.mask_token)
+        alias = self._aliases_in_text.get((e.question, e.topic_entities[0])) \
+            if masked == e.question and e.topic_entities else None
+        return mask_topic(e.question, [alias], self.mask_token) if alias else masked
+
+    def _topic_names(self, e: QAExample) -> list[str]:
+        return [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
 
     def _read_topic_labels(self, examples: list[QAExample]) -> None:
-        """The KG's labels of the questions' topics, in one call (a per-question graph has none
-        outside a question: its readers mark the topic in the text instead)."""
+        """The KG's labels of the questions' topics, in one call, then the name each question writes
+        its topic by where the text holds neither its label nor its id (an alias: "JFK" for the entity
+        labelled "John F. Kennedy"; rra.text.names_in_text), in one batched lookup for all of them. A
+        per-question graph has no labels outside a question: its readers mark the topic in the text."""
+        if self.kg is None or getattr(self.kg, "per_question", False):
+            return
         wanted = sorted({t for e in examples for t in e.topic_entities} - set(self._topic_labels))
-        if not wanted or getattr(self.kg, "per_question", False):
+        if wanted:
+            try:
+                found = self.kg.labels(wanted)
+            except Exception:  # noqa: BLE001 - without labels the ids are masked, as before
+                found = {}
+            self._topic_labels.update({t: n for t, n in found.items() if n and n != t})
+        if not self.mask_token:
             return
-        try:
-            found = self.kg.labels(wanted)
-        except Exception:  # noqa: BLE001 - without labels the ids are masked, as before
-            return
-        self._topic_labels.update({t: n for t, n in found.items() if n and n != t})
+        asked: dict[tuple[str, str], str] = {}  # (question, topic) -> the topic's label (or id)
+        for e in examples:
+            if e.topic_entities and (e.question, e.topic_entities[0]) not in self._aliases_in_text \
+                    and mask_topic(e.question, self._topic_names(e), self.mask_token) == e.question:
+                topic = e.topic_entities[0]
+                asked[(e.question, topic)] = self._topic_labels.get(topic) or topic
+        if asked:
+            try:
+                names = names_in_text(self.kg, [(q, t, label) for (q, t), label in asked.items()])
+            except GraphError:
+                names = [t for _, t in asked]  # the id: nothing in the text to mask, as before
+            self._aliases_in_text.update(zip(asked, names))
 
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
         """Path items of a question whose plan is more than a chain: one per anchor of the plan, the

@@ -76,3 +76,31 @@ def test_a_given_topic_written_by_its_alias_is_masked_where_the_text_names_it(al
     assert [link.mentions for link in links] == [["JFK"], ["John F. Kennedy"], ["New York"], ["John F. Kennedy"]]
     assert mask_topic(examples[0].question, links[0].mentions) == "where was [E] born?"
     assert name_in_text(alias_kg, "is NYC big", NYC, "New York City") == "NYC"
+
+
+def test_training_items_mask_a_topic_written_by_its_alias_in_one_batched_lookup(alias_file, monkeypatch):
+    """The datamodule reads the names questions write their topics by ahead, for all of them in one
+    `find_entities_batch` call (no lookup per span and question: on a store each would be a scan)."""
+    from rra.data.datamodule import RetrieverDataModule
+    from rra.data.dataset import Dataset
+    from rra.records import QAExample
+    from rra.text import name_in_text, names_in_text
+
+    kg = load_graph(alias_file)
+    born = "http://www.wikidata.org/prop/direct/P19"
+    qs = [QAExample("where was JFK born?", [JFK], [], [born], qid="a"),
+          QAExample("where was John F. Kennedy born?", [JFK], [], [born], qid="b"),
+          QAExample("where was he born?", [JFK], [], [born], qid="c"),
+          QAExample("what state is NYC in?", [NYC], [], ["http://www.wikidata.org/prop/direct/P36"], qid="d")]
+    asked = [(q.question, q.topic_entities[0], kg.label(q.topic_entities[0])) for q in qs]
+    assert names_in_text(kg, asked) == [name_in_text(kg, *a) for a in asked] == [
+        "JFK", "John F. Kennedy", "John F. Kennedy", "NYC"]
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, train_paths="given", path_head="classifier")
+    dm.kg = kg
+    calls = []
+    batch = kg.find_entities_batch
+    monkeypatch.setattr(kg, "find_entities_batch", lambda *a, **k: calls.append("batch") or batch(*a, **k))
+    items = dm._items(qs, dedupe=False)
+    assert [x["question"] for x in items] == ["where was [E] born?", "where was [E] born?", "where was he born?",
+                                              "what state is [E] in?"]
+    assert calls == ["batch"]
