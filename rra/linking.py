@@ -51,11 +51,8 @@ from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEn
 from rra.graph.rdf import is_literal
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
-from rra.text import BRACKETED, UNSEGMENTED_CHAR, name_in_text, named_in_text, spans
+from rra.text import BRACKETED, EDGE_PUNCT, UNSEGMENTED_CHAR, mention_forms, name_in_text, named_in_text, spans
 
-# Edge punctuation that is part of the sentence, not of a label ("... Alien?", "《卧虎藏龙》？").
-EDGE_PUNCT = "?!.,;:\"'()？！。，、；：“”‘’（）《》〈〉【】「」『』"
-SENTENCE_END = "?!.,;:"  # what ends a sentence or clause after a name, never part of it at the end
 # An n-gram made only of these never counts as an entity mention on its own: KGs such as MetaQA
 # hold entities like "The" or "It" that would otherwise match every question.
 STOPWORDS = frozenset(
@@ -271,14 +268,8 @@ def _link_lexical(kg, question, max_ngram, max_entities, rel_words, fuzzy: Fuzzy
     for i, n, text, gram in grams:
         if all(w.strip(EDGE_PUNCT).casefold() in STOPWORDS for w in gram):
             continue
-        # try the raw span first ("Paris, Texas."), then without sentence punctuation
-        # ("Paper (Extended Version)?" keeps its closing bracket: only the sentence's mark goes first)
-        # "Jürgen MacDonald's affiliation": the possessive is the question's, not the name's
-        bare = text.rstrip(SENTENCE_END)
-        owner = bare[:-2] if bare[-2:] in ("'s", "’s") else bare
-        forms = [f for f in dict.fromkeys([text, bare, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
         hits, same_case, mention = [], False, ""
-        for f in forms:
+        for f in mention_forms(text):
             hits, same_case = _lookup(kg, f)
             if hits:
                 mention = f

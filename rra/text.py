@@ -542,6 +542,9 @@ UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3100-\u312
                "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f")
 UNIT = re.compile(f"[{UNSEGMENTED}]|[^\\s{UNSEGMENTED}]+")
 UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
+# Edge punctuation that is part of the sentence, not of a label ("... Alien?", "《卧虎藏龙》？").
+EDGE_PUNCT = "?!.,;:\"'()？！。，、；：“”‘’（）《》〈〉【】「」『』"
+SENTENCE_END = "?!.,;:"  # what ends a sentence or clause after a name, never part of it at the end
 
 
 def units(question: str, char_ngrams: bool = True) -> list[tuple[int, int, bool]]:
@@ -574,13 +577,23 @@ def spans(question: str, max_ngram: int, max_chars: int) -> list[tuple[int, int,
     return out
 
 
+def mention_forms(text: str) -> list[str]:
+    """The forms a span of a question may name an entity by, tried in this order: as written ("Paris,
+    Texas."), without the sentence's punctuation ("Paper (Extended Version)?" keeps its closing
+    bracket: only the sentence's mark goes first), without edge punctuation, and without a possessive
+    ("Jürgen MacDonald's affiliation": the possessive is the question's, not the name's)."""
+    bare = text.rstrip(SENTENCE_END)
+    owner = bare[:-2] if bare[-2:] in ("'s", "’s") else bare
+    return [f for f in dict.fromkeys([text, bare, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
+
+
 def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max_ngram: int = 16,
                  max_chars: int = 16) -> str:
     """How the question names a topic it is given: its label where the text holds it, else the
     longest span the KG finds that entity by (an alias: "JFK" for the entity labelled "John F.
     Kennedy"), so masking and marking find it; the label when no span names it. One lookup per span
     (`TopicLinker` batches them through its LookAhead); `names_in_text` for many at once."""
-    texts = _spans_to_look_up(question, label, max_ngram, max_chars)
+    texts = _forms_to_look_up(question, label, max_ngram, max_chars)
     return next((t for t in texts if entity in kg.find_entities(t, "casefold", ALIAS_LIMIT)), label)
 
 
@@ -588,19 +601,21 @@ def names_in_text(kg: KnowledgeGraph, asked: Sequence[tuple[str, str, str]], max
                   max_chars: int = 16) -> list[str]:
     """`name_in_text` of each (question, entity, label), every span of them all looked up in one
     batched call."""
-    texts = [_spans_to_look_up(q, label, max_ngram, max_chars) for q, _, label in asked]
+    texts = [_forms_to_look_up(q, label, max_ngram, max_chars) for q, _, label in asked]
     wanted = sorted({t for found in texts for t in found})
     hits = kg.find_entities_batch(wanted, "casefold", ALIAS_LIMIT) if wanted else {}
     return [next((t for t in found if entity in hits.get(t, ())), label)
             for found, (_, entity, label) in zip(texts, asked)]
 
 
-def _spans_to_look_up(question: str, label: str, max_ngram: int, max_chars: int) -> list[str]:
-    """The question's spans, longest first, that may name a given topic; none where the text holds
-    its label (or marks the topic in brackets)."""
+def _forms_to_look_up(question: str, label: str, max_ngram: int, max_chars: int) -> list[str]:
+    """The forms of the question's spans, longest span first, that may name a given topic
+    (`mention_forms`: "NYC?" is looked up as "NYC" too); none where the text holds its label (or
+    marks the topic in brackets)."""
     if not label or named_in_text(question, [label]):
         return []
-    return [text for _, _, text, _ in spans(question, max_ngram, max_chars)]
+    texts = [text for _, _, text, _ in spans(question, max_ngram, max_chars)]
+    return list(dict.fromkeys(f for text in texts for f in mention_forms(text)))
 
 
 ALIAS_LIMIT = 50  # entities one name may find when a given topic is looked for in the text

@@ -76,6 +76,7 @@ def test_a_given_topic_written_by_its_alias_is_masked_where_the_text_names_it(al
     assert [link.mentions for link in links] == [["JFK"], ["John F. Kennedy"], ["New York"], ["John F. Kennedy"]]
     assert mask_topic(examples[0].question, links[0].mentions) == "where was [E] born?"
     assert name_in_text(alias_kg, "is NYC big", NYC, "New York City") == "NYC"
+    assert name_in_text(alias_kg, "how big is NYC?", NYC, "New York City") == "NYC"  # the sentence's mark is not the name's
 
 
 def test_training_items_mask_a_topic_written_by_its_alias_in_one_batched_lookup(alias_file, monkeypatch):
