@@ -109,6 +109,7 @@ class Candidate:
 
 
 ARTICLES = ("the ", "a ", "an ")
+INITIAL = re.compile(r"\w\.")  # one letter and a full stop: a name's initial
 _NOT_WORD = re.compile(r"[^\w\s]+")
 
 
@@ -123,10 +124,10 @@ def normalize_name(text: str) -> str:
 
 
 class FuzzyIndex:
-    """Every entity's label (and id), normalised, for names that no exact lookup finds: a dropped
+    """Every entity's label, id and aliases, normalised, for names that no exact lookup finds: a dropped
     article or other punctuation (score 100 on the normalised form), else the closest labels by
     rapidfuzz's `ratio` at or above `min_score` (a typo: "iron atlass" ~ "iron atlas", 95).
-    Built once from the graph (`all_triples` + `labels`, on any backend)."""
+    Built once from the graph (`all_triples`, `labels` and `all_aliases`, on any backend)."""
 
     def __init__(self, kg: KnowledgeGraph, min_score: float = 88.0, min_chars: int = 4, limit: int = 3):
         self.kg, self.min_score, self.min_chars, self.limit = kg, min_score, min_chars, limit
@@ -135,8 +136,9 @@ class FuzzyIndex:
     def _build(self) -> None:
         nodes = sorted({x for t in self.kg.all_triples() for x in (t.head, t.tail) if not is_literal(x)})
         names: dict[str, set[str]] = {}
-        for node, label in self.kg.labels(nodes).items():
-            for name in {normalize_name(label), normalize_name(node)}:
+        named = [(node, [label, node]) for node, label in self.kg.labels(nodes).items()]
+        for node, forms in [*named, *self.kg.all_aliases().items()]:  # a misspelt "L. Bergstrom" too
+            for name in {normalize_name(f) for f in forms}:
                 if len(name) >= self.min_chars:
                     names.setdefault(name, set()).add(node)
         self.names = {k: sorted(v) for k, v in names.items()}
@@ -317,6 +319,8 @@ def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[
     taken = [c for c in exact if not c.common_word]
 
     def common(word: str) -> bool:
+        if INITIAL.fullmatch(word):  # "H." begins "H. Hoffman", though "h" is a word of "h-index"
+            return False
         w = word.strip(EDGE_PUNCT).casefold()
         return not w or w in STOPWORDS or w in rel_words
 
@@ -328,9 +332,18 @@ def _fuzzy_candidates(grams: list[tuple[int, int, str, list[str]]], exact: list[
         first = 1 if n > 1 and gram[0].strip(EDGE_PUNCT).casefold() in ("the", "a", "an") else 0
         if common(gram[first]) or common(gram[-1]):
             continue
-        mention = text.strip(EDGE_PUNCT)
-        for entity, score in fuzzy.match(mention):
-            out.append(Candidate(mention, entity, i, n, False, False, score, fuzzy=True, value=_is_value(mention)))
+        tried: set[str] = set()
+        # as written, then without a possessive ("S. McAlilster's" as "S. McAlilster"); the forms
+        # that differ only in punctuation normalise alike, and each lookup scans every name
+        for mention in dict.fromkeys(f.strip(EDGE_PUNCT) for f in mention_forms(text)):
+            if normalize_name(mention) in tried:
+                continue
+            tried.add(normalize_name(mention))
+            hits = fuzzy.match(mention)
+            if hits:
+                out += [Candidate(mention, entity, i, n, False, False, score, fuzzy=True, value=_is_value(mention))
+                        for entity, score in hits]
+                break
     return out
 
 

@@ -217,6 +217,12 @@ class KnowledgeGraph(ABC):
                     top[r] = max(ends)
         return {r: sorted(ends) for r, ends in out.items()}
 
+    def all_aliases(self) -> dict[str, list[str]]:
+        """Every entity's other names (the values of its alias predicates: skos:altLabel "JFK"),
+        which `find_entities` finds it by beside its label: for whole-graph work such as the fuzzy
+        name index (rra.linking.FuzzyIndex). Default: none."""
+        return {}
+
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
         """Names the KG gives its relations (e.g. an `rdfs:label` on a property IRI), keyed by
         forward relation id; relations without one are left out. What an encoder reads of a relation

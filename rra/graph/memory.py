@@ -60,6 +60,10 @@ class InMemoryGraph(KnowledgeGraph):
         self._aliases = merged
         self._casefold_index = None
 
+    def all_aliases(self) -> dict[str, list[str]]:
+        ids = self._entity_ids()
+        return {e: list(names) for e, names in self._aliases.items() if e in ids}
+
     def label(self, entity: str) -> str:
         self._require(entity)
         return self._labels.get(entity) or display(entity)

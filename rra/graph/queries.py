@@ -67,6 +67,12 @@ def find_entities(m: RdfMapping, text: str, mode: str) -> str:
     return f"SELECT ?e ?l WHERE {{ {named} FILTER({cond}) }}"
 
 
+def aliases(m: RdfMapping) -> str:
+    """?e ?l: every alias (a text value of one of `m.alias_predicates`) of every entity."""
+    patterns = " UNION ".join(f"{{ ?e {iri_ref(p)} ?l }}" for p in m.alias_predicates)
+    return f"SELECT ?e ?l WHERE {{ {patterns} FILTER(isLiteral(?l)) }}"
+
+
 def relations(m: RdfMapping, entity: str) -> str:
     """?out (relations leaving the entity) or ?in (relations arriving), one bound per row."""
     return _both_ways(m, entity, "DISTINCT ?out ?in", "out", "in")

@@ -120,6 +120,17 @@ class SparqlBackedGraph(KnowledgeGraph):
         hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
         return hits[:limit]
 
+    def all_aliases(self) -> dict[str, list[str]]:
+        if not self.mapping.alias_predicates:
+            return {}
+        out: dict[str, list[str]] = {}
+        for e, l in self._select(q.aliases(self.mapping), ("e", "l")):
+            name = l[1].strip()
+            names = out.setdefault(self._entity(e), [])
+            if name and name not in names:
+                names.append(name)
+        return {e: sorted(names) for e, names in out.items() if names}
+
     SCAN_BATCH = 5000  # texts per case-insensitive lookup (each such query scans all labels)
 
     def find_entities_batch(self, texts: Sequence[str], mode: MatchMode = "exact",

@@ -210,6 +210,9 @@ class QuestionGraphs(KnowledgeGraph):
     def all_triples(self) -> Iterable[Triple]:
         return self.current().all_triples()
 
+    def all_aliases(self) -> dict[str, list[str]]:
+        return self.current().all_aliases()
+
     def stats(self) -> GraphStats:
         """The selected question's graph; outside a question, the registered questions in numbers."""
         if _ACTIVE.get() is not None:

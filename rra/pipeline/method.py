@@ -133,8 +133,10 @@ class RRAPipeline(QAMethod):
     def _plans(self, examples, links: list[LinkResult], candidates: dict[int, list]) -> dict[int, PlanChoice]:
         """The ranked candidate plans of each question with a link (rra.pipeline.plans): its anchors
         are every entity linked (up to three; a literal's mention is the comparison's value and a
-        class's the answer's kind, not anchors), the chain predictions already made for the first reused."""
-        anchors, mentions, first = {}, {}, {}
+        class's the answer's kind, not anchors), the chain predictions already made for the first reused.
+        A linked name that several entities share is read as each (PlanSearch `alternates`); where
+        the plans choose another of them, `links[i]` and `candidates[i]` follow."""
+        anchors, mentions, first, alternates = {}, {}, {}, {}
         for i in candidates:
             anchors[i], mentions[i] = link_anchors(links[i], self.plan_search.settings.max_anchors, classes=False)
             # the link's first (were it a literal or a class) keeps its place: `first` holds its chains
@@ -142,10 +144,20 @@ class RRAPipeline(QAMethod):
                 anchors[i] = [links[i].entities[0]] + [a for a in anchors[i] if a != links[i].entities[0]]
                 mentions[i] = [(links[i].mentions or links[i].entities)[0]] + mentions[i][: len(anchors[i]) - 1]
             first[i] = candidates[i]
+            shared = {k: [e for e in links[i].ambiguous.get(m, []) if e not in anchors[i]][: self.linker.link_candidates - 1]
+                      for k, m in enumerate(mentions[i])}
+            alternates[i] = {k: es for k, es in shared.items() if es}
         n = len(examples)
-        return self.plan_search.choose([ex.question for ex in examples],
-                                       [anchors.get(i, []) for i in range(n)], [mentions.get(i, []) for i in range(n)],
-                                       first)
+        choices = self.plan_search.choose([ex.question for ex in examples],
+                                          [anchors.get(i, []) for i in range(n)], [mentions.get(i, []) for i in range(n)],
+                                          first, alternates)
+        for i, choice in choices.items():
+            read = dict(zip(anchors[i], choice.anchors))
+            if any(a != b for a, b in read.items()):  # another entity of a shared name
+                links[i] = dataclasses.replace(links[i], entities=[read.get(e, e) for e in links[i].entities],
+                                               chosen_by="plan")
+                candidates[i] = choice.predictions.get(links[i].entities[0], candidates[i])
+        return choices
 
     def _chain_of(self, link: LinkResult, cands: list, choice: PlanChoice | None):
         """(link, candidate paths) a question is answered by as one chain; None when its best plan is

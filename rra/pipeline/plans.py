@@ -58,6 +58,7 @@ class PlanSettings:
     path_weight: float = 1.0  # x mean log-probability of a plan's chains, added to the ranker's logit
     shown: int = 3  # plans kept in the prediction's record
     rank_chains: bool = True  # a chosen chain walks the anchor's paths in the ranker's order (False: the path predictor's)
+    max_readings: int = 4  # anchor lists tried where a linked name is several entities' (readings_of)
 
     def limits(self) -> PlanLimits:
         return PlanLimits(self.max_plans, self.paths_per_anchor, self.max_anchors, self.branch_hops,
@@ -131,44 +132,86 @@ class PlanSearch:
         return getattr(self.retrieval.model, "ranker", None) is not None
 
     def choose(self, questions: Sequence[str], anchors: Sequence[list[str]], mentions: Sequence[list[str]],
-               first: dict[int, list]) -> dict[int, PlanChoice]:
-        """For each question i of `first` (its chain predictions for anchors[i][0]): its PlanChoice."""
+               first: dict[int, list], alternates: dict[int, dict[int, list[str]]] | None = None
+               ) -> dict[int, PlanChoice]:
+        """For each question i of `first` (its chain predictions for anchors[i][0]): its PlanChoice.
+        `alternates` (question -> {anchor position: other entities its mention names}): a name that
+        several entities share ("A. Wang") is read as each of them (`readings`, at most
+        `max_readings` per question), and the graph decides (`_pick`)."""
         todo = sorted(first)
-        focus = [(i, k) for i in todo if len(anchors[i]) > 1 for k in range(len(anchors[i]))]
-        texts = [focus_text(mark_mentions(questions[i], mentions[i]), mentions[i], k) for i, k in focus]
-        found = self.retrieval.predict(texts, kg=self.kg, topics=[anchors[i][k] for i, k in focus]) if focus else []
+        alternates = alternates or {}
+        readings = {i: readings_of(anchors[i], alternates.get(i, {}), self.settings.max_readings) for i in todo}
+        # the path predictor once per (question, anchor position, entity) walked from: every anchor of
+        # a reading with several, with the others masked; a one-anchor question's first reuses `first`
+        focus = sorted({(i, k, r[k]) for i in todo for r in readings[i] for k in range(len(r))
+                        if len(r) > 1 or r[0] != anchors[i][0]})
+        texts = [focus_text(mark_mentions(questions[i], mentions[i]), mentions[i], k) for i, k, _ in focus]
+        found = self.retrieval.predict(texts, kg=self.kg, topics=[e for _, _, e in focus]) if focus else []
         per_anchor: dict[int, dict[str, list]] = {i: {anchors[i][0]: first[i]} for i in todo}
-        for (i, k), paths in zip(focus, found):
-            per_anchor[i][anchors[i][k]] = paths
+        for (i, _, e), paths in zip(focus, found):
+            per_anchor[i][e] = paths
         lim = self.settings.limits()
-        cands: dict[int, list[Candidate]] = {}
         kinds = KindCheck(self.kg)  # classes read once per batch (the graph may change between batches)
         # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
         with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
-        for i in todo:
-            chains = [Chain(a, tuple(p.path), float(p.score)) for a in anchors[i] for p in per_anchor[i].get(a, [])]
+        jobs = [(i, r) for i in todo for r in readings[i]]
+        cands: list[list[Candidate]] = []
+        for i, r in jobs:
+            chains = [Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]
             literals = question_literals(questions[i], words[i])
-            cands[i] = enumerate_plans(self.kg, chains, literals, anchors[i], lim, self.retrieval.semantics,
-                                       self.schema, kinds, with_kinds)
+            cands.append(enumerate_plans(self.kg, chains, literals, r, lim, self.retrieval.semantics,
+                                         self.schema, kinds, with_kinds))
         rank_texts, plan_texts, parts = [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
-        for i in todo:
+        for (i, _), cs in zip(jobs, cands):
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
-            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cands[i]])
-            parts.append([plan_parts(c.plan, text_of, slots) for c in cands[i]])
-        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if todo else []
-        out = {}
-        for i, row in zip(todo, logits):
-            scored = [(lg + self.settings.path_weight * c.prior, c) for lg, c in zip(row, cands[i])]
-            scored.sort(key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
+            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cs])
+            parts.append([plan_parts(c.plan, text_of, slots) for c in cs])
+        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if jobs else []
+        per_question: dict[int, list[tuple[PlanChoice, list[str]]]] = {}
+        for (i, r), cs, row, shown in zip(jobs, cands, logits, plan_texts):
+            scored = sorted(zip((lg + self.settings.path_weight * c.prior for lg, c in zip(row, cs)), cs, shown),
+                            key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
             top = scored[0][0] if scored else 0.0
-            norm = sum(math.exp(s - top) for s, _ in scored) or 1.0
-            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s, c.kind)
-                      for s, c in scored]
-            out[i] = PlanChoice(list(anchors[i]), ranked, per_anchor[i], len(scored))
-        return out
+            norm = sum(math.exp(s - top) for s, _, _ in scored) or 1.0
+            ranked = [ScoredPlan(c.plan, math.exp(s - top) / norm, list(c.answers), s, c.kind) for s, c, _ in scored]
+            per_question.setdefault(i, []).append(
+                (PlanChoice(list(r), ranked, per_anchor[i], len(scored)), [t for _, _, t in scored]))
+        return {i: _pick(options) for i, options in per_question.items()}
+
+
+def readings_of(anchors: list[str], alternates: dict[int, list[str]], limit: int) -> list[list[str]]:
+    """The anchor lists a question may mean: as linked first, then with each shared name read as
+    each of its other entities (anchor position -> entities), at most `limit` in all."""
+    out = [list(anchors)]
+    for k, others in sorted(alternates.items()):
+        if k >= len(anchors):
+            continue
+        out += [r[:k] + [e] + r[k + 1:] for r in out for e in others if e not in r]
+    return out[:max(1, limit)]
+
+
+def _pick(options: list[tuple[PlanChoice, list[str]]]) -> PlanChoice:
+    """One question's choice among its readings (PlanChoice, the ranked plans' texts). The first
+    reading (the linker's) stands unless another's best plan is of another form with a higher
+    score: the graph holds an answer to the question as asked for that entity and not for the first
+    ("papers by A. Wang at V": the Wang with papers at V; "... after 2015": the one with such
+    papers). Where the best plans read alike the name stays a guess, and the first is kept; a
+    yes/no, though, asks whether any entity of that name is one, so a "yes" wins."""
+    chosen, texts = options[0]
+    for choice, other in options[1:]:
+        if choice.best is None:
+            continue
+        if chosen.best is None:
+            chosen, texts = choice, other
+        elif other[0] != texts[0]:
+            if choice.best.logit > chosen.best.logit:
+                chosen, texts = choice, other
+        elif chosen.best.plan.aggregate == "ask" and chosen.best.ends != ["yes"] and choice.best.ends == ["yes"]:
+            chosen, texts = choice, other
+    return chosen
 
 
 def retrieve_plan(kg: KnowledgeGraph, choice: PlanChoice, semantics=None, max_triples: int = 50, seed: int = 0,

@@ -105,3 +105,22 @@ def test_training_items_mask_a_topic_written_by_its_alias_in_one_batched_lookup(
     assert [x["question"] for x in items] == ["where was [E] born?", "where was [E] born?", "where was he born?",
                                               "what state is [E] in?"]
     assert calls == ["batch"]
+
+
+def test_every_backend_lists_the_aliases_alike(alias_kg, alias_file):
+    """`all_aliases`: what the fuzzy name index reads beside the labels, the same on every backend."""
+    aliases = alias_kg.all_aliases()
+    assert {e: sorted(names) for e, names in aliases.items()} == {
+        e: sorted(names) for e, names in load_graph(alias_file).all_aliases().items()}
+    assert sorted(aliases[JFK]) == ["JFK", "John Fitzgerald Kennedy", "John Kennedy"] and aliases[FB_JFK] == ["Jack Kennedy"]
+    assert load_graph(alias_file, backend="oxigraph", alias_predicates=[]).all_aliases() == {}
+
+
+def test_a_misspelt_alias_links_by_the_fuzzy_index(alias_kg):
+    from rra.linking import FuzzyIndex
+
+    fuzzy = FuzzyIndex(alias_kg)
+    assert [e for e, _ in fuzzy.match("John Fitzgerld Kennedy")] == [JFK]  # one letter dropped
+    assert [e for e, _ in fuzzy.match("Jack Kenedy")] == [FB_JFK]
+    link = link_entities(alias_kg, "where was John Fitzgerld Kennedy born", fuzzy=fuzzy)
+    assert link.entities[:1] == [JFK] and link.candidates[0].fuzzy

@@ -188,6 +188,24 @@ def test_partial_and_misspelt_names_link_through_the_fuzzy_index_below_exact_one
     assert link_entities(g, "who wrote Pancake Recipes", fuzzy=fuzzy).status == "no_topic_entity"
 
 
+def test_a_misspelt_name_with_a_possessive_or_an_initial_links():
+    """The fuzzy lookups try the forms the exact ones do ("S. McAlilster's" as "S. McAlilster"), and
+    an initial ("H.") begins a name even where "h" is a word of a relation name ("h-index")."""
+    from rra.graph import NetworkXGraph, Triple
+    from rra.linking import FuzzyIndex, relation_vocabulary
+
+    g = NetworkXGraph([Triple("p1", "h-index", '"12"^^xsd:integer'), Triple("p1", "affiliation", "u1"),
+                       Triple("p2", "affiliation", "u1")],
+                      labels={"p1": "S. McAllister", "p2": "H. Hoffmann", "u1": "Uppsala University"})
+    words, fuzzy = relation_vocabulary(g), FuzzyIndex(g)
+    assert "h" in words
+    for q, gold in [("what is S. McAlilster's affiliation?", "p1"), ("where does H. Hoffman work", "p2"),
+                    ("H. Hoffman's h-index?", "p2")]:
+        r = link_entities(g, q, rel_words=words, fuzzy=fuzzy)
+        assert r.entities[:1] == [gold] and r.candidates[0].fuzzy, (q, r)
+    assert link_entities(g, "what is S. McAlilster's affiliation?", rel_words=words, fuzzy=fuzzy).mentions[0] == "S. McAlilster"
+
+
 def test_rra_pipeline_passes_every_anchor_and_links_misspelt_names(movie_kg):
     """use_gold_topic=false: the pipeline's linker is fuzzy, and the prediction lists its anchors."""
     from rra.linking import TopicLinker

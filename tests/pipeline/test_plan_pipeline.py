@@ -9,9 +9,12 @@ import pytest
 
 from rra.data.builtin import load_builtin_graph
 from rra.data.records import QAExample
+from rra.graph import NetworkXGraph, Triple
 from rra.models.retriever import PathPrediction
 from rra.pipeline.answer import GraphScorer, candidate_entities
 from rra.pipeline.method import RRAPipeline
+from rra.pipeline import plans
+from rra.pipeline.plans import readings_of
 from rra.pipeline.retrieve import PathRetrieval
 from rra.pipeline.rewrite import TemplateRewriter
 
@@ -211,7 +214,6 @@ class ReadsKinds(Scripted):
 
 
 def test_a_checkpoint_trained_on_result_kinds_reads_them_and_an_older_one_does_not():
-    from rra.graph import NetworkXGraph, Triple
 
     kg = NetworkXGraph([Triple("Acme", "headquarters", "Oslo"), Triple("Uni1", "locatedIn", "Oslo"),
                         Triple("Uni2", "locatedIn", "Oslo"), Triple("Oslo", "rdf:type", "City"),
@@ -226,3 +228,59 @@ def test_a_checkpoint_trained_on_result_kinds_reads_them_and_an_older_one_does_n
     plain = RRAPipeline(kg, PathRetrieval(old), TemplateRewriter(), GraphScorer()).answer(ex)
     assert old.read and not any("giving" in t for t in old.read)
     assert plain.pred_path == ["headquarters", "^locatedIn"]  # without kinds, the two chains read alike here
+
+# --- a linked name that several entities share ("A. Wang"): the plans read the question with each
+# of them, and the graph decides where it can (rra.pipeline.plans.readings_of, _pick)
+# two people named "A. Wang"; the first by id (the one linking puts first) wrote nothing set in Mireval
+FACTS = [("book/harbour", "written_by", "person/wang_1"), ("book/harbour", "set_in", "city/ostrava"),
+         ("book/lanterns", "written_by", "person/wang_2"), ("book/lanterns", "set_in", "city/mireval"),
+         ("book/orchard", "written_by", "person/lind"), ("book/orchard", "set_in", "city/mireval")]
+LABELS = {"person/wang_1": "A. Wang", "person/wang_2": "A. Wang", "person/lind": "Marit Lind",
+          "city/mireval": "Mireval", "city/ostrava": "Ostrava", "book/harbour": "Harbour Lights",
+          "book/lanterns": "Paper Lanterns", "book/orchard": "The Orchard"}
+
+
+def shared_names_pipeline(kg=None) -> RRAPipeline:
+    kg = kg or NetworkXGraph([Triple(*t) for t in FACTS], labels=LABELS)
+    return RRAPipeline(kg, PathRetrieval(Scripted()), TemplateRewriter(), GraphScorer(), use_gold_topic=False)
+
+
+def test_readings_put_each_other_entity_of_a_shared_name_in_its_place():
+    assert readings_of(["w1", "c"], {}, 4) == [["w1", "c"]]
+    assert readings_of(["w1", "c"], {0: ["w2", "w3"]}, 4) == [["w1", "c"], ["w2", "c"], ["w3", "c"]]
+    both = readings_of(["w1", "c1"], {0: ["w2"], 1: ["c2"]}, 8)
+    assert both == [["w1", "c1"], ["w2", "c1"], ["w1", "c2"], ["w2", "c2"]]
+    assert readings_of(["w1", "c1"], {0: ["w2"], 1: ["c2"]}, 3) == both[:3]  # at most `max_readings`
+    assert readings_of(["w1", "c"], {0: ["c"]}, 4) == [["w1", "c"]]  # never one entity twice
+
+
+def test_the_entity_of_a_shared_name_whose_plan_has_an_answer_is_taken():
+    pred = shared_names_pipeline().answer(QAExample("which books set in Mireval were written by A. Wang", [], ["book/lanterns"]))
+    assert pred.extra["linking"]["ambiguous"] == {"A. Wang": ["person/wang_1", "person/wang_2"]}
+    assert pred.extra["plan_kind"] == "conjunction" and pred.answers == ["book/lanterns"]
+    assert "person/wang_2" in pred.topic_entities and "person/wang_1" not in pred.topic_entities
+    assert pred.extra["linking"]["chosen_by"] == "plan"
+
+
+def test_a_chain_from_a_shared_name_stays_with_the_linkers_first():
+    """Both people wrote books: the question reads the same for each, and the guess is not changed."""
+    pred = shared_names_pipeline().answer(QAExample("what books were written by A. Wang", [], ["book/harbour"]))
+    assert pred.extra["plan_kind"] == "chain" and pred.topic_entities[0] == "person/wang_1"
+    assert pred.answers == ["book/harbour"] and pred.extra["linking"]["chosen_by"] != "plan"
+
+
+def test_a_yes_no_on_a_shared_name_asks_whether_any_of_them_is_one():
+    pred = shared_names_pipeline().answer(QAExample("did A. Wang write Paper Lanterns", [], ["yes"]))
+    assert pred.extra["plan_kind"] == "yes_no" and pred.answers == ["yes"]
+    assert "person/wang_2" in pred.topic_entities
+    none = shared_names_pipeline().answer(QAExample("did A. Wang write The Orchard", [], ["no"]))
+    assert none.answers == ["no"]
+
+
+def test_a_name_of_one_entity_reads_once(monkeypatch):
+
+    calls = []
+    real = plans.enumerate_plans
+    monkeypatch.setattr(plans, "enumerate_plans", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    shared_names_pipeline().answer(QAExample("which books set in Mireval were written by Marit Lind", [], ["book/orchard"]))
+    assert len(calls) == 1
