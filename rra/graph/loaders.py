@@ -192,7 +192,7 @@ def read_triples(
                 lines = [""] + lines[1:]  # keep line numbers
             _parse_delimited_lines(lines, sep, triples, bad, ill_typed)
     if fmt in ("pipe", "tsv"):  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
-        label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) == mapping.label_predicate}
+        label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) in mapping.label_predicates}
         if label_relations:
             for t in triples:
                 if t.relation in label_relations:
@@ -287,7 +287,8 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
 
 def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad,
                           ill_typed=None) -> None:
-    rank: dict[str, int] = {}  # of each entity's label so far (rra.graph.rdf.label_rank)
+    rank: dict[str, tuple[int, int]] = {}  # of each entity's label so far: (language, predicate)
+    naming = {p: k for k, p in enumerate(mapping.label_predicates)}  # the label predicate 0, name predicates after
     for lineno, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -296,12 +297,14 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
         except ValueError as e:
             bad(lineno, str(e), line)
             continue
-        if pred == mapping.label_predicate:
+        k = naming.get(pred)
+        if k is not None and (object_literal or k == 0):
             if object_literal:
                 # several labels (a dump in many languages): the preferred language's, else the
-                # untagged one, else English; the first of those wins, as in a label file
-                r = label_rank(lang, mapping.label_language)
-                if r < rank.get(head, 99):
+                # untagged one, else English; then rdfs:label before a name predicate's (schema:name);
+                # the first of those wins, as in a label file
+                r = (label_rank(lang, mapping.label_language), k)
+                if r < rank.get(head, (99, 99)):
                     labels[head], rank[head] = tail, r
             else:
                 bad(lineno, "label is not a literal", line)
@@ -423,11 +426,13 @@ def load_graph(
     label_language: str | None = None,
     property_namespaces: dict[str, str] | None = None,
     alias_predicates: list[str] | None = None,
+    name_predicates: list[str] | None = None,
 ):
     """Read a KG file into a backend; `kg.load_report` says what was read and skipped.
     `graph_iri` (Oxigraph): the named graph the KG is loaded into and read from.
     `property_namespaces`: where predicates are named (rra.graph.rdf.RdfMapping; None: Wikidata's).
     `alias_predicates`: whose values are other names an entity is found by (None: ALIAS_PREDICATES).
+    `name_predicates`: whose values name an entity that has no label (None: NAME_PREDICATES, schema:name, ...).
 
     backend="oxigraph" keeps the store in memory, or on disk at `store_path`; with `store_path`
     and no `path` it opens a store loaded earlier (e.g. by ``rra-kg load``)."""
@@ -436,7 +441,7 @@ def load_graph(
 
     given = {"entity_base": entity_base, "relation_base": relation_base, "label_predicate": label_predicate,
              "label_language": label_language, "property_namespaces": property_namespaces,
-             "alias_predicates": alias_predicates}
+             "alias_predicates": alias_predicates, "name_predicates": name_predicates}
     mapping = RdfMapping(**{k: v for k, v in given.items() if v is not None})
     if backend not in ("networkx", "oxigraph"):
         raise ValueError(f"unknown graph backend {backend!r}; expected networkx or oxigraph "

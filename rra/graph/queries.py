@@ -17,7 +17,16 @@ def values(var: str, m: RdfMapping, nodes: Sequence[str]) -> str:
 
 
 def _not_label(var: str, m: RdfMapping) -> str:
-    return f"FILTER(?{var} != {iri_ref(m.label_predicate)})"
+    """Not a triple that names its subject (the label predicate, or a name predicate: schema:name)."""
+    if len(m.label_predicates) == 1:
+        return f"FILTER(?{var} != {iri_ref(m.label_predicate)})"
+    return f"FILTER(?{var} NOT IN ({', '.join(iri_ref(p) for p in m.label_predicates)}))"
+
+
+def _naming(m: RdfMapping, subject: str) -> str:
+    """?l ?lp: a name of `subject` and the predicate giving it (one of `m.label_predicates`: the
+    backend prefers the label predicate's, rra.graph.rdf.RdfMapping)."""
+    return f"VALUES ?lp {{ {' '.join(iri_ref(p) for p in m.label_predicates)} }} {subject} ?lp ?l"
 
 
 # An entity is anything in a non-label triple; label triples alone do not make one (as in NetworkX).
@@ -29,12 +38,11 @@ def has_entity(m: RdfMapping, entity: str) -> str:
 
 
 def labels(m: RdfMapping, entities: Sequence[str]) -> str:
-    """?e ?l ?lang for the entities that exist; ?l unbound when an entity has no label."""
-    label = iri_ref(m.label_predicate)
+    """?e ?l ?lang ?lp for the entities that exist; ?l unbound when an entity has no label."""
     return (
-        f"SELECT ?e ?l (LANG(?l) AS ?lang) WHERE {{ {values('e', m, entities)} "
+        f"SELECT ?e ?l (LANG(?l) AS ?lang) ?lp WHERE {{ {values('e', m, entities)} "
         f"FILTER EXISTS {{ {{ ?e ?p ?o {_not_label('p', m)} }} UNION {{ ?s ?p2 ?e {_not_label('p2', m)} }} }} "
-        f"OPTIONAL {{ ?e {label} ?l }} }}"
+        f"OPTIONAL {{ {_naming(m, '?e')} FILTER(isLiteral(?l)) }} }}"
     )
 
 
@@ -42,7 +50,7 @@ def _named(m: RdfMapping) -> str:
     """?e ?l: an entity and a name it is found by, its label or an alias (`m.alias_predicates`); a
     UNION of plain triple patterns, which every store answers from its index (a property path of
     alternatives may not be)."""
-    preds = [m.label_predicate, *m.alias_predicates]
+    preds = list(dict.fromkeys([*m.label_predicates, *m.alias_predicates]))
     if len(preds) == 1:
         return f"?e {iri_ref(preds[0])} ?l"
     return "{ " + " } UNION { ".join(f"?e {iri_ref(p)} ?l" for p in preds) + " }"
@@ -85,10 +93,11 @@ def relations_batch(m: RdfMapping, entities: Sequence[str]) -> str:
 
 
 def labels_of_iris(m: RdfMapping, iris: Sequence[str]) -> str:
-    """?r ?l ?lang: the label-predicate values of these IRIs, whether or not they are in a triple
-    (a property's rdfs:label on its predicate IRI, or on the entity that describes it)."""
+    """?r ?l ?lang ?lp: the names of these IRIs (label and name predicates), whether or not they are
+    in a triple (a property's rdfs:label on its predicate IRI, or on the entity that describes it)."""
     refs = " ".join(iri_ref(i) for i in iris)
-    return f"SELECT ?r ?l (LANG(?l) AS ?lang) WHERE {{ VALUES ?r {{ {refs} }} ?r {iri_ref(m.label_predicate)} ?l }}"
+    return (f"SELECT ?r ?l (LANG(?l) AS ?lang) ?lp WHERE {{ VALUES ?r {{ {refs} }} {_naming(m, '?r')} "
+            "FILTER(isLiteral(?l)) }")
 
 
 def relation_ends(m: RdfMapping, relations: Sequence[tuple[str, bool]], limit: int) -> str:

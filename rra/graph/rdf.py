@@ -25,6 +25,12 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 # `find_entities` (and so linking) also matches an entity by them.
 ALIAS_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel", "http://rdf.freebase.com/ns/common.topic.alias",
                     "http://schema.org/alternateName")
+# Predicates that name their subject in KGs that do not use rdfs:label for it: SKOS's prefLabel,
+# schema.org's name, FOAF's name, Freebase's type.object.name, Dublin Core's title (a paper's, a
+# book's). Read as labels, after the label predicate, on every backend; their triples are not facts.
+NAME_PREDICATES = ("http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name", "https://schema.org/name",
+                   "http://xmlns.com/foaf/0.1/name", "http://rdf.freebase.com/ns/type.object.name",
+                   "http://purl.org/dc/terms/title", "http://purl.org/dc/elements/1.1/title")
 DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
 DEFAULT_RELATION_BASE = "http://rra.local/relation/"
 
@@ -236,6 +242,10 @@ class RdfMapping:
     property_namespaces: dict = field(default_factory=lambda: dict(WIKIDATA_PROPERTY_NAMESPACES), hash=False)
     # predicates whose values also name an entity for `find_entities` (ALIAS_PREDICATES; () for none)
     alias_predicates: tuple = ALIAS_PREDICATES
+    # predicates that name an entity where the label predicate does not (NAME_PREDICATES; () for none)
+    name_predicates: tuple = NAME_PREDICATES
+    # the label predicate, then the name predicates: what names an entity, in order of preference (set below)
+    label_predicates: tuple = field(default=(), init=False, compare=False, repr=False)
 
     def __post_init__(self):
         if self.label_language is not None and not _LANG.match(self.label_language):
@@ -250,12 +260,17 @@ class RdfMapping:
             iri_ref(ns), iri_ref(entity_ns)  # e.g. a namespace with a space: said now, not in a query
             namespaces[ns] = entity_ns
         object.__setattr__(self, "property_namespaces", namespaces)
-        if isinstance(self.alias_predicates, str):
-            raise ValueError(f"alias_predicates must be a list of predicate IRIs, got the string {self.alias_predicates!r}")
-        aliases = tuple(dict.fromkeys(expand_curie(str(a), self.prefixes) for a in self.alias_predicates or ()))
-        for a in aliases:
-            iri_ref(a)  # a bad IRI is a configuration error, reported now
-        object.__setattr__(self, "alias_predicates", aliases)
+        for name in ("alias_predicates", "name_predicates"):
+            given = getattr(self, name)
+            if isinstance(given, str):
+                raise ValueError(f"{name} must be a list of predicate IRIs, got the string {given!r}")
+            predicates = tuple(dict.fromkeys(expand_curie(str(a), self.prefixes) for a in given or ()))
+            for a in predicates:
+                iri_ref(a)  # a bad IRI is a configuration error, reported now
+            object.__setattr__(self, name, predicates)
+        # an entity's name: the label predicate's, else the first name predicate's that it has
+        object.__setattr__(self, "label_predicates",
+                           tuple(dict.fromkeys([self.label_predicate, *self.name_predicates])))
 
     def property_entity_iri(self, relation: str) -> str | None:
         """The IRI of the entity that describes a relation's predicate (`wdt:P19` -> `wd:P19`), by

@@ -79,19 +79,25 @@ class SparqlBackedGraph(KnowledgeGraph):
 
     def labels(self, entities: Iterable[str]) -> dict[str, str]:
         wanted = list(dict.fromkeys(entities))
-        found: dict[str, tuple[int, str]] = {}  # id -> (rank, label)
+        found: dict[str, tuple[int, int, str]] = {}  # id -> (language rank, predicate rank, label)
         for chunk in chunks(wanted, self.batch_size):
             by_key = {self.mapping.node_key(x): x for x in chunk}
-            for e, l, lang in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang")):
+            for e, l, lang, lp in self._select(q.labels(self.mapping, chunk), ("e", "l", "lang", "lp")):
                 x = self._asked(by_key, e)
                 if x is None:
                     continue
                 if l is None:  # no label: the id, or a literal's value
-                    found.setdefault(x, (99, display(x)))
-                else:  # several labels: the best language (label_rank), then the smallest, so the choice is stable
-                    found[x] = min(found.get(x, (99, x)), (label_rank(lang[1] if lang else None,
-                                                                      self.mapping.label_language), l[1]))
-        return {x: found[x][1] for x in wanted if x in found}
+                    found.setdefault(x, (99, 99, display(x)))
+                else:  # several: the best language (label_rank), rdfs:label before schema:name, then the smallest
+                    found[x] = min(found.get(x, (99, 99, x)), (label_rank(lang[1] if lang else None,
+                                                                          self.mapping.label_language),
+                                                               self._naming_rank(lp), l[1]))
+        return {x: found[x][2] for x in wanted if x in found}
+
+    def _naming_rank(self, predicate: Term | None) -> int:
+        """The place of a naming predicate among `mapping.label_predicates` (the label predicate 0)."""
+        preds = self.mapping.label_predicates
+        return preds.index(predicate[1]) if predicate is not None and predicate[1] in preds else len(preds)
 
     def find_entities(self, text: str, mode: MatchMode = "exact", limit: int = 10) -> list[str]:
         if mode not in ("exact", "casefold", "substring"):
@@ -197,16 +203,17 @@ class SparqlBackedGraph(KnowledgeGraph):
             described = self.mapping.property_entity_iri(r)
             if described:
                 named_by.setdefault(described, []).append(r)
-        found: dict[str, tuple[int, int, str]] = {}
+        found: dict[str, tuple[int, int, int, str]] = {}
         for chunk in chunks(list(named_by), self.batch_size):
-            for iri, l, lang in self._select(q.labels_of_iris(self.mapping, chunk), ("r", "l", "lang")):
+            for iri, l, lang, lp in self._select(q.labels_of_iris(self.mapping, chunk), ("r", "l", "lang", "lp")):
                 if iri is None or l is None or l[1] in (iri[1], self.mapping.entity_id(iri[1])):
                     continue  # a label that is the IRI itself (a store labelling every node by its id) names nothing
                 for rel in named_by.get(iri[1], ()):
                     via = 0 if iri[1] == self.mapping.relation_iri(rel) else 1
-                    rank = (via, label_rank(lang[1] if lang else None, self.mapping.label_language), l[1])
+                    rank = (via, label_rank(lang[1] if lang else None, self.mapping.label_language),
+                            self._naming_rank(lp), l[1])
                     found[rel] = min(found.get(rel, rank), rank)
-        return {r: v[2] for r, v in found.items()}
+        return {r: v[3] for r, v in found.items()}
 
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
         # the store's smallest ends of each relation (it sorts a relation's distinct ends once per

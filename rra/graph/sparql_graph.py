@@ -63,6 +63,7 @@ class SparqlGraph(SparqlBackedGraph):
         cache_ttl: float | None = None,
         property_namespaces: dict[str, str] | None = None,
         alias_predicates: list[str] | None = None,
+        name_predicates: list[str] | None = None,
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
@@ -77,7 +78,9 @@ class SparqlGraph(SparqlBackedGraph):
                                              **({} if property_namespaces is None else
                                                 {"property_namespaces": property_namespaces}),
                                              **({} if alias_predicates is None else
-                                                {"alias_predicates": alias_predicates}))
+                                                {"alias_predicates": alias_predicates}),
+                                             **({} if name_predicates is None else
+                                                {"name_predicates": name_predicates}))
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
         self.batch_size, self.cache_size = batch_size, cache_size
         self.cache_ttl = cache_ttl  # seconds a cached result is trusted; None: as long as the process lives

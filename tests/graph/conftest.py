@@ -297,3 +297,44 @@ def alias_kg(request, alias_file):
     """The alias KG on every backend that reads an RDF file or a store."""
     yield from _file_kg(request, alias_file, "alias_endpoint",
                         lambda server: request.getfixturevalue("alias_in_virtuoso"))
+
+
+# A KG that names its entities without rdfs:label (schema:name, foaf:name, Freebase's
+# type.object.name, dcterms:title, skos:prefLabel), as many real ones do.
+NAMES_GRAPH = "http://rra.test/graph/names"
+_EX, _FB = "http://example.org/", "http://rdf.freebase.com/ns/"
+NAMES_NT = "".join(f"{line} .\n" for line in [
+    f"<{_EX}ann> <http://schema.org/name> \"Ann Smith\"", f"<{_EX}ann> <{_EX}bornIn> <{_EX}oslo>",
+    f"<{_EX}oslo> <https://schema.org/name> \"Oslo\"@en", f"<{_EX}oslo> <{_LABEL}> \"Oslo (city)\"@en",
+    f"<{_EX}bob> <http://xmlns.com/foaf/0.1/name> \"Bob Jones\"", f"<{_EX}bob> <{_EX}bornIn> <{_EX}oslo>",
+    f"<{_FB}m.0abc> <{_FB}type.object.name> \"Karl Berg\"@de", f"<{_FB}m.0abc> <{_FB}type.object.name> \"Carl Berg\"@en",
+    f"<{_FB}m.0abc> <{_FB}people.person.place_of_birth> <{_EX}oslo>",
+    f"<{_EX}walks> <http://purl.org/dc/terms/title> \"Graph Walks\"", f"<{_EX}walks> <{_EX}author> <{_EX}ann>",
+    f"<{_EX}dora> <http://www.w3.org/2004/02/skos/core#prefLabel> \"Dora Lind\"@en", f"<{_EX}dora> <{_EX}bornIn> <{_EX}oslo>",
+])
+
+
+@pytest.fixture(scope="session")
+def names_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("names") / "names.nt"
+    path.write_text(NAMES_NT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def names_endpoint(tmp_path_factory, names_file) -> str:
+    """An `oxigraph serve` holding the names file as written."""
+    yield from _serve_file(tmp_path_factory, names_file, "names_store")
+
+
+@pytest.fixture(scope="session")
+def names_in_virtuoso(virtuoso, names_file) -> str:
+    virtuoso.load(names_file, NAMES_GRAPH)
+    return NAMES_GRAPH
+
+
+@pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
+def names_kg(request, names_file):
+    """The KG named by schema:name and the like, on every backend that reads an RDF file or a store."""
+    yield from _file_kg(request, names_file, "names_endpoint",
+                        lambda server: request.getfixturevalue("names_in_virtuoso"))

@@ -1,0 +1,33 @@
+"""A KG that names its entities by schema:name, foaf:name, Freebase's type.object.name,
+dcterms:title or skos:prefLabel instead of rdfs:label: those names are its labels on every
+backend (rdfs:label first where an entity has both), so its questions link and its answers read
+as names; the naming triples are not facts."""
+from __future__ import annotations
+
+from rra.graph import load_graph
+from rra.linking import link_entities
+
+EX, FB = "http://example.org/", "http://rdf.freebase.com/ns/"
+ANN, OSLO, BOB, CARL, WALKS, DORA = EX + "ann", EX + "oslo", EX + "bob", FB + "m.0abc", EX + "walks", EX + "dora"
+
+
+def test_name_predicates_name_entities_on_every_backend(names_kg):
+    kg = names_kg
+    assert kg.labels([ANN, OSLO, BOB, CARL, WALKS, DORA]) == {
+        ANN: "Ann Smith", OSLO: "Oslo (city)", BOB: "Bob Jones", CARL: "Carl Berg",  # English before German
+        WALKS: "Graph Walks", DORA: "Dora Lind"}
+    # the naming triples are labels, not facts
+    assert kg.relation_types() == [EX + "author", EX + "bornIn", FB + "people.person.place_of_birth"]
+    assert len(list(kg.all_triples())) == 5 and kg.relations(CARL) == [FB + "people.person.place_of_birth"]
+    assert kg.find_entities("Carl Berg", "exact") == [CARL] and kg.find_entities("bob jones", "casefold") == [BOB]
+    assert kg.find_entities("graph walks", "casefold") == [WALKS]
+    for question, topic in [("where was Dora Lind born", DORA), ("who wrote Graph Walks?", WALKS),
+                            ("where was Ann Smith born", ANN), ("Carl Berg's birthplace", CARL)]:
+        assert link_entities(kg, question).entities[:1] == [topic], question
+
+
+def test_name_predicates_can_be_turned_off(names_file):
+    off = load_graph(names_file, name_predicates=[])
+    assert off.labels([ANN]) == {ANN: ANN} and "http://schema.org/name" in off.relation_types()
+    assert load_graph(names_file, backend="oxigraph", name_predicates=["http://xmlns.com/foaf/0.1/name"]).labels([ANN, BOB]) == {
+        ANN: ANN, BOB: "Bob Jones"}
