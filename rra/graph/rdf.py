@@ -211,6 +211,28 @@ def expand_curie(name: str, prefixes: dict[str, str]) -> str:
     return name
 
 
+# Prefixes a configured predicate may also be written with (`graph.name_predicates=[foaf:name]`);
+# unlike `prefixes`, they never abbreviate a relation id, so no KG's relation ids change with them.
+PREDICATE_PREFIXES = {"schema": "http://schema.org/", "foaf": "http://xmlns.com/foaf/0.1/",
+                      "dcterms": "http://purl.org/dc/terms/", "dc": "http://purl.org/dc/elements/1.1/",
+                      "wd": "http://www.wikidata.org/entity/", "wdt": "http://www.wikidata.org/prop/direct/",
+                      "fb": "http://rdf.freebase.com/ns/", "dbo": "http://dbpedia.org/ontology/"}
+_URI_SCHEMES = frozenset({"urn", "tag", "mailto", "did", "info", "data", "file"})  # IRIs without "//"
+
+
+def predicate_iri(value: str, prefixes: dict[str, str], what: str) -> str:
+    """A configured predicate as a full IRI (a CURIE of `prefixes` or PREDICATE_PREFIXES expanded).
+    A CURIE whose prefix neither knows is an error: as an IRI it would name no predicate of the KG,
+    and the setting would silently do nothing."""
+    iri = expand_curie(str(value), {**PREDICATE_PREFIXES, **prefixes})
+    m = _CURIE.match(iri)
+    if m and m.group(1).lower() not in _URI_SCHEMES:
+        raise ValueError(f"{what}: unknown prefix {m.group(1)!r} in {value!r}; write the full IRI "
+                         f"(http://...) or use one of the prefixes {sorted({**PREDICATE_PREFIXES, **prefixes})}")
+    iri_ref(iri)  # a bad IRI is a configuration error, reported now
+    return iri
+
+
 def label_rank(lang: str | None, preferred: str | None = None) -> int:
     """How well a label in language `lang` names its entity, lower is better: the `preferred`
     language (`label_language`), then untagged, then English, then any other. Every backend picks
@@ -250,10 +272,11 @@ class RdfMapping:
     def __post_init__(self):
         if self.label_language is not None and not _LANG.match(self.label_language):
             raise ValueError(f"not a language tag: {self.label_language!r}")
-        for name in ("entity_base", "relation_base", "label_predicate"):
+        for name in ("entity_base", "relation_base"):
             value = expand_curie(getattr(self, name), self.prefixes)
             iri_ref(value)  # a bad base is a configuration error, reported now
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "label_predicate", predicate_iri(self.label_predicate, self.prefixes, "label_predicate"))
         namespaces = {}
         for ns, entity_ns in dict(self.property_namespaces or {}).items():
             ns, entity_ns = expand_curie(str(ns), self.prefixes), expand_curie(str(entity_ns), self.prefixes)
@@ -264,9 +287,7 @@ class RdfMapping:
             given = getattr(self, name)
             if isinstance(given, str):
                 raise ValueError(f"{name} must be a list of predicate IRIs, got the string {given!r}")
-            predicates = tuple(dict.fromkeys(expand_curie(str(a), self.prefixes) for a in given or ()))
-            for a in predicates:
-                iri_ref(a)  # a bad IRI is a configuration error, reported now
+            predicates = tuple(dict.fromkeys(predicate_iri(a, self.prefixes, name) for a in given or ()))
             object.__setattr__(self, name, predicates)
         # an entity's name: the label predicate's, else the first name predicate's that it has
         object.__setattr__(self, "label_predicates",

@@ -29,5 +29,19 @@ def test_name_predicates_name_entities_on_every_backend(names_kg):
 def test_name_predicates_can_be_turned_off(names_file):
     off = load_graph(names_file, name_predicates=[])
     assert off.labels([ANN]) == {ANN: ANN} and "http://schema.org/name" in off.relation_types()
-    assert load_graph(names_file, backend="oxigraph", name_predicates=["http://xmlns.com/foaf/0.1/name"]).labels([ANN, BOB]) == {
+    assert load_graph(names_file, backend="oxigraph", name_predicates=["foaf:name"]).labels([ANN, BOB]) == {
         ANN: ANN, BOB: "Bob Jones"}
+
+
+def test_a_predicate_of_an_unknown_prefix_is_a_configuration_error():
+    """A CURIE whose prefix is not known would name no predicate, and the setting would do nothing."""
+    import pytest
+
+    from rra.graph import RdfMapping
+
+    assert RdfMapping(label_predicate="schema:name").label_predicate == "http://schema.org/name"
+    for field in ("label_predicate", "name_predicates", "alias_predicates"):
+        value = "nope:name" if field == "label_predicate" else ["nope:name"]
+        with pytest.raises(ValueError, match=f"{field}: unknown prefix 'nope'"):
+            RdfMapping(**{field: value})
+    assert RdfMapping(alias_predicates=["urn:x:alias"]).alias_predicates == ("urn:x:alias",)
