@@ -138,6 +138,35 @@ def alias_questions(directory: str, seed: int = 0) -> dict:
             first = sum(link_entities(kg, q, rel_words=words, fuzzy=index).entities[:1] == [gold] for q, gold in typed)
             figures[name] = round(100 * first / max(len(typed), 1), 2)
         out[kind] = figures
+    out["as_other_language_labels"] = other_language_labels(Path(directory) / "kg.nt", rows)
+    return out
+
+
+def other_language_labels(kg_path, rows: list[tuple[str, str, str]]) -> dict:
+    """The same questions on the KG with every alias written as a label in another language
+    (`skos:altLabel "UB"@en` -> `rdfs:label "UB"@de`): linked first to the gold topic by the
+    in-memory graph as loaded now (other languages' labels found by) and as before (one label per
+    entity, the English one: the rest dropped)."""
+    import re
+    import tempfile
+    from pathlib import Path
+
+    from rra.graph import NetworkXGraph, load_graph
+    from rra.graph.loaders import read_kg
+
+    alt = re.compile(r"<http://www\.w3\.org/2004/02/skos/core#altLabel> (\"(?:[^\"\\\\]|\\\\.)*\")(?:@[\w-]+)? \.$")
+    lines = [alt.sub(lambda m: f"<http://www.w3.org/2000/01/rdf-schema#label> {m.group(1)}@de .", line)
+             for line in Path(kg_path).read_text(encoding="utf-8").splitlines()]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kg.nt"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        now = load_graph(path)
+        before = NetworkXGraph(*read_kg(path)[:2])
+    out = {"n": len(rows), "labels_rewritten": sum("rdf-schema#label>" in line and line.endswith('@de .') for line in lines)}
+    for name, kg in (("other_languages_dropped", before), ("other_languages_found", now)):
+        words = relation_vocabulary(kg)
+        out[name] = round(100 * sum(link_entities(kg, q, rel_words=words).entities[:1] == [gold]
+                                    for q, _, gold in rows) / max(len(rows), 1), 2)
     return out
 
 

@@ -167,9 +167,12 @@ def read_triples(
     on_error: OnError = "raise",
     mapping: RdfMapping | None = None,
     allow_empty: bool = False,
+    names: dict[str, list[str]] | None = None,
 ) -> tuple[list[Triple], dict[str, str], LoadReport]:
     """Triples, labels (from label-predicate triples) and a report. A file with no triple is an
-    `EmptyKGError` unless `allow_empty` (a labels-only .nt file)."""
+    `EmptyKGError` unless `allow_empty` (a labels-only .nt file). `names`, where given, receives
+    every name of each entity that has more than one (each language's label, each naming
+    predicate's), the label among them."""
     fmt = detect_format(path, format)
     mapping = mapping or RdfMapping()
     report = LoadReport(str(path), fmt)
@@ -183,7 +186,7 @@ def read_triples(
         lines = _rdf_statements(path, fmt) if fmt in RDF_SYNTAXES else _read_lines(path, bad)
         report.lines = len(lines)
         if fmt not in ("pipe", "tsv"):
-            _parse_ntriples_lines(lines, mapping, triples, labels, bad, ill_typed)
+            _parse_ntriples_lines(lines, mapping, triples, labels, bad, ill_typed, names)
         else:
             sep = "|" if fmt == "pipe" else "\t"
             if lines and is_header(lines[0], sep):
@@ -196,7 +199,9 @@ def read_triples(
         if label_relations:
             for t in triples:
                 if t.relation in label_relations:
-                    labels.setdefault(t.head, t.tail)
+                    prev = labels.setdefault(t.head, t.tail)
+                    if names is not None and prev is not t.tail:  # a second name: keep them all
+                        names.setdefault(t.head, [prev]).append(t.tail)
             triples = [t for t in triples if t.relation not in label_relations]
     if report.ill_typed:
         log.warning("%s: %d typed value(s) are not values of their datatype and are read as text (they match no "
@@ -286,7 +291,7 @@ def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], ba
 
 
 def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], labels: dict[str, str], bad,
-                          ill_typed=None) -> None:
+                          ill_typed=None, names: dict[str, list[str]] | None = None) -> None:
     rank: dict[str, tuple[int, int]] = {}  # of each entity's label so far: (language, predicate)
     naming = {p: k for k, p in enumerate(mapping.label_predicates)}  # the label predicate 0, name predicates after
     for lineno, line in enumerate(lines, 1):
@@ -304,8 +309,11 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
                 # untagged one, else English; then rdfs:label before a name predicate's (schema:name);
                 # the first of those wins, as in a label file
                 r = (label_rank(lang, mapping.label_language), k)
+                prev = labels.get(head)
                 if r < rank.get(head, (99, 99)):
                     labels[head], rank[head] = tail, r
+                if names is not None and prev is not None:  # a second name: keep them all (most have one)
+                    names.setdefault(head, [prev]).append(tail)
             else:
                 bad(lineno, "label is not a literal", line)
             continue
@@ -349,19 +357,30 @@ def read_labels(
 
 
 def read_kg(path: str | Path, format: str | None = None, on_error: OnError = "raise",
-            mapping: RdfMapping | None = None, labels_path: str | Path | None = None
+            mapping: RdfMapping | None = None, labels_path: str | Path | None = None,
+            other_names: dict[str, list[str]] | None = None,
             ) -> tuple[list[Triple], dict[str, str], LoadReport]:
     """A KG file's triples and labels, with a labels file's (`labels_path`) over the file's own, and
-    names for the relations the KG names elsewhere (`name_relations`): what every backend loads."""
+    names for the relations the KG names elsewhere (`name_relations`): what every backend loads.
+    `other_names`, where given, receives each entity's names other than its label (its labels in
+    other languages, other naming predicates' values): what it is found by besides its label."""
     mapping = mapping or RdfMapping()
-    triples, labels, report = read_triples(path, format, on_error, mapping)
+    names: dict[str, list[str]] | None = {} if other_names is not None else None
+    triples, labels, report = read_triples(path, format, on_error, mapping, names=names)
     if labels_path is not None:
         more, label_report = read_labels(labels_path, on_error, mapping)
+        if names is not None:  # the file's own label, where the labels file gives another, is another name
+            for e in more.keys() & labels.keys():
+                names.setdefault(e, [labels[e]])
         labels.update(more)
         report.labels = len(labels)
         report.skipped += label_report.skipped
         report.reasons += [f"{labels_path} {r}" for r in label_report.reasons][: MAX_REASONS - len(report.reasons)]
     name_relations(triples, labels, mapping)
+    for e, found in (names or {}).items():
+        others = [n for n in dict.fromkeys(found) if n != labels.get(e)]
+        if others:
+            other_names[e] = others
     # a triple pointing at one of the KG's own predicates describes the predicate (Wikidata's
     # wd:P19 wikibase:directClaim wdt:P19): schema, not a fact, so no walk or link starts from it
     predicates = {mapping.entity_id(mapping.relation_iri(r)) for r in {t.relation for t in triples}}
@@ -452,13 +471,16 @@ def load_graph(
         raise ValueError("load_graph needs a KG file (path=...), or backend=oxigraph with store_path")
     if not Path(path).exists():
         raise FileNotFoundError(f"KG file not found: {path}")
-    triples, labels, report = read_kg(path, format, on_error, mapping, labels_path)
+    other_names: dict[str, list[str]] = {}  # "Die unendliche Geschichte"@de where the label is English
+    triples, labels, report = read_kg(path, format, on_error, mapping, labels_path, other_names)
     with paused_gc():
         if backend == "networkx":
             kg = NetworkXGraph(triples, labels)
             kg.set_aliases(alias_names(triples, mapping))  # a store finds them by query (rra.graph.queries)
+            kg.set_aliases(other_names)
         else:
             kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping, graph_iri=graph_iri)
+            kg.add_other_names(other_names)
     kg.load_report = report
     if report.skipped:  # on_error=skip: said once, loudly, with where (run reports repeat it)
         log.warning("%s: skipped %d bad line(s) (on_error=skip): %s", path, report.skipped,

@@ -11,8 +11,8 @@ from typing import Iterable, Sequence
 import pyoxigraph as ox
 
 from rra.graph.base import GraphError
-from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris,
-                           is_literal, ntriples_text)
+from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, OTHER_NAME, RDFS_LABEL, RdfMapping,
+                           graph_iris, iri_ref, is_literal, literal, ntriples_text)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
 from rra.records import Triple
 
@@ -89,6 +89,16 @@ class OxigraphGraph(SparqlBackedGraph):
             for quad in list(self.store.quads_for_pattern(node, pred, None, target)):
                 self.store.remove(quad)
             self.store.add(ox.Quad(node, pred, ox.Literal(text), target))
+
+    def add_other_names(self, names: dict[str, list[str]]) -> None:
+        """Names each entity is found by besides its label (rra.graph.rdf.OTHER_NAME triples): what
+        the loader read of its other languages' labels and other naming predicates."""
+        pred = iri_ref(OTHER_NAME)
+        text = "".join(f"{iri_ref(self.mapping.entity_iri(e))} {pred} {literal(n)} .\n"
+                       for e, ns in names.items() if not is_literal(e) for n in ns)
+        if text:
+            target = self._graphs[0] if self._graphs else None
+            self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         self.requests += 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rra.graph.rdf import RdfMapping, iri_ref, literal
+from rra.graph.rdf import OTHER_NAME, RdfMapping, iri_ref, literal
 
 
 def values(var: str, m: RdfMapping, nodes: Sequence[str]) -> str:
@@ -76,8 +76,9 @@ def find_entities(m: RdfMapping, text: str, mode: str) -> str:
 
 
 def aliases(m: RdfMapping) -> str:
-    """?e ?l: every alias (a text value of one of `m.alias_predicates`) of every entity."""
-    patterns = " UNION ".join(f"{{ ?e {iri_ref(p)} ?l }}" for p in m.alias_predicates)
+    """?e ?l: every alias (a text value of one of `m.alias_predicates`) of every entity, and every
+    other name a store rra loaded keeps (OTHER_NAME)."""
+    patterns = " UNION ".join(f"{{ ?e {iri_ref(p)} ?l }}" for p in [*m.alias_predicates, OTHER_NAME])
     return f"SELECT ?e ?l WHERE {{ {patterns} FILTER(isLiteral(?l)) }}"
 
 

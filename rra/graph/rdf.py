@@ -31,6 +31,10 @@ ALIAS_PREDICATES = ("http://www.w3.org/2004/02/skos/core#altLabel", "http://rdf.
 NAME_PREDICATES = ("http://www.w3.org/2004/02/skos/core#prefLabel", "http://schema.org/name", "https://schema.org/name",
                    "http://xmlns.com/foaf/0.1/name", "http://rdf.freebase.com/ns/type.object.name",
                    "http://purl.org/dc/terms/title", "http://purl.org/dc/elements/1.1/title")
+# Where a store rra loads keeps an entity's names other than its label (its labels in other languages,
+# the values of other naming predicates): found by `find_entities` as the file's own names are on the
+# in-memory backends (as aliases), never shown. Always the last of `RdfMapping.label_predicates`.
+OTHER_NAME = "http://rra.local/otherName"
 DEFAULT_ENTITY_BASE = "http://rra.local/entity/"
 DEFAULT_RELATION_BASE = "http://rra.local/relation/"
 
@@ -291,7 +295,7 @@ class RdfMapping:
             object.__setattr__(self, name, predicates)
         # an entity's name: the label predicate's, else the first name predicate's that it has
         object.__setattr__(self, "label_predicates",
-                           tuple(dict.fromkeys([self.label_predicate, *self.name_predicates])))
+                           tuple(dict.fromkeys([self.label_predicate, *self.name_predicates, OTHER_NAME])))
 
     def property_entity_iri(self, relation: str) -> str | None:
         """The IRI of the entity that describes a relation's predicate (`wdt:P19` -> `wd:P19`), by

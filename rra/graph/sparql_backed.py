@@ -127,8 +127,6 @@ class SparqlBackedGraph(KnowledgeGraph):
         return hits[:limit]
 
     def all_aliases(self) -> dict[str, list[str]]:
-        if not self.mapping.alias_predicates:
-            return {}
         out: dict[str, list[str]] = {}
         for e, l in self._select(q.aliases(self.mapping), ("e", "l")):
             name = l[1].strip()

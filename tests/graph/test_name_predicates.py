@@ -1,7 +1,8 @@
 """A KG that names its entities by schema:name, foaf:name, Freebase's type.object.name,
 dcterms:title or skos:prefLabel instead of rdfs:label: those names are its labels on every
 backend (rdfs:label first where an entity has both), so its questions link and its answers read
-as names; the naming triples are not facts."""
+as names; the naming triples are not facts. An entity's other names (its labels in other
+languages, other naming predicates' values) find it too."""
 from __future__ import annotations
 
 from rra.graph import load_graph
@@ -21,6 +22,9 @@ def test_name_predicates_name_entities_on_every_backend(names_kg):
     assert len(list(kg.all_triples())) == 5 and kg.relations(CARL) == [FB + "people.person.place_of_birth"]
     assert kg.find_entities("Carl Berg", "exact") == [CARL] and kg.find_entities("bob jones", "casefold") == [BOB]
     assert kg.find_entities("graph walks", "casefold") == [WALKS]
+    # an entity's other names (another language's, another naming predicate's) find it, never shown
+    assert kg.find_entities("karl berg", "casefold") == [CARL] and kg.find_entities("oslo", "casefold") == [OSLO]
+    assert link_entities(kg, "wo wurde Karl Berg geboren").entities[:1] == [CARL]
     for question, topic in [("where was Dora Lind born", DORA), ("who wrote Graph Walks?", WALKS),
                             ("where was Ann Smith born", ANN), ("Carl Berg's birthplace", CARL)]:
         assert link_entities(kg, question).entities[:1] == [topic], question
@@ -45,3 +49,19 @@ def test_a_predicate_of_an_unknown_prefix_is_a_configuration_error():
         with pytest.raises(ValueError, match=f"{field}: unknown prefix 'nope'"):
             RdfMapping(**{field: value})
     assert RdfMapping(alias_predicates=["urn:x:alias"]).alias_predicates == ("urn:x:alias",)
+
+
+def test_other_names_are_kept_where_rra_loads_the_kg(names_file, tmp_path):
+    """The in-memory graph holds them as aliases; a store rra loads, as OTHER_NAME triples (a store
+    served as written finds the file's own triples instead); a labels file's label makes the file's
+    own label another name."""
+    from rra.graph.rdf import OTHER_NAME
+
+    for backend in ("networkx", "oxigraph"):
+        kg = load_graph(names_file, backend=backend)
+        assert {e: sorted(ns) for e, ns in kg.all_aliases().items()} == {CARL: ["Karl Berg"], OSLO: ["Oslo"]}
+        assert OTHER_NAME not in kg.relation_types()
+    labels = tmp_path / "labels.tsv"
+    labels.write_text(f"{ANN}\tA. Smith\n", encoding="utf-8")
+    kg = load_graph(names_file, labels_path=labels)
+    assert kg.label(ANN) == "A. Smith" and kg.find_entities("Ann Smith", "exact") == [ANN]
