@@ -71,8 +71,9 @@ def _run(args, mapping: RdfMapping) -> int:
                 print(f"  {rel}\t{n}")
         return 0
     if args.command == "convert":
-        triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels)
-        lines = write_ntriples(args.out, triples, labels, mapping)
+        other: dict[str, list[str]] = {}  # names besides the label: other languages, other naming predicates
+        triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels, other)
+        lines = write_ntriples(args.out, triples, labels, mapping, other_names=other)
         print(report)
         print(f"wrote {lines} N-Triples lines to {args.out} in {time.perf_counter() - start:.1f} s")
         return 0
@@ -98,10 +99,11 @@ def _load_virtuoso(args, mapping: RdfMapping, start: float) -> int:
 
     if not args.graph:
         raise ValueError("--virtuoso needs --graph IRI (the named graph to load into; query it with graph.graph_iri)")
-    triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels)
+    other: dict[str, list[str]] = {}  # names besides the label, found by as load_graph's graphs find them
+    triples, labels, report = read_kg(args.kb, args.format, args.on_error, mapping, args.labels, other)
     out_dir = Path(args.load_dir or Path(args.kb).resolve().parent)
     nt = out_dir / f"{Path(args.kb).stem}.rra.nt"
-    write_ntriples(nt, triples, labels, mapping)
+    write_ntriples(nt, triples, labels, mapping, other_names=other)
     n = bulk_load(nt, args.graph, args.virtuoso, args.user, args.password)
     print(report)
     print(f"loaded {nt} into <{args.graph}> of Virtuoso {args.virtuoso}: the graph holds {n} RDF triples "

@@ -379,9 +379,11 @@ def ntriples_lines(
     mapping: RdfMapping | None = None,
     label_all: bool = True,
     chunk_size: int = 65536,
+    other_names: dict[str, list[str]] | None = None,
 ) -> Iterable[str]:
     """N-Triples text in chunks of whole lines. With `label_all` every entity gets a label
-    triple (its label, or its id), which is what lets a SPARQL store find entities by name."""
+    triple (its label, or its id), which is what lets a SPARQL store find entities by name;
+    `other_names` (rra.graph.loaders.read_kg's) are written as OTHER_NAME triples."""
     mapping = mapping or RdfMapping()
     labels = labels or {}
     ent: dict[str, str] = {}  # id -> <iri>, built once per entity (each occurs in many triples)
@@ -402,6 +404,10 @@ def ntriples_lines(
     ] + [  # a property's own name (rdfs:label on its IRI): what an encoder reads of an opaque relation
         f"{iri} {label_pred} {literal(labels[r])} .\n" for r, iri in rel.items() if r in labels and r not in ent
     ])
+    if other_names:  # what an entity is found by besides its label (other languages, other naming predicates)
+        other = iri_ref(OTHER_NAME)
+        yield "".join(f"{ent[x]} {other} {literal(n)} .\n" for x, names in other_names.items()
+                      if x in ent and not is_literal(x) for n in names)
 
 
 def write_ntriples(
@@ -410,13 +416,14 @@ def write_ntriples(
     labels: dict[str, str] | None = None,
     mapping: RdfMapping | None = None,
     label_all: bool = True,
+    other_names: dict[str, list[str]] | None = None,
 ) -> int:
     """Write N-Triples (to a path or an open text file); returns the number of lines."""
     if isinstance(out, (str, Path)):
         with open(out, "w", encoding="utf-8", newline="\n") as f:
-            return write_ntriples(f, triples, labels, mapping, label_all)
+            return write_ntriples(f, triples, labels, mapping, label_all, other_names)
     lines = 0
-    for text in ntriples_lines(triples, labels, mapping, label_all):
+    for text in ntriples_lines(triples, labels, mapping, label_all, other_names=other_names):
         out.write(text)
         lines += text.count("\n")  # escaped literals and encoded IRIs never hold a raw newline
     return lines

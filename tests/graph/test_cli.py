@@ -61,3 +61,25 @@ def test_load_into_store(tmp_path, capsys):
 def test_missing_file(tmp_path, capsys):
     assert main(["stats", str(tmp_path / "nope.txt")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_convert_keeps_the_names_besides_the_label(tmp_path, capsys):
+    """A label in another language (or another naming predicate's value) is still found after
+    `rra-kg convert` (and so after `load --virtuoso`, which writes the same file) as it is by load_graph."""
+    from rra.graph.rdf import OTHER_NAME
+
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    kb = tmp_path / "kb.nt"
+    kb.write_text(f'<http://x/b> {label} "The Neverending Story"@en .\n'
+                  f'<http://x/b> {label} "Die unendliche Geschichte"@de .\n'
+                  '<http://x/b> <http://x/author> <http://x/m> .\n'
+                  f'<http://x/m> {label} "Michael Ende"@en .\n', encoding="utf-8")
+    out = tmp_path / "out.nt"
+    assert main(["convert", str(kb), str(out)]) == 0
+    assert f'<{OTHER_NAME}> "Die unendliche Geschichte"' in out.read_text(encoding="utf-8")
+    for backend in ("networkx", "oxigraph"):
+        for path in (kb, out):
+            kg = load_graph(path, backend=backend, entity_base="http://x/", relation_base="http://x/")
+            assert kg.label("b") == "The Neverending Story", (backend, path)
+            assert kg.find_entities("die unendliche geschichte", "casefold") == ["b"], (backend, path)
+            assert kg.relation_types() == ["author"], (backend, path)
