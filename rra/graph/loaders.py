@@ -479,8 +479,8 @@ def load_graph(
             kg.set_aliases(alias_names(triples, mapping))  # a store finds them by query (rra.graph.queries)
             kg.set_aliases(other_names)
         else:
-            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, mapping=mapping, graph_iri=graph_iri)
-            kg.add_other_names(other_names)
+            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, other_names=other_names,
+                                            mapping=mapping, graph_iri=graph_iri)
     kg.load_report = report
     if report.skipped:  # on_error=skip: said once, loudly, with where (run reports repeat it)
         log.warning("%s: skipped %d bad line(s) (on_error=skip): %s", path, report.skipped,

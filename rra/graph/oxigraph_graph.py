@@ -11,8 +11,8 @@ from typing import Iterable, Sequence
 import pyoxigraph as ox
 
 from rra.graph.base import GraphError
-from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, OTHER_NAME, RDFS_LABEL, RdfMapping,
-                           graph_iris, iri_ref, is_literal, literal, ntriples_text)
+from rra.graph.rdf import (DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL, RdfMapping, graph_iris,
+                           is_literal, ntriples_text)
 from rra.graph.sparql_backed import Row, SparqlBackedGraph
 from rra.records import Triple
 
@@ -54,18 +54,23 @@ class OxigraphGraph(SparqlBackedGraph):
         triples: Iterable[Triple],
         labels: dict[str, str] | None = None,
         path: str | Path | None = None,
+        other_names: dict[str, list[str]] | None = None,
         **kwargs,
     ) -> "OxigraphGraph":
         kg = cls(path=path, **kwargs)
-        kg.add_triples(triples, labels)
+        kg.add_triples(triples, labels, other_names)
         return kg
 
-    def add_triples(self, triples: Iterable[Triple], labels: dict[str, str] | None = None) -> None:
+    def add_triples(self, triples: Iterable[Triple], labels: dict[str, str] | None = None,
+                    other_names: dict[str, list[str]] | None = None) -> None:
         """Bulk-load triples. Every entity keeps exactly one label triple: `labels` replace
-        earlier ones, and an entity new to the store without a label is labelled by its id."""
+        earlier ones, and an entity new to the store without a label is labelled by its id.
+        `other_names`: what entities are found by besides their label (rra.graph.rdf.OTHER_NAME
+        triples: the loader's other languages' labels and other naming predicates' values)."""
         triples = list(triples)
         fresh = not len(self.store)
-        text = ntriples_text(triples, labels if fresh else None, self.mapping, label_all=fresh)
+        text = ntriples_text(triples, labels if fresh else None, self.mapping, label_all=fresh,
+                             other_names=other_names)
         target = self._graphs[0] if self._graphs else None
         self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
         if not fresh:
@@ -89,16 +94,6 @@ class OxigraphGraph(SparqlBackedGraph):
             for quad in list(self.store.quads_for_pattern(node, pred, None, target)):
                 self.store.remove(quad)
             self.store.add(ox.Quad(node, pred, ox.Literal(text), target))
-
-    def add_other_names(self, names: dict[str, list[str]]) -> None:
-        """Names each entity is found by besides its label (rra.graph.rdf.OTHER_NAME triples): what
-        the loader read of its other languages' labels and other naming predicates."""
-        pred = iri_ref(OTHER_NAME)
-        text = "".join(f"{iri_ref(self.mapping.entity_iri(e))} {pred} {literal(n)} .\n"
-                       for e, ns in names.items() if not is_literal(e) for n in ns)
-        if text:
-            target = self._graphs[0] if self._graphs else None
-            self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         self.requests += 1

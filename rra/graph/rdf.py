@@ -429,5 +429,5 @@ def write_ntriples(
     return lines
 
 
-def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True) -> str:
-    return "".join(ntriples_lines(triples, labels, mapping, label_all))
+def ntriples_text(triples: Iterable[Triple], labels=None, mapping=None, label_all=True, other_names=None) -> str:
+    return "".join(ntriples_lines(triples, labels, mapping, label_all, other_names=other_names))
