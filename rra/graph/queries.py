@@ -17,9 +17,8 @@ def values(var: str, m: RdfMapping, nodes: Sequence[str]) -> str:
 
 
 def _not_label(var: str, m: RdfMapping) -> str:
-    """Not a triple that names its subject (the label predicate, or a name predicate: schema:name)."""
-    if len(m.label_predicates) == 1:
-        return f"FILTER(?{var} != {iri_ref(m.label_predicate)})"
+    """Not a triple that names its subject (the label predicate, a name predicate such as schema:name,
+    or OTHER_NAME: `m.label_predicates`, never fewer than two)."""
     return f"FILTER(?{var} NOT IN ({', '.join(iri_ref(p) for p in m.label_predicates)}))"
 
 
@@ -50,9 +49,7 @@ def _named(m: RdfMapping) -> str:
     """?e ?l: an entity and a name it is found by, its label or an alias (`m.alias_predicates`); a
     UNION of plain triple patterns, which every store answers from its index (a property path of
     alternatives may not be)."""
-    preds = list(dict.fromkeys([*m.label_predicates, *m.alias_predicates]))
-    if len(preds) == 1:
-        return f"?e {iri_ref(preds[0])} ?l"
+    preds = list(dict.fromkeys([*m.label_predicates, *m.alias_predicates]))  # OTHER_NAME among them: two or more
     return "{ " + " } UNION { ".join(f"?e {iri_ref(p)} ?l" for p in preds) + " }"
 
 
