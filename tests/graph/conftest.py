@@ -117,6 +117,35 @@ def _file_kg(request, path: Path, endpoint_fixture: str, in_virtuoso):
             yield graph
 
 
+def _file_fixtures(stem: str, text: str, graph: str):
+    """The four fixtures of a KG written as one N-Triples text: `{stem}_file`, `{stem}_endpoint` (an
+    `oxigraph serve` holding the file as written), `{stem}_in_virtuoso` (the file as written in
+    Virtuoso's named graph `graph`) and `{stem}_kg` (the KG on every backend that reads an RDF file
+    or a store)."""
+
+    @pytest.fixture(scope="session", name=f"{stem}_file")
+    def file_(tmp_path_factory) -> Path:
+        path = tmp_path_factory.mktemp(stem) / f"{stem}.nt"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    @pytest.fixture(scope="session", name=f"{stem}_endpoint")
+    def endpoint(tmp_path_factory, request) -> str:
+        yield from _serve_file(tmp_path_factory, request.getfixturevalue(f"{stem}_file"), f"{stem}_store")
+
+    @pytest.fixture(scope="session", name=f"{stem}_in_virtuoso")
+    def in_virtuoso(virtuoso, request) -> str:
+        virtuoso.load(request.getfixturevalue(f"{stem}_file"), graph)
+        return graph
+
+    @pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"], name=f"{stem}_kg")
+    def kg(request):
+        yield from _file_kg(request, request.getfixturevalue(f"{stem}_file"), f"{stem}_endpoint",
+                            lambda server: request.getfixturevalue(f"{stem}_in_virtuoso"))
+
+    return file_, endpoint, in_virtuoso, kg
+
+
 @pytest.fixture(scope="session")
 def reference() -> NetworkXGraph:
     return NetworkXGraph(TRIPLES, LABELS)
@@ -273,30 +302,7 @@ ALIAS_NT = "".join(f"{line} .\n" for line in [
 ])
 
 
-@pytest.fixture(scope="session")
-def alias_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("aliases") / "aliases.nt"
-    path.write_text(ALIAS_NT, encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="session")
-def alias_endpoint(tmp_path_factory, alias_file) -> str:
-    """An `oxigraph serve` holding the alias file as written."""
-    yield from _serve_file(tmp_path_factory, alias_file, "alias_store")
-
-
-@pytest.fixture(scope="session")
-def alias_in_virtuoso(virtuoso, alias_file) -> str:
-    virtuoso.load(alias_file, ALIAS_GRAPH)
-    return ALIAS_GRAPH
-
-
-@pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
-def alias_kg(request, alias_file):
-    """The alias KG on every backend that reads an RDF file or a store."""
-    yield from _file_kg(request, alias_file, "alias_endpoint",
-                        lambda server: request.getfixturevalue("alias_in_virtuoso"))
+alias_file, alias_endpoint, alias_in_virtuoso, alias_kg = _file_fixtures("alias", ALIAS_NT, ALIAS_GRAPH)
 
 
 # A KG that names its entities without rdfs:label (schema:name, foaf:name, Freebase's
@@ -314,27 +320,4 @@ NAMES_NT = "".join(f"{line} .\n" for line in [
 ])
 
 
-@pytest.fixture(scope="session")
-def names_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("names") / "names.nt"
-    path.write_text(NAMES_NT, encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="session")
-def names_endpoint(tmp_path_factory, names_file) -> str:
-    """An `oxigraph serve` holding the names file as written."""
-    yield from _serve_file(tmp_path_factory, names_file, "names_store")
-
-
-@pytest.fixture(scope="session")
-def names_in_virtuoso(virtuoso, names_file) -> str:
-    virtuoso.load(names_file, NAMES_GRAPH)
-    return NAMES_GRAPH
-
-
-@pytest.fixture(params=["networkx", "oxigraph", "sparql", "virtuoso"])
-def names_kg(request, names_file):
-    """The KG named by schema:name and the like, on every backend that reads an RDF file or a store."""
-    yield from _file_kg(request, names_file, "names_endpoint",
-                        lambda server: request.getfixturevalue("names_in_virtuoso"))
+names_file, names_endpoint, names_in_virtuoso, names_kg = _file_fixtures("names", NAMES_NT, NAMES_GRAPH)
