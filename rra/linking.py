@@ -135,9 +135,12 @@ class FuzzyIndex:
 
     def _build(self) -> None:
         nodes = sorted({x for t in self.kg.all_triples() for x in (t.head, t.tail) if not is_literal(x)})
+        named_nodes = set(nodes)
         names: dict[str, set[str]] = {}
         named = [(node, [label, node]) for node, label in self.kg.labels(nodes).items()]
-        for node, forms in [*named, *self.kg.all_aliases().items()]:  # a misspelt "L. Bergstrom" too
+        # a misspelt "L. Bergstrom" too; of nodes only (a store's property IRIs have other names too)
+        other = [(node, forms) for node, forms in self.kg.all_aliases().items() if node in named_nodes]
+        for node, forms in [*named, *other]:
             for name in {normalize_name(f) for f in forms}:
                 if len(name) >= self.min_chars:
                     names.setdefault(name, set()).add(node)

@@ -218,9 +218,10 @@ class KnowledgeGraph(ABC):
         return {r: sorted(ends) for r, ends in out.items()}
 
     def all_aliases(self) -> dict[str, list[str]]:
-        """Every entity's other names (the values of its alias predicates: skos:altLabel "JFK"),
-        which `find_entities` finds it by beside its label: for whole-graph work such as the fuzzy
-        name index (rra.linking.FuzzyIndex). Default: none."""
+        """Every entity's other names, which `find_entities` finds it by beside its label: the values
+        of its alias predicates (skos:altLabel "JFK"), its labels in other languages, other naming
+        predicates' values. For whole-graph work such as the fuzzy name index (rra.linking.FuzzyIndex).
+        Default: none."""
         return {}
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:

@@ -73,10 +73,12 @@ def find_entities(m: RdfMapping, text: str, mode: str) -> str:
 
 
 def aliases(m: RdfMapping) -> str:
-    """?e ?l: every alias (a text value of one of `m.alias_predicates`) of every entity, and every
-    other name a store rra loaded keeps (OTHER_NAME)."""
-    patterns = " UNION ".join(f"{{ ?e {iri_ref(p)} ?l }}" for p in [*m.alias_predicates, OTHER_NAME])
-    return f"SELECT ?e ?l WHERE {{ {patterns} FILTER(isLiteral(?l)) }}"
+    """?e ?l ?lang ?lp: every name of every entity, ?lp the naming predicate (`m.label_predicates`:
+    the label, name predicates, OTHER_NAME) or unbound for an alias (`m.alias_predicates`); the
+    backend drops each entity's label, ranked as `labels` ranks it, and keeps its other names (a
+    store served as written holds an entity's other-language labels under the label predicate)."""
+    patterns = " UNION ".join([f"{{ {_naming(m, '?e')} }}", *(f"{{ ?e {iri_ref(p)} ?l }}" for p in m.alias_predicates)])
+    return f"SELECT ?e ?l (LANG(?l) AS ?lang) ?lp WHERE {{ {patterns} FILTER(isLiteral(?l)) }}"
 
 
 def relations(m: RdfMapping, entity: str) -> str:

@@ -127,13 +127,24 @@ class SparqlBackedGraph(KnowledgeGraph):
         return hits[:limit]
 
     def all_aliases(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for e, l in self._select(q.aliases(self.mapping), ("e", "l")):
-            name = l[1].strip()
-            names = out.setdefault(self._entity(e), [])
-            if name and name not in names:
-                names.append(name)
-        return {e: sorted(names) for e, names in out.items() if names}
+        """Every entity's names but its label (chosen as `labels` chooses it): its aliases, and its
+        labels in other languages and other naming predicates' values, whether a store rra loaded
+        keeps them as OTHER_NAME triples or a store served as written keeps them as they were."""
+        names: dict[str, list[str]] = {}
+        label: dict[str, tuple[int, int, str]] = {}
+        for e, l, lang, lp in self._select(q.aliases(self.mapping), ("e", "l", "lang", "lp")):
+            x = self._entity(e)
+            names.setdefault(x, []).append(l[1])
+            if lp is not None:
+                rank = (label_rank(lang[1] if lang else None, self.mapping.label_language), self._naming_rank(lp), l[1])
+                label[x] = min(label.get(x, rank), rank)
+        out = {}
+        for x, found in names.items():
+            own = label[x][2] if x in label else None
+            other = sorted({n.strip() for n in found if n != own and n.strip()} - {own})
+            if other:
+                out[x] = other
+        return out
 
     SCAN_BATCH = 5000  # texts per case-insensitive lookup (each such query scans all labels)
 

@@ -17,6 +17,8 @@ def test_name_predicates_name_entities_on_every_backend(names_kg):
     assert kg.labels([ANN, OSLO, BOB, CARL, WALKS, DORA]) == {
         ANN: "Ann Smith", OSLO: "Oslo (city)", BOB: "Bob Jones", CARL: "Carl Berg",  # English before German
         WALKS: "Graph Walks", DORA: "Dora Lind"}
+    # the other names, which the fuzzy name index reads: the same on a store served as written
+    assert {e: sorted(ns) for e, ns in kg.all_aliases().items()} == {CARL: ["Karl Berg"], OSLO: ["Oslo"]}
     # the naming triples are labels, not facts
     assert kg.relation_types() == [EX + "author", EX + "bornIn", FB + "people.person.place_of_birth"]
     assert len(list(kg.all_triples())) == 5 and kg.relations(CARL) == [FB + "people.person.place_of_birth"]
@@ -25,6 +27,9 @@ def test_name_predicates_name_entities_on_every_backend(names_kg):
     # an entity's other names (another language's, another naming predicate's) find it, never shown
     assert kg.find_entities("karl berg", "casefold") == [CARL] and kg.find_entities("oslo", "casefold") == [OSLO]
     assert link_entities(kg, "wo wurde Karl Berg geboren").entities[:1] == [CARL]
+    from rra.linking import FuzzyIndex
+
+    assert [e for e, _ in FuzzyIndex(kg).match("Karl Bergg")] == [CARL]  # misspelt, in another language
     for question, topic in [("where was Dora Lind born", DORA), ("who wrote Graph Walks?", WALKS),
                             ("where was Ann Smith born", ANN), ("Carl Berg's birthplace", CARL)]:
         assert link_entities(kg, question).entities[:1] == [topic], question
