@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable, Literal, Sequence
 
+from rra.graph.rdf import is_literal
 from rra.records import Triple  # the graph layer's fact record (re-exported here)
 
 INVERSE_PREFIX = "^"
@@ -223,6 +224,15 @@ class KnowledgeGraph(ABC):
         predicates' values. For whole-graph work such as the fuzzy name index (rra.linking.FuzzyIndex).
         Default: none."""
         return {}
+
+    def all_names(self) -> dict[str, list[str]]:
+        """Every node's names: its label first (its id's reading where it has none), then its other
+        names (`all_aliases`). What the fuzzy name index (rra.linking.FuzzyIndex) reads. Default: the
+        nodes of `all_triples`, their `labels` and `all_aliases`; a store answers from its naming
+        triples instead of sending every fact."""
+        nodes = sorted({x for t in self.all_triples() for x in (t.head, t.tail) if not is_literal(x)})
+        other = self.all_aliases()
+        return {node: [label, *other.get(node, [])] for node, label in self.labels(nodes).items()}
 
     def relation_labels(self, relations: Iterable[str]) -> dict[str, str]:
         """Names the KG gives its relations (e.g. an `rdfs:label` on a property IRI), keyed by

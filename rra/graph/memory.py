@@ -64,6 +64,10 @@ class InMemoryGraph(KnowledgeGraph):
         ids = self._entity_ids()
         return {e: list(names) for e, names in self._aliases.items() if e in ids}
 
+    def all_names(self) -> dict[str, list[str]]:
+        return {e: [self._labels.get(e) or display(e), *self._aliases.get(e, [])]
+                for e in self._entity_ids() if not is_literal(e)}
+
     def label(self, entity: str) -> str:
         self._require(entity)
         return self._labels.get(entity) or display(entity)

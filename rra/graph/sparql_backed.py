@@ -126,25 +126,35 @@ class SparqlBackedGraph(KnowledgeGraph):
         hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
         return hits[:limit]
 
-    def all_aliases(self) -> dict[str, list[str]]:
-        """Every entity's names but its label (chosen as `labels` chooses it): its aliases, and its
-        labels in other languages and other naming predicates' values, whether a store rra loaded
-        keeps them as OTHER_NAME triples or a store served as written keeps them as they were."""
-        names: dict[str, list[str]] = {}
+    def _names(self) -> tuple[dict[str, tuple[str | None, list[str]]], set[str]]:
+        """Every node, and per node with a name its label, chosen as `labels` chooses it (None where
+        only aliases name it), and its other names: aliases, labels in other languages, other naming
+        predicates' values, whether a store rra loaded keeps them as OTHER_NAME triples or one served
+        as written keeps them as they were. Two scans (nodes, naming triples), not every fact."""
+        nodes = {self._entity(e) for (e,) in self._select(q.nodes(self.mapping), ("e",))}
+        found: dict[str, list[str]] = {}
         label: dict[str, tuple[int, int, str]] = {}
-        for e, l, lang, lp in self._select(q.aliases(self.mapping), ("e", "l", "lang", "lp")):
+        for e, l, lang, lp in self._select(q.names(self.mapping), ("e", "l", "lang", "lp")):
             x = self._entity(e)
-            names.setdefault(x, []).append(l[1])
+            if x not in nodes:  # a property's or a class's name, with no fact of its own
+                continue
+            found.setdefault(x, []).append(l[1])
             if lp is not None:
                 rank = (label_rank(lang[1] if lang else None, self.mapping.label_language), self._naming_rank(lp), l[1])
                 label[x] = min(label.get(x, rank), rank)
         out = {}
-        for x, found in names.items():
+        for x, names in found.items():
             own = label[x][2] if x in label else None
-            other = sorted({n.strip() for n in found if n != own and n.strip()} - {own})
-            if other:
-                out[x] = other
-        return out
+            out[x] = (own, sorted({n.strip() for n in names if n != own and n.strip()} - {own}))
+        return out, nodes
+
+    def all_aliases(self) -> dict[str, list[str]]:
+        return {x: other for x, (_, other) in self._names()[0].items() if other}
+
+    def all_names(self) -> dict[str, list[str]]:
+        named, nodes = self._names()
+        out = {x: [own if own is not None else display(x), *other] for x, (own, other) in named.items()}
+        return {**out, **{x: [display(x)] for x in sorted(nodes - set(out))}}
 
     SCAN_BATCH = 5000  # texts per case-insensitive lookup (each such query scans all labels)
 

@@ -213,6 +213,9 @@ class QuestionGraphs(KnowledgeGraph):
     def all_aliases(self) -> dict[str, list[str]]:
         return self.current().all_aliases()
 
+    def all_names(self) -> dict[str, list[str]]:
+        return self.current().all_names()
+
     def stats(self) -> GraphStats:
         """The selected question's graph; outside a question, the registered questions in numbers."""
         if _ACTIVE.get() is not None:

@@ -114,6 +114,12 @@ def test_every_backend_lists_the_aliases_alike(alias_kg, alias_file):
         e: sorted(names) for e, names in load_graph(alias_file).all_aliases().items()}
     assert sorted(aliases[JFK]) == ["JFK", "John Fitzgerald Kennedy", "John Kennedy"] and aliases[FB_JFK] == ["Jack Kennedy"]
     assert load_graph(alias_file, backend="oxigraph", alias_predicates=[]).all_aliases() == {}
+    # every node's names, label first: a node no triple names reads by its id (Q100's label is its
+    # only name; the literal "JFK" is no node)
+    names = {e: [ns[0], *sorted(ns[1:])] for e, ns in alias_kg.all_names().items()}
+    assert names == {e: [ns[0], *sorted(ns[1:])] for e, ns in load_graph(alias_file).all_names().items()}
+    assert names[JFK] == ["John F. Kennedy", "JFK", "John Fitzgerald Kennedy", "John Kennedy"]
+    assert names[Q + "Q100"] == ["Brookline"] and all(not e.startswith('"') for e in names)
 
 
 def test_a_misspelt_alias_links_by_the_fuzzy_index(alias_kg):

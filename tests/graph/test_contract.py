@@ -196,6 +196,17 @@ def test_all_triples_lists_every_fact_once(kg, reference):
     assert set(got) == set(TRIPLES) == set(reference.all_triples())
 
 
+def test_all_names_lists_every_node_once_as_the_reference(kg, reference):
+    """What the fuzzy name index reads: every node (labelled or not, adversarial names included),
+    its label first; a store answers from its naming triples and the nodes no triple names."""
+    from rra.graph.rdf import is_literal
+
+    names = kg.all_names()
+    assert names == reference.all_names()
+    assert set(names) == {x for t in TRIPLES for x in (t.head, t.tail) if not is_literal(x)}
+    assert {e: ns[0] for e, ns in names.items()} == kg.labels(names)
+
+
 def test_every_entity_matches_reference(kg, reference):
     """The whole protocol, entity by entity, against NetworkX."""
     for x in ENTITIES:
@@ -337,6 +348,7 @@ def test_literals_are_values_apart_from_entities(literal_kg):
     triples = set(literal_kg.all_triples())
     assert Triple("Ann", "birth_year", YEAR_1985) in triples and len(triples) == 10
     assert literal_kg.stats().entities == 11  # Ann Bob Cid 1985 and 7 distinct values
+    assert sorted(literal_kg.all_names()) == ["1985", "Ann", "Bob", "Cid"]  # values are not names
 
 
 def test_literal_probe_gives_the_same_answers_on_every_backend(literal_kg, literal_probe_files):

@@ -17,8 +17,11 @@ def test_name_predicates_name_entities_on_every_backend(names_kg):
     assert kg.labels([ANN, OSLO, BOB, CARL, WALKS, DORA]) == {
         ANN: "Ann Smith", OSLO: "Oslo (city)", BOB: "Bob Jones", CARL: "Carl Berg",  # English before German
         WALKS: "Graph Walks", DORA: "Dora Lind"}
-    # the other names, which the fuzzy name index reads: the same on a store served as written
+    # the other names, which the fuzzy name index reads: the same on a store served as written; and
+    # every node's names, label first (a store answers from its naming triples, not every fact)
     assert {e: sorted(ns) for e, ns in kg.all_aliases().items()} == {CARL: ["Karl Berg"], OSLO: ["Oslo"]}
+    assert kg.all_names() == {ANN: ["Ann Smith"], OSLO: ["Oslo (city)", "Oslo"], BOB: ["Bob Jones"],
+                              CARL: ["Carl Berg", "Karl Berg"], WALKS: ["Graph Walks"], DORA: ["Dora Lind"]}
     # the naming triples are labels, not facts
     assert kg.relation_types() == [EX + "author", EX + "bornIn", FB + "people.person.place_of_birth"]
     assert len(list(kg.all_triples())) == 5 and kg.relations(CARL) == [FB + "people.person.place_of_birth"]
