@@ -7,6 +7,7 @@ a large dump does not cost the whole load.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass, field
@@ -471,6 +472,8 @@ def load_graph(
         raise ValueError("load_graph needs a KG file (path=...), or backend=oxigraph with store_path")
     if not Path(path).exists():
         raise FileNotFoundError(f"KG file not found: {path}")
+    if backend == "oxigraph" and store_path is not None:  # opened as it is when it holds this file already
+        return _load_store(path, store_path, mapping, graph_iri, format, on_error, labels_path)
     other_names: dict[str, list[str]] = {}  # "Die unendliche Geschichte"@de where the label is English
     triples, labels, report = read_kg(path, format, on_error, mapping, labels_path, other_names)
     with paused_gc():
@@ -479,10 +482,44 @@ def load_graph(
             kg.set_aliases(alias_names(triples, mapping))  # a store finds them by query (rra.graph.queries)
             kg.set_aliases(other_names)
         else:
-            kg = OxigraphGraph.from_triples(triples, labels, path=store_path, other_names=other_names,
-                                            mapping=mapping, graph_iri=graph_iri)
+            kg = OxigraphGraph.from_triples(triples, labels, other_names=other_names, mapping=mapping,
+                                            graph_iri=graph_iri)
+    return _reported(kg, report, path)
+
+
+def _reported(kg, report: LoadReport, path):
     kg.load_report = report
     if report.skipped:  # on_error=skip: said once, loudly, with where (run reports repeat it)
         log.warning("%s: skipped %d bad line(s) (on_error=skip): %s", path, report.skipped,
                     "; ".join(report.reasons[:5]) + (" ..." if report.skipped > 5 else ""))
     return kg
+
+
+def _load_store(path, store_path, mapping: RdfMapping, graph_iri, format, on_error, labels_path):
+    """The KG file in the on-disk Oxigraph store at `store_path` (rra.graph.store_record): opened as
+    it is where the store's record says it holds this file, unchanged, loaded with these settings;
+    else read, and loaded into the graph in place of what an earlier load put there."""
+    from rra.graph import store_record
+    from rra.graph.oxigraph_graph import OxigraphGraph
+
+    settings = {"format": format, "on_error": on_error, "mapping": dataclasses.asdict(mapping), "graph_iri": graph_iri}
+    what, key = store_record.source(path, labels_path, settings), store_record.graph_key(graph_iri)
+    kg = OxigraphGraph(path=store_path, mapping=mapping, graph_iri=graph_iri)
+    known = store_record.recorded(store_path, key)
+    if known is not None and known["source"] == what and kg.holds_triples():
+        log.info("%s holds %s as loaded before (unchanged since): opened, not loaded again", store_path, path)
+        return _reported(kg, LoadReport(**known["report"]), path)
+    other_names: dict[str, list[str]] = {}
+    triples, labels, report = read_kg(path, format, on_error, mapping, labels_path, other_names)
+    if kg.holds_triples():
+        if known is not None:  # what an earlier load put there: replaced, so a removed fact goes too
+            log.info("%s: %s (or its settings) changed since it was loaded: loading it again", store_path, path)
+            store_record.forget(store_path, key)
+            kg.clear_target()
+        else:
+            log.warning("%s holds triples rra did not load from a file; %s is added to them", store_path, path)
+    with paused_gc():
+        kg.add_triples(triples, labels, other_names)
+    kg.flush()
+    store_record.write(store_path, key, what, report)
+    return _reported(kg, report, path)

@@ -68,10 +68,10 @@ class OxigraphGraph(SparqlBackedGraph):
         `other_names`: what entities are found by besides their label (rra.graph.rdf.OTHER_NAME
         triples: the loader's other languages' labels and other naming predicates' values)."""
         triples = list(triples)
-        fresh = not len(self.store)
+        fresh = not self.holds_triples()
         text = ntriples_text(triples, labels if fresh else None, self.mapping, label_all=fresh,
                              other_names=other_names)
-        target = self._graphs[0] if self._graphs else None
+        target = self._target()
         self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
         if not fresh:
             pred = ox.NamedNode(self.mapping.label_predicate)
@@ -83,10 +83,22 @@ class OxigraphGraph(SparqlBackedGraph):
             }
             self.set_labels({**unlabelled, **(labels or {})})
 
+    def _target(self) -> ox.NamedNode | ox.DefaultGraph:
+        """The graph loading writes into: the first named graph, else the default graph."""
+        return self._graphs[0] if self._graphs else ox.DefaultGraph()
+
+    def holds_triples(self) -> bool:
+        """Whether the graph loading writes into holds any triple (other graphs of the store aside)."""
+        return next(iter(self.store.quads_for_pattern(None, None, None, self._target())), None) is not None
+
+    def clear_target(self) -> None:
+        """Empty the graph loading writes into; the store's other graphs stay."""
+        self.store.clear_graph(self._target())
+
     def set_labels(self, labels: dict[str, str]) -> None:
         """Replace the labels of these entities (only those in a triple, as NetworkX does)."""
         pred = ox.NamedNode(self.mapping.label_predicate)
-        target = self._graphs[0] if self._graphs else ox.DefaultGraph()
+        target = self._target()
         for x, text in labels.items():
             if is_literal(x) or not self.has_entity(x):  # a literal is its own name
                 continue

@@ -204,6 +204,57 @@ def test_oxigraph_on_disk_and_reopen(tmp_path):
     assert reopened.label("Amélie") == LABELS["Amélie"]
 
 
+def test_a_store_holding_the_kg_file_is_opened_not_loaded_again(tmp_path, monkeypatch, caplog):
+    """`load_graph(path, backend="oxigraph", store_path=DIR)` a second time with the same file and
+    settings opens the store (a large KG is ready at once); a changed file replaces the graph's
+    triples (a fact removed from the file is gone from the store); another named graph of the same
+    store is left alone; a store rra has no record of keeps what it holds, the file added to it."""
+    import logging
+    import os
+
+    import rra.graph.loaders as loaders
+
+    kb, store = tmp_path / "kb.txt", tmp_path / "store"
+    kb.write_text("Alien|directed_by|Ridley Scott\nAlien|release_year|1979\nHeat|directed_by|Michael Mann\n")
+    first = load_graph(kb, "oxigraph", store_path=store)
+    assert first.load_report.triples == 3 and first.neighbors("Alien", "release_year") == ["1979"]
+    first.store.flush()
+    del first
+    reads, real_read = [], loaders.read_kg
+    monkeypatch.setattr(loaders, "read_kg", lambda *a, **k: reads.append(a) or real_read(*a, **k))
+    with caplog.at_level(logging.INFO, logger="rra.graph.loaders"):
+        again = load_graph(kb, "oxigraph", store_path=store)
+    assert reads == [] and "opened, not loaded again" in caplog.text
+    assert again.load_report.triples == 3 and again.neighbors("Heat", "directed_by") == ["Michael Mann"]
+    del again
+    monkeypatch.undo()
+    # another setting writes another store content: loaded again
+    relabelled = load_graph(kb, "oxigraph", store_path=store, entity_base="http://example.org/")
+    assert relabelled.mapping.entity_iri("Alien") == "http://example.org/Alien"
+    assert relabelled.triple_count() == 3 + 5  # three facts, five labels: nothing left of the first load
+    del relabelled
+    # the file changes: the removed fact is gone, not left behind in the store
+    kb.write_text("Alien|directed_by|Ridley Scott\nHeat|directed_by|Michael Mann\n")
+    os.utime(kb, ns=(1, 1))
+    changed = load_graph(kb, "oxigraph", store_path=store)
+    assert changed.neighbors("Alien", "release_year") == [] and changed.load_report.triples == 2
+    # a named graph beside it: loading one leaves the other
+    other = tmp_path / "other.txt"
+    other.write_text("Up|directed_by|Pete Docter\n")
+    del changed
+    beside = load_graph(other, "oxigraph", store_path=store, graph_iri="http://rra.test/other")
+    assert beside.relation_types() == ["directed_by"] and beside.has_entity("Up") and not beside.has_entity("Alien")
+    del beside
+    assert load_graph(kb, "oxigraph", store_path=store).neighbors("Alien", "directed_by") == ["Ridley Scott"]
+    # a store filled without a record: the file is added to what it holds, and said
+    bare = OxigraphGraph.from_triples([Triple("Jaws", "directed_by", "Steven Spielberg")], path=tmp_path / "bare")
+    bare.flush()
+    del bare
+    with caplog.at_level(logging.WARNING, logger="rra.graph.loaders"):
+        mixed = load_graph(kb, "oxigraph", store_path=tmp_path / "bare")
+    assert mixed.has_entity("Jaws") and mixed.has_entity("Alien") and "did not load from a file" in caplog.text
+
+
 def test_language_tagged_labels_in_a_foreign_store():
     """A store with "..."@en / "..."@de labels: exact lookups find English ones, or label_language's
     where it is set; the other modes scan every label anyway."""
