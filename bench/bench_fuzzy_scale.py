@@ -19,13 +19,12 @@ Writes bench/results/bench_fuzzy_scale.json.
 """
 from __future__ import annotations
 
-import argparse
 import random
 import tempfile
 import time
 from pathlib import Path
 
-from bench.common import RESULTS, Run
+from bench.common import RESULTS, Run, arguments
 from rra.graph import KnowledgeGraph, load_graph
 from rra.linking import FuzzyIndex, TopicLinker
 from rra.records import QAExample
@@ -91,14 +90,19 @@ def link(kg, index: FuzzyIndex, questions: list[QAExample], labels: dict[str, st
             "names": len(index.keys), "first_anchors": first}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parser():
+    """The command line of `python -m bench.bench_fuzzy_scale`."""
+    ap = arguments("bench_fuzzy_scale", __doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--backends", nargs="+", default=["networkx", "oxigraph"])
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--scanned", type=int, default=5, help="questions linked by scanning every name")
     ap.add_argument("--out", default=str(RESULTS / "bench_fuzzy_scale.json"))
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     run = Run.start("bench_fuzzy_scale", args)
     figures: dict = {}
     for size in args.sizes:

@@ -148,8 +148,8 @@ class FuzzyIndex:
     ratio of c allows at most D = (1 - c/100)(m + n) insertions and deletions between a mention of m
     characters and a name of n, each of which changes at most three of the mention's m + 2 padded
     trigrams, so such a name shares at least m + 2 - 3D of them and its length is within D of m
-    (count filtering, Gravano et al. 2001). The answer is the one a scan of every name gives; a
-    question on a KG of 700,000 names links in milliseconds instead of tens of seconds."""
+    (count filtering, Gravano et al. 2001). The answer is the one a scan of every name gives; on a
+    KG of 730,000 names a misspelt question links in 0.1 s instead of 3.5 (bench_fuzzy_scale)."""
 
     def __init__(self, kg: KnowledgeGraph, min_score: float = 88.0, min_chars: int = 4, limit: int = 3):
         self.kg, self.min_score, self.min_chars, self.limit = kg, min_score, min_chars, limit
