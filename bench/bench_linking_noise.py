@@ -109,6 +109,9 @@ class _LabelsOnly:
     def all_aliases(self) -> dict:
         return {}
 
+    def all_names(self) -> dict:
+        return {node: names[:1] for node, names in self.kg.all_names().items()}
+
     def __getattr__(self, name):
         return getattr(self.kg, name)
 
