@@ -5,7 +5,7 @@ loading it again.
 file's path, size and modification time (and the labels file's), the settings that decide what is
 written (format, entity / relation bases, label / name / alias predicates, ...) and what it read
 (the load report), in DIR/rra-source.json. The next run with the same file and settings opens the
-store as it is: a ten-million-triple KG is ready in a second instead of minutes. A changed file (or
+store as it is: a million-triple KG is ready in 0.05 s instead of 24 s of loading (bench_scale). A changed file (or
 setting) replaces that graph's triples, so a fact removed from the file does not linger in the store.
 A store filled otherwise (`rra-kg load` before this record existed, by hand) has no record: the file
 is added to what it holds, as before.
