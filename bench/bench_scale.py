@@ -8,7 +8,8 @@ huge in-degree), written once as TSV and N-Triples, and each backend runs in its
 
 - networkx: `load_graph(tsv)` in memory;
 - oxigraph: `load_graph(tsv, backend="oxigraph", store_path=DIR)` (embedded, on disk); then the same
-  call again, as a second run makes it: the store is opened, not loaded (`reopen_s`);
+  call again, as a second run makes it: the store is opened, not loaded (`reopen_s`); and the file
+  added to a store holding another triple rra has no record of (`added_to_a_store_s`);
 - oxigraph_serve: `oxigraph load` + `oxigraph serve-read-only`, queried over HTTP (SparqlGraph);
 - virtuoso: a private Virtuoso 7, bulk-loaded into a named graph, over HTTP (where installed).
 
@@ -135,6 +136,18 @@ def worker(backend: str, work: Path, n_heads: int) -> dict:
         again = load_graph(work / "kb.tsv", "oxigraph", store_path=store)
         out["reopen_s"] = time.perf_counter() - t0
         out["reopened_same_stats"] = again.stats() == stats
+        del again
+        gc.collect()
+        # the file added to a store that holds other triples rra has no record of (no fresh bulk load)
+        shutil.rmtree(store, ignore_errors=True)
+        from rra.graph import OxigraphGraph, Triple
+
+        OxigraphGraph.from_triples([Triple("Jaws", "directed_by", "Steven Spielberg")], path=store).flush()
+        gc.collect()
+        t0 = time.perf_counter()
+        added = load_graph(work / "kb.tsv", "oxigraph", store_path=store)
+        out["added_to_a_store_s"] = time.perf_counter() - t0
+        out["added_same_entities"] = added.stats().entities == stats.entities + 2
         return out
     if backend == "oxigraph_serve":
         binary = oxigraph_binary()

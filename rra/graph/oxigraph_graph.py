@@ -6,7 +6,7 @@ triples load in about a second); queries are the shared ones of queries.py.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 import pyoxigraph as ox
 
@@ -81,7 +81,7 @@ class OxigraphGraph(SparqlBackedGraph):
                 if next(iter(self.store.quads_for_pattern(ox.NamedNode(self.mapping.entity_iri(x)), pred, None,
                                                           target)), None) is None
             }
-            self.set_labels({**unlabelled, **(labels or {})})
+            self.set_labels({**unlabelled, **(labels or {})}, present=entities)
 
     def _target(self) -> ox.NamedNode | ox.DefaultGraph:
         """The graph loading writes into: the first named graph, else the default graph."""
@@ -95,17 +95,21 @@ class OxigraphGraph(SparqlBackedGraph):
         """Empty the graph loading writes into; the store's other graphs stay."""
         self.store.clear_graph(self._target())
 
-    def set_labels(self, labels: dict[str, str]) -> None:
-        """Replace the labels of these entities (only those in a triple, as NetworkX does)."""
+    def set_labels(self, labels: dict[str, str], present: Collection[str] = frozenset()) -> None:
+        """Replace the labels of these entities (only those in a triple, as NetworkX does).
+        `present`: entities known to be in a triple (those just loaded), not asked about: a query
+        each made adding a 100,000-triple file to a store that holds other triples 2.3x slower."""
         pred = ox.NamedNode(self.mapping.label_predicate)
         target = self._target()
+        added = []
         for x, text in labels.items():
-            if is_literal(x) or not self.has_entity(x):  # a literal is its own name
+            if is_literal(x) or (x not in present and not self.has_entity(x)):  # a literal is its own name
                 continue
             node = ox.NamedNode(self.mapping.entity_iri(x))
             for quad in list(self.store.quads_for_pattern(node, pred, None, target)):
                 self.store.remove(quad)
-            self.store.add(ox.Quad(node, pred, ox.Literal(text), target))
+            added.append(ox.Quad(node, pred, ox.Literal(text), target))
+        self.store.extend(added)
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         self.requests += 1
