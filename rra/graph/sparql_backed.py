@@ -145,7 +145,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         out = {}
         for x, names in found.items():
             own = label[x][2] if x in label else None
-            out[x] = (own, sorted({n.strip() for n in names if n != own and n.strip()} - {own}))
+            out[x] = (own, sorted({n.strip() for n in names if n != own} - {own, ""}))
         return out, nodes
 
     def all_aliases(self) -> dict[str, list[str]]:
