@@ -28,6 +28,7 @@ def _term(t) -> tuple | None:
 
 
 class OxigraphGraph(SparqlBackedGraph):
+    names_in_memory = True  # the store lives in this process: case-insensitive lookups from one scan
     def __init__(
         self,
         store: ox.Store | None = None,
@@ -73,6 +74,7 @@ class OxigraphGraph(SparqlBackedGraph):
                              other_names=other_names)
         target = self._target()
         self.store.bulk_load(input=text.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES, to_graph=target)
+        self._names_changed()
         if not fresh:
             pred = ox.NamedNode(self.mapping.label_predicate)
             entities = {x for t in triples for x in (t.head, t.tail) if not is_literal(x)}  # values carry no label
@@ -94,6 +96,7 @@ class OxigraphGraph(SparqlBackedGraph):
     def clear_target(self) -> None:
         """Empty the graph loading writes into; the store's other graphs stay."""
         self.store.clear_graph(self._target())
+        self._names_changed()
 
     def set_labels(self, labels: dict[str, str], present: Collection[str] = frozenset()) -> None:
         """Replace the labels of these entities (only those in a triple, as NetworkX does).
@@ -110,6 +113,7 @@ class OxigraphGraph(SparqlBackedGraph):
                 self.store.remove(quad)
             added.append(ox.Quad(node, pred, ox.Literal(text), target))
         self.store.extend(added)
+        self._names_changed()
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         self.requests += 1

@@ -205,6 +205,12 @@ def paths_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], Sequence[
     return f"SELECT DISTINCT {variables} WHERE {{ {' UNION '.join(branches)} }}{_limit(rows)}"
 
 
+def named(m: RdfMapping) -> str:
+    """?e ?l: every name (label or alias, any language) of every subject: one scan, for a store that
+    answers case-insensitive lookups from memory (SparqlBackedGraph.names_in_memory)."""
+    return f"SELECT ?e ?l WHERE {{ {_named(m)} }}"
+
+
 def find_entities_batch(m: RdfMapping, texts: Sequence[str], mode: str) -> str:
     """Candidates ?e ?l for many texts in one query (exact: an indexed VALUES lookup of the labels;
     casefold: one scan of the labels joined on their lower-case form ?lc, the same prefilter as

@@ -36,6 +36,12 @@ class SparqlBackedGraph(KnowledgeGraph):
     batch_size: int = 500
     load_report = None  # set by rra.graph.load_graph
     requests = 0  # queries sent to the store (HTTP requests, retries included, on an endpoint)
+    # Case-insensitive lookups from a map of every name, built by one scan on first need (True for a
+    # store in this process: OxigraphGraph). The store's own way, a VALUES join on LCASE(?l), costs
+    # names x texts on Oxigraph: 4,000 texts over 42,000 names 8.7 s, where the scan is 0.55 s; an
+    # endpoint (False) filters on its side rather than send every name over the network.
+    names_in_memory = False
+    _casefold: dict[str, list[Row]] | None = None
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         """Run a SELECT and return its rows as tuples of terms, in `variables` order."""
@@ -104,8 +110,24 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
             return []
+        if mode == "casefold" and self.names_in_memory:
+            return self._rank(self._casefold_map().get(text.casefold(), []), text, mode, limit)
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
         return self._rank(rows, text, mode, limit)
+
+    def _casefold_map(self) -> dict[str, list[Row]]:
+        """casefolded name -> its (?e, ?l) rows, every name of the store read once. Python's casefold,
+        as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store that
+        changes drops it (`_names_changed`)."""
+        if self._casefold is None:
+            table: dict[str, list[Row]] = {}
+            for e, l in self._select(q.named(self.mapping), ("e", "l")):
+                table.setdefault(l[1].casefold(), []).append((e, l))
+            self._casefold = table
+        return self._casefold
+
+    def _names_changed(self) -> None:
+        self._casefold = None
 
     def _rank(self, rows, text: str, mode: str, limit: int) -> list[str]:
         """The entities of candidate rows whose label matches `text` in `mode`, by (label length,
@@ -169,6 +191,9 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         out = {t: [] for t in wanted}
         valid = [t for t in wanted if not _SURROGATE.search(t)]
+        if mode == "casefold" and self.names_in_memory:
+            table = self._casefold_map()
+            return {**out, **{t: self._rank(table.get(t.casefold(), []), t, mode, limit) for t in valid}}
         # casefold scans every label once per query whatever the number of texts: big chunks
         size = self.batch_size if mode == "exact" else max(self.batch_size, self.SCAN_BATCH)
         for chunk in chunks(valid, size):
