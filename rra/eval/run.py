@@ -357,9 +357,9 @@ def optimized_metric(metrics: dict) -> float | None:
 def _input_errors() -> tuple:
     from rra.records import DataFormatError
     from rra.graph.base import GraphUnavailableError
-    from rra.graph.loaders import EmptyKGError, KGFormatError
+    from rra.graph.loaders import CompressedFileError, EmptyKGError, KGFormatError
 
-    return (DataFormatError, KGFormatError, EmptyKGError, FileNotFoundError, integrity.ResumeMismatchError,
+    return (DataFormatError, KGFormatError, EmptyKGError, CompressedFileError, FileNotFoundError, integrity.ResumeMismatchError,
             integrity.RunLockedError, RunFailedError, GraphUnavailableError, shards.ShardError)
 
 

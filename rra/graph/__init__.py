@@ -13,8 +13,8 @@ Hydra: conf/graph/{networkx,oxigraph,sparql}.yaml.
 from rra.graph.base import (INVERSE_PREFIX, GraphError, GraphStats, GraphUnavailableError, KnowledgeGraph,
                             PathInstance, UnknownEntityError, base_relation, inverse, is_inverse, step_triple,
                             walk_path)
-from rra.graph.loaders import (EmptyKGError, KGFormatError, LoadReport, detect_format, load_graph, read_labels,
-                               read_triples)
+from rra.graph.loaders import (CompressedFileError, EmptyKGError, KGFormatError, LoadReport, detect_format, load_graph,
+                               read_labels, read_triples)
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.oxigraph_graph import OxigraphGraph
 from rra.graph.rdf import RDFS_LABEL, RdfMapping, iri_ref, literal, ntriples_text, write_ntriples
@@ -26,7 +26,7 @@ __all__ = [
     "GraphError",
     "GraphStats",
     "GraphUnavailableError",
-    "EmptyKGError", "KGFormatError",
+    "CompressedFileError", "EmptyKGError", "KGFormatError",
     "KnowledgeGraph",
     "LoadReport",
     "NetworkXGraph",

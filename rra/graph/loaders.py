@@ -1,5 +1,7 @@
 """Read a KG from disk (``head|relation|tail``, TSV, N-Triples, or any RDF syntax pyoxigraph
-reads: Turtle, N-Quads, TriG, RDF/XML), write N-Triples, build a backend.
+reads: Turtle, N-Quads, TriG, RDF/XML), write N-Triples, build a backend. A file compressed as
+dumps are published (``latest-truthy.nt.bz2``, ``kg.ttl.gz``, ``.xz``) is read as it is: the format
+comes from the name before the compression's suffix.
 
 A malformed line is an error naming the file, the line number and the offending value; with
 ``on_error="skip"`` it is skipped instead and counted in the `LoadReport`, so one bad line in
@@ -7,8 +9,11 @@ a large dump does not cost the whole load.
 """
 from __future__ import annotations
 
+import bz2
 import dataclasses
+import gzip
 import logging
+import lzma
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +57,34 @@ class EmptyKGError(ValueError):
     """A KG file that holds no triple at all (empty, only comments, or every line skipped)."""
 
 
+class CompressedFileError(ValueError):
+    """A .gz / .bz2 / .xz file that cannot be decompressed (truncated, or not compressed at all)."""
+
+
+# suffix -> opener: published dumps come compressed (Wikidata .nt.bz2 / .nt.gz, DBpedia .ttl.bz2)
+COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def format_suffix(path: str | Path) -> str:
+    """The suffix that names a file's format: `.nt` for `kg.nt` and for `kg.nt.gz`."""
+    p = Path(path)
+    return (p.with_suffix("") if p.suffix.lower() in COMPRESSIONS else p).suffix.lower()
+
+
+def read_file_bytes(path: str | Path) -> bytes:
+    """A KG or labels file's bytes, decompressed where its name ends in .gz, .bz2 or .xz."""
+    opener = COMPRESSIONS.get(Path(path).suffix.lower())
+    if opener is None:
+        return Path(path).read_bytes()
+    try:
+        with opener(path, "rb") as f:
+            return f.read()
+    except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
+        raise CompressedFileError(
+            f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
+            f"A download cut short, or a plain file named {Path(path).suffix}?") from None
+
+
 def shorten(value: str, limit: int = MAX_VALUE_CHARS) -> str:
     """repr() of a value, cut to `limit` characters with the full length said."""
     text = repr(value)
@@ -91,10 +124,11 @@ def detect_format(path: str | Path, format: str | None = None) -> Format:
         if format not in FORMATS:
             raise ValueError(f"unknown KG format {format!r}; expected one of {names}")
         return format  # type: ignore[return-value]
-    suffix = Path(path).suffix.lower()
+    suffix = format_suffix(path)
     if suffix not in EXTENSIONS:
         raise ValueError(
-            f"cannot tell the format of {path} from its extension {suffix!r}; pass format= one of {names}"
+            f"cannot tell the format of {path} from its extension {suffix!r}; pass format= one of {names} "
+            f"(a .gz, .bz2 or .xz file is named by the extension before it: kg.nt.gz)"
         )
     return EXTENSIONS[suffix]
 
@@ -133,16 +167,16 @@ def _rdf_statements(path: str | Path, fmt: str) -> list[str]:
     triples; the graph names are dropped). A syntax error is a KGFormatError at its line."""
     import pyoxigraph as ox
 
+    data = read_file_bytes(path)
+    if data.startswith(BOM):  # a byte-order mark (Windows editors) is not part of the syntax
+        data = data[len(BOM):]
     try:
-        with open(path, "rb") as f:
-            if f.read(len(BOM)) != BOM:  # a byte-order mark (Windows editors) is not part of the syntax
-                f.seek(0)
-            return [f"{q.subject} {q.predicate} {q.object} ."
-                    for q in ox.parse(f, format=getattr(ox.RdfFormat, RDF_SYNTAXES[fmt]))]
+        return [f"{q.subject} {q.predicate} {q.object} ."
+                for q in ox.parse(data, format=getattr(ox.RdfFormat, RDF_SYNTAXES[fmt]))]
     except SyntaxError as e:
         m = re.search(r"line (\d+)", str(e))
         line = int(m.group(1)) if m else 0
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+        lines = data.decode("utf-8", errors="replace").split("\n")
         value = lines[line - 1] if 0 < line <= len(lines) else ""
         raise KGFormatError(path, line, f"not valid {fmt} ({e})", value) from None
 
@@ -228,7 +262,7 @@ BOM = b"\xef\xbb\xbf"
 def _read_lines(path: str | Path, bad) -> list[str]:
     """The file's lines (without line ends), read as UTF-8 with an optional byte-order mark. A line that is not UTF-8 is reported by `bad`
     with its number, and read as '' (so it is skipped) when `bad` does not raise."""
-    data = Path(path).read_bytes()
+    data = read_file_bytes(path)
     if data.startswith(BOM):  # UTF-8 with a byte-order mark (spreadsheets, Windows editors): not text
         data = data[len(BOM):]
     try:
@@ -336,7 +370,7 @@ def read_labels(
     path: str | Path, on_error: OnError = "raise", mapping: RdfMapping | None = None
 ) -> tuple[dict[str, str], LoadReport]:
     """Labels from `id<TAB>label` lines, or from label-predicate triples of an .nt file."""
-    fmt = EXTENSIONS.get(Path(path).suffix.lower())
+    fmt = EXTENSIONS.get(format_suffix(path))
     if fmt == "nt" or fmt in RDF_SYNTAXES:
         _, labels, report = read_triples(path, fmt, on_error, mapping, allow_empty=True)
         return labels, report

@@ -18,7 +18,7 @@ from rra.graph import (
     read_triples,
     write_ntriples,
 )
-from rra.graph.loaders import detect_format
+from rra.graph.loaders import CompressedFileError, detect_format
 from rra.graph.rdf import iri_ref, literal, unescape_literal
 
 
@@ -389,3 +389,40 @@ def test_every_backend_picks_the_same_label_among_languages():
     triples, labels = [], {}
     _parse_ntriples_lines(nt.splitlines(), RdfMapping(), triples, labels, lambda *a: None)
     assert labels == {"x": "Omega", "y": "Beta"}
+
+
+def test_compressed_dumps_read_as_the_plain_files(tmp_path):
+    """Dumps come compressed (Wikidata's .nt.bz2 / .nt.gz, DBpedia's .ttl.bz2): each reads as the
+    plain file, the format from the name before the compression's suffix, on every backend; a bad
+    line is named by its line in the decompressed text; a cut-off or mislabelled file is an error
+    that names it."""
+    import bz2
+    import gzip
+    import lzma
+
+    nt = tmp_path / "kg.nt"
+    write_ntriples(nt, TRIPLES, LABELS)
+    plain = read_triples(nt)[:2]
+    for suffix, compress in ((".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)):
+        packed = tmp_path / f"kg.nt{suffix}"
+        packed.write_bytes(compress(nt.read_bytes()))
+        assert detect_format(packed) == "nt"
+        assert read_triples(packed)[:2] == plain, suffix
+    ttl = tmp_path / "kg.ttl.gz"
+    ttl.write_bytes(gzip.compress(TURTLE.encode()))
+    assert read_triples(ttl)[:2] == read_triples(write(tmp_path / "kg.ttl", TURTLE))[:2]
+    kb = tmp_path / "kb.txt.gz"
+    kb.write_bytes(gzip.compress(b"Alien|directed_by|Ridley Scott\noops\n"))
+    labels = tmp_path / "labels.tsv.bz2"
+    labels.write_bytes(bz2.compress("Ridley Scott\tSir Ridley Scott\n".encode()))
+    with pytest.raises(KGFormatError, match=r"kb.txt.gz:2"):
+        read_triples(kb)
+    for backend in ("networkx", "oxigraph"):
+        kg = load_graph(kb, backend, labels_path=labels, on_error="skip")
+        assert kg.find_entities("Sir Ridley Scott") == ["Ridley Scott"] and kg.load_report.skipped == 1
+    cut = tmp_path / "cut.nt.gz"
+    cut.write_bytes(gzip.compress(nt.read_bytes())[:-20])
+    not_packed = write(tmp_path / "plain.nt.gz", nt.read_text(encoding="utf-8"))
+    for bad in (cut, not_packed):
+        with pytest.raises(CompressedFileError, match=bad.name):
+            load_graph(bad)
