@@ -41,7 +41,7 @@ class SparqlBackedGraph(KnowledgeGraph):
     # names x texts on Oxigraph: 4,000 texts over 42,000 names 8.7 s, where the scan is 0.55 s; an
     # endpoint (False) filters on its side rather than send every name over the network.
     names_in_memory = False
-    _casefold: dict[str, list[Row]] | None = None
+    _casefold: dict[str, list[tuple[str, str]]] | None = None
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         """Run a SELECT and return its rows as tuples of terms, in `variables` order."""
@@ -111,18 +111,18 @@ class SparqlBackedGraph(KnowledgeGraph):
         if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
             return []
         if mode == "casefold" and self.names_in_memory:
-            return self._rank(self._casefold_map().get(text.casefold(), []), text, mode, limit)
+            return self._best(self._casefold_map().get(text.casefold(), []), text, mode, limit)
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
         return self._rank(rows, text, mode, limit)
 
-    def _casefold_map(self) -> dict[str, list[Row]]:
-        """casefolded name -> its (?e, ?l) rows, every name of the store read once. Python's casefold,
-        as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store that
-        changes drops it (`_names_changed`)."""
+    def _casefold_map(self) -> dict[str, list[tuple[str, str]]]:
+        """casefolded name -> its (entity, name) pairs, every name of the store read once. Python's
+        casefold, as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store
+        that changes drops it (`_names_changed`)."""
         if self._casefold is None:
-            table: dict[str, list[Row]] = {}
+            table: dict[str, list[tuple[str, str]]] = {}
             for e, l in self._select(q.named(self.mapping), ("e", "l")):
-                table.setdefault(l[1].casefold(), []).append((e, l))
+                table.setdefault(l[1].casefold(), []).append((self._entity(e), l[1]))
             self._casefold = table
         return self._casefold
 
@@ -132,17 +132,20 @@ class SparqlBackedGraph(KnowledgeGraph):
     def _rank(self, rows, text: str, mode: str, limit: int) -> list[str]:
         """The entities of candidate rows whose label matches `text` in `mode`, by (label length,
         label, id) of each one's best label; at most `limit`."""
+        return self._best([(self._entity(e), l[1]) for e, l in rows], text, mode, limit)
+
+    @staticmethod
+    def _best(pairs: Iterable[tuple[str, str]], text: str, mode: str, limit: int) -> list[str]:
+        """`_rank` over (entity, name) pairs."""
         needle = text.casefold()
         best: dict[str, str] = {}
-        for e, l in rows:
-            label = l[1]
+        for x, label in pairs:
             if mode == "exact":
                 ok = label == text
             elif mode == "casefold":
                 ok = label.casefold() == needle
             else:
                 ok = needle in label.casefold()
-            x = self._entity(e)
             if ok and (x not in best or (len(label), label) < (len(best[x]), best[x])):
                 best[x] = label
         hits = sorted(best, key=lambda x: (len(best[x]), best[x], x))
@@ -193,7 +196,7 @@ class SparqlBackedGraph(KnowledgeGraph):
         valid = [t for t in wanted if not _SURROGATE.search(t)]
         if mode == "casefold" and self.names_in_memory:
             table = self._casefold_map()
-            return {**out, **{t: self._rank(table.get(t.casefold(), []), t, mode, limit) for t in valid}}
+            return {**out, **{t: self._best(table.get(t.casefold(), []), t, mode, limit) for t in valid}}
         # casefold scans every label once per query whatever the number of texts: big chunks
         size = self.batch_size if mode == "exact" else max(self.batch_size, self.SCAN_BATCH)
         for chunk in chunks(valid, size):
