@@ -18,7 +18,7 @@ from rra.graph.loaders import (CompressedFileError, EmptyKGError, KGFormatError,
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.oxigraph_graph import OxigraphGraph
 from rra.graph.rdf import RDFS_LABEL, RdfMapping, iri_ref, literal, ntriples_text, write_ntriples
-from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph, SparqlUnavailableError
+from rra.graph.sparql_graph import SparqlEndpointError, SparqlGraph, SparqlTruncatedError, SparqlUnavailableError
 from rra.records import Triple
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
     "RdfMapping",
     "SparqlEndpointError",
     "SparqlGraph",
-    "SparqlUnavailableError",
+    "SparqlTruncatedError", "SparqlUnavailableError",
     "Triple",
     "UnknownEntityError",
     "base_relation",

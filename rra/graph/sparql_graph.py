@@ -38,6 +38,31 @@ class SparqlUnavailableError(SparqlEndpointError, GraphUnavailableError):
     page (HTML), or its circuit breaker is open after repeated failures."""
 
 
+class SparqlTruncatedError(SparqlEndpointError):
+    """The endpoint answered only the first rows of a result (Virtuoso's ResultSetMaxRows): a partial
+    answer set or name index would be wrong without a word, so it is an error that names the cap."""
+
+
+def _check_complete(resp, data, endpoint: str) -> None:
+    """Virtuoso cuts every result at `ResultSetMaxRows` (10,000 in Debian's virtuoso.ini) and says
+    so only in the `X-SPARQL-MaxRows` header of a reply that holds that many rows: a hub's 2-hop
+    answers, or the names the fuzzy index reads, would come back cut without a word."""
+    cap = resp.headers.get("X-SPARQL-MaxRows")
+    try:
+        rows = len(data["results"]["bindings"])
+        cap = int(cap) if cap is not None else None
+    except (KeyError, TypeError, ValueError):  # not rows (ASK), or a header that is no number
+        return
+    if cap is not None and rows >= cap:
+        raise SparqlTruncatedError(
+            f"SPARQL endpoint {endpoint} cut a result at {cap} rows (X-SPARQL-MaxRows): the rest is missing. "
+            f"On Virtuoso raise ResultSetMaxRows in the [SPARQL] section of virtuoso.ini (rra's private_ini "
+            f"sets {RESULT_ROWS:,}) and restart it")
+
+
+RESULT_ROWS = 100_000_000  # what rra.graph.virtuoso.private_ini allows a result
+
+
 class SparqlGraph(SparqlBackedGraph):
     def __init__(
         self,
@@ -172,6 +197,7 @@ class SparqlGraph(SparqlBackedGraph):
                 problem = f"did not return SPARQL JSON results ({e}): {_snippet(resp)}"
                 break
             self.breaker.success()
+            _check_complete(resp, data, self.endpoint)
             return data
         tries = attempt + 1
         self.breaker.failure(problem)

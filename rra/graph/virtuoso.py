@@ -25,6 +25,7 @@ import httpx
 
 from rra.graph.base import GraphError
 from rra.graph.rdf import graph_iris
+from rra.graph.sparql_graph import RESULT_ROWS
 
 DEBIAN_INI = Path("/etc/virtuoso-opensource-7/virtuoso.ini")
 
@@ -43,7 +44,8 @@ def binaries() -> tuple[str, str] | None:
 def private_ini(root: str | Path, sql_port: int = 1111, http_port: int = 8890,
                 template: str | Path = DEBIAN_INI) -> Path:
     """Write `root/virtuoso.ini`: the template with every database file under `root`, both
-    ServerPort lines on 127.0.0.1, and `root` readable by the bulk loader."""
+    ServerPort lines on 127.0.0.1, `root` readable by the bulk loader, and results not cut at
+    ResultSetMaxRows' 10,000 rows (SparqlGraph refuses a cut result: SparqlTruncatedError)."""
     root = Path(root).resolve()
     root.mkdir(parents=True, exist_ok=True)
     lines, section = [], ""
@@ -61,6 +63,8 @@ def private_ini(root: str | Path, sql_port: int = 1111, http_port: int = 8890,
             line = f"ServerPort = 127.0.0.1:{http_port}"
         elif key == "DirsAllowed":
             line = f"{head}, {root}"
+        elif key == "ResultSetMaxRows":  # Debian's 10,000 cuts a hub's answers and the names linking reads
+            line = f"ResultSetMaxRows = {RESULT_ROWS}"
         lines.append(line)
     ini = root / "virtuoso.ini"
     ini.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -10,7 +10,8 @@ from urllib.parse import parse_qs
 import pytest
 
 from graph_small_kg import free_port
-from rra.graph import GraphUnavailableError, SparqlEndpointError, SparqlGraph, SparqlUnavailableError
+from rra.graph import (GraphUnavailableError, SparqlEndpointError, SparqlGraph, SparqlTruncatedError,
+                       SparqlUnavailableError)
 from rra.graph.rdf import RdfMapping
 
 ANSWER = {
@@ -27,8 +28,9 @@ class FakeEndpoint:
     (or sleeps `delay` s) before answering ANSWER. Records the queries it receives."""
 
     def __init__(self, failures: int = 0, status: int = 503, delay: float = 0.0, answer=None,
-                 trickle: float = 0.0, html: bool = False):
+                 trickle: float = 0.0, html: bool = False, headers: dict | None = None):
         self.failures, self.status, self.delay = failures, status, delay
+        self.headers = headers or {}
         self.trickle, self.html = trickle, html  # trickle: seconds between the body's bytes
         self.reply = ANSWER if answer is None else answer
         self.queries: list[str] = []
@@ -59,6 +61,8 @@ class FakeEndpoint:
                     data, kind = b"<!DOCTYPE html><html><head><title>Proxy login</title></head></html>", "text/html"
                 self.send_response(200)
                 self.send_header("Content-Type", kind)
+                for name, value in endpoint.headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 if endpoint.trickle:
@@ -322,3 +326,17 @@ def test_a_dropped_connection_says_how(how, said):
             kg.neighbors("Alien", "directed_by")
     finally:
         listener.close()
+
+
+def test_a_result_the_endpoint_cut_is_an_error_not_fewer_answers(fake):
+    """Virtuoso answers at most ResultSetMaxRows rows (10,000 in Debian's ini) and says so only in
+    the X-SPARQL-MaxRows header: a reply holding that many rows is refused, naming the setting; one
+    under the cap is whole."""
+    rows = [{"e": {"type": "uri", "value": RdfMapping().entity_iri("Alien")},
+             "n": {"type": "uri", "value": RdfMapping().entity_iri(name)}} for name in ("A", "B", "C")]
+    cut = fake(answer={**ANSWER, "results": {"bindings": rows}}, headers={"X-SPARQL-MaxRows": "3"})
+    with pytest.raises(SparqlTruncatedError, match="ResultSetMaxRows") as e:
+        graph(cut.url).neighbors("Alien", "directed_by")
+    assert "3 rows" in str(e.value) and cut.url in str(e.value)
+    whole = fake(answer={**ANSWER, "results": {"bindings": rows}}, headers={"X-SPARQL-MaxRows": "10000"})
+    assert graph(whole.url).neighbors("Alien", "directed_by") == ["A", "B", "C"]

@@ -11,6 +11,8 @@ ServerPort               = 1111
 DirsAllowed              = ., /usr/share/virtuoso-opensource-7/vad
 [HTTPServer]
 ServerPort                  = 8890
+[SPARQL]
+ResultSetMaxRows           = 10000
 """
 
 
@@ -21,6 +23,7 @@ def test_private_ini_keeps_files_in_root_and_binds_loopback(tmp_path):
     assert f"DatabaseFile = {tmp_path / 'db' / 'virtuoso.db'}" in text and "/var/lib" not in text
     assert "ServerPort = 127.0.0.1:21111" in text and "ServerPort = 127.0.0.1:28890" in text
     assert text.count("ServerPort") == 2 and f", {tmp_path / 'db'}" in text
+    assert "ResultSetMaxRows = 100000000" in text  # not 10,000: a cut result is an error (SparqlTruncatedError)
 
 
 @pytest.mark.parametrize("value", ["kb'); DROP TABLE x; --", "a\\b", "x;y", "line\nbreak"])
