@@ -41,6 +41,7 @@ first few lexical candidates.
 """
 from __future__ import annotations
 
+import logging
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,8 @@ from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEn
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
 from rra.text import BRACKETED, EDGE_PUNCT, UNSEGMENTED_CHAR, mention_forms, name_in_text, named_in_text, spans
+
+log = logging.getLogger(__name__)
 
 # An n-gram made only of these never counts as an entity mention on its own: KGs such as MetaQA
 # hold entities like "The" or "It" that would otherwise match every question.
@@ -157,7 +160,15 @@ class FuzzyIndex:
 
     def _build(self) -> None:
         names: dict[str, set[str]] = {}
-        for node, forms in self.kg.all_names().items():  # a misspelt "L. Bergstrom" too: aliases, other languages
+        try:
+            every = self.kg.all_names()  # a misspelt "L. Bergstrom" too: aliases, other languages
+        except GraphError as e:
+            # a store too large to list its names within the deadline, or one that cuts results: exact
+            # and case-insensitive linking go on; every question asking again would cost it the time-out
+            log.warning("fuzzy linking is off for this run: the KG's names could not be read (%s: %s)",
+                        type(e).__name__, e)
+            every = {}
+        for node, forms in every.items():
             for name in {normalize_name(f) for f in [*forms, node]}:
                 if len(name) >= self.min_chars:
                     names.setdefault(name, set()).add(node)

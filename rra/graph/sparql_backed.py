@@ -7,6 +7,7 @@ exactly as `NetworkXGraph` does, so the three backends give identical answers.
 from __future__ import annotations
 
 import re
+import time
 from typing import Iterable, Sequence
 
 import rra.graph.queries as q
@@ -37,11 +38,13 @@ class SparqlBackedGraph(KnowledgeGraph):
     load_report = None  # set by rra.graph.load_graph
     requests = 0  # queries sent to the store (HTTP requests, retries included, on an endpoint)
     # Case-insensitive lookups from a map of every name, built by one scan on first need (True for a
-    # store in this process: OxigraphGraph). The store's own way, a VALUES join on LCASE(?l), costs
-    # names x texts on Oxigraph: 4,000 texts over 42,000 names 8.7 s, where the scan is 0.55 s; an
-    # endpoint (False) filters on its side rather than send every name over the network.
+    # store in this process: OxigraphGraph; an option of SparqlGraph). The store's own way, a VALUES
+    # join on LCASE(?l), costs names x texts on Oxigraph (4,000 texts over 42,000 names: 8.7 s, the
+    # scan 0.55 s) and on Virtuoso; an endpoint filters on its side by default rather than send every
+    # name over the network.
     names_in_memory = False
     _casefold: dict[str, list[tuple[str, str]]] | None = None
+    _casefold_read = 0.0  # time.monotonic() when it was read
 
     def _select(self, query: str, variables: tuple[str, ...]) -> list[Row]:
         """Run a SELECT and return its rows as tuples of terms, in `variables` order."""
@@ -119,7 +122,9 @@ class SparqlBackedGraph(KnowledgeGraph):
         """casefolded name -> its (entity, name) pairs, every name of the store read once. Python's
         casefold, as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store
         that changes drops it (`_names_changed`)."""
-        if self._casefold is None:
+        ttl = getattr(self, "cache_ttl", None)  # an endpoint's results are trusted this long
+        if self._casefold is None or (ttl is not None and time.monotonic() - self._casefold_read > ttl):
+            self._casefold_read = time.monotonic()
             table: dict[str, list[tuple[str, str]]] = {}
             for e, l in self._select(q.named(self.mapping), ("e", "l")):
                 table.setdefault(l[1].casefold(), []).append((self._entity(e), l[1]))

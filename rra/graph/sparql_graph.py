@@ -89,6 +89,7 @@ class SparqlGraph(SparqlBackedGraph):
         property_namespaces: dict[str, str] | None = None,
         alias_predicates: list[str] | None = None,
         name_predicates: list[str] | None = None,
+        names_in_memory: bool = False,
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
@@ -109,6 +110,10 @@ class SparqlGraph(SparqlBackedGraph):
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
         self.batch_size, self.cache_size = batch_size, cache_size
         self.cache_ttl = cache_ttl  # seconds a cached result is trusted; None: as long as the process lives
+        # case-insensitive lookups from every name read once (SparqlBackedGraph._casefold_map), kept
+        # `cache_ttl` seconds: for an endpoint whose names fit in memory (a local Virtuoso's LCASE join
+        # costs seconds per thousand n-grams), not a public one's hundred million
+        self.names_in_memory = names_in_memory
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], tuple[float, list[Row]]] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
         self._lock = threading.Lock()  # walkers may query from several threads

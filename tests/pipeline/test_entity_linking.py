@@ -329,3 +329,29 @@ def test_the_fuzzy_index_scores_only_names_that_can_reach_the_cut_off_and_answer
         assert found > 50  # the typos mostly land within the cut-off: the comparison is not of empty lists
         if cut_off == 88.0:  # the default: the filter leaves a few of these alike names to score
             assert len(fuzzy._reachable("kalo renmi")) < len(fuzzy.keys) / 10
+
+
+def test_a_kg_whose_names_cannot_be_read_links_without_the_fuzzy_index(caplog):
+    """A store too large to list its names within the deadline (or one that cuts results) turns
+    fuzzy linking off once, with a warning; exact names still link, and no question pays for it."""
+    import logging
+
+    from rra.graph.base import GraphError
+    from rra.linking import FuzzyIndex
+
+    class NamesTimeOut(NetworkXGraph):
+        calls = 0
+
+        def all_names(self):
+            NamesTimeOut.calls += 1
+            raise GraphError("SPARQL endpoint http://127.0.0.1:1/query timed out after 10 s")
+
+    base = sports_kg()
+    g = NamesTimeOut(list(base.all_triples()), {e: base.label(e) for e in ("b1", "club/real_madrid", "country/spain")})
+    fuzzy = FuzzyIndex(g)
+    with caplog.at_level(logging.WARNING, logger="rra.linking"):
+        r = link_entities(g, "which player in Real Madird is from Spain", fuzzy=fuzzy)
+        assert r.entities == ["country/spain"]  # the exact one; the misspelt club is not found
+        assert link_entities(g, "who wrote The Iron Atlass?", fuzzy=fuzzy).status == "no_topic_entity"
+        assert link_entities(g, "who wrote The Iron Atlas", fuzzy=fuzzy).entities == ["b1"]
+    assert NamesTimeOut.calls == 1 and "fuzzy linking is off" in caplog.text and "timed out" in caplog.text
