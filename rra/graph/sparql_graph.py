@@ -12,6 +12,7 @@ server's SIGHUP) forgets them all at once, after the store is edited.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -43,17 +44,22 @@ class SparqlTruncatedError(SparqlEndpointError):
     answer set or name index would be wrong without a word, so it is an error that names the cap."""
 
 
-def _check_complete(resp, data, endpoint: str) -> None:
+_LIMIT = re.compile(r"\bLIMIT\s+(\d+)\s*$", re.IGNORECASE)
+
+
+def _check_complete(resp, data, endpoint: str, query: str = "") -> None:
     """Virtuoso cuts every result at `ResultSetMaxRows` (10,000 in Debian's virtuoso.ini) and says
     so only in the `X-SPARQL-MaxRows` header of a reply that holds that many rows: a hub's 2-hop
-    answers, or the names the fuzzy index reads, would come back cut without a word."""
+    answers, or the names the fuzzy index reads, would come back cut without a word. A query whose
+    own LIMIT is within the cap asked for no more than it got."""
     cap = resp.headers.get("X-SPARQL-MaxRows")
     try:
         rows = len(data["results"]["bindings"])
         cap = int(cap) if cap is not None else None
     except (KeyError, TypeError, ValueError):  # not rows (ASK), or a header that is no number
         return
-    if cap is not None and rows >= cap:
+    limit = _LIMIT.search(query)
+    if cap is not None and rows >= cap and (limit is None or int(limit.group(1)) > cap):
         raise SparqlTruncatedError(
             f"SPARQL endpoint {endpoint} cut a result at {cap} rows (X-SPARQL-MaxRows): the rest is missing. "
             f"On Virtuoso raise ResultSetMaxRows in the [SPARQL] section of virtuoso.ini (rra's private_ini "
@@ -202,7 +208,7 @@ class SparqlGraph(SparqlBackedGraph):
                 problem = f"did not return SPARQL JSON results ({e}): {_snippet(resp)}"
                 break
             self.breaker.success()
-            _check_complete(resp, data, self.endpoint)
+            _check_complete(resp, data, self.endpoint, query)
             return data
         tries = attempt + 1
         self.breaker.failure(problem)

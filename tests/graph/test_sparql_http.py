@@ -340,3 +340,7 @@ def test_a_result_the_endpoint_cut_is_an_error_not_fewer_answers(fake):
     assert "3 rows" in str(e.value) and cut.url in str(e.value)
     whole = fake(answer={**ANSWER, "results": {"bindings": rows}}, headers={"X-SPARQL-MaxRows": "10000"})
     assert graph(whole.url).neighbors("Alien", "directed_by") == ["A", "B", "C"]
+    # a query's own LIMIT within the cap: as many rows as it asked for, nothing cut
+    assert len(graph(cut.url)._select("SELECT ?e ?n WHERE { ?e ?p ?n } LIMIT 3", ("e", "n"))) == 3
+    with pytest.raises(SparqlTruncatedError):
+        graph(cut.url)._select("SELECT ?e ?n WHERE { ?e ?p ?n } LIMIT 4", ("e", "n"))
