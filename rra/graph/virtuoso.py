@@ -42,7 +42,7 @@ def binaries() -> tuple[str, str] | None:
 
 
 def private_ini(root: str | Path, sql_port: int = 1111, http_port: int = 8890,
-                template: str | Path = DEBIAN_INI) -> Path:
+                template: str | Path = DEBIAN_INI, result_rows: int = RESULT_ROWS) -> Path:
     """Write `root/virtuoso.ini`: the template with every database file under `root`, both
     ServerPort lines on 127.0.0.1, `root` readable by the bulk loader, and results not cut at
     ResultSetMaxRows' 10,000 rows (SparqlGraph refuses a cut result: SparqlTruncatedError)."""
@@ -64,7 +64,7 @@ def private_ini(root: str | Path, sql_port: int = 1111, http_port: int = 8890,
         elif key == "DirsAllowed":
             line = f"{head}, {root}"
         elif key == "ResultSetMaxRows":  # Debian's 10,000 cuts a hub's answers and the names linking reads
-            line = f"ResultSetMaxRows = {RESULT_ROWS}"
+            line = f"ResultSetMaxRows = {result_rows}"
         lines.append(line)
     ini = root / "virtuoso.ini"
     ini.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -74,14 +74,15 @@ def private_ini(root: str | Path, sql_port: int = 1111, http_port: int = 8890,
 class VirtuosoServer:
     """A private Virtuoso on 127.0.0.1 in `root`; a context manager that stops it on exit."""
 
-    def __init__(self, root: str | Path, sql_port: int, http_port: int, startup_timeout: float = 60.0):
+    def __init__(self, root: str | Path, sql_port: int, http_port: int, startup_timeout: float = 60.0,
+                 result_rows: int = RESULT_ROWS):
         found = binaries()
         if found is None:
             raise VirtuosoError("virtuoso-t / isql-vt are not installed (apt-get install virtuoso-opensource)")
         self.server_bin, self.isql_bin = found
         self.root, self.sql_port, self.http_port = Path(root).resolve(), sql_port, http_port
         self.endpoint = f"http://127.0.0.1:{http_port}/sparql"
-        self.ini = private_ini(self.root, sql_port, http_port)
+        self.ini = private_ini(self.root, sql_port, http_port, result_rows=result_rows)
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
 

@@ -39,3 +39,32 @@ def test_bulk_load_checks_the_graph_iri_and_file_first(tmp_path):
         bulk_load(nt, "graph'); DROP --")
     with pytest.raises(FileNotFoundError):
         bulk_load(tmp_path / "missing.nt", "http://a/g")
+
+
+@pytest.mark.virtuoso
+def test_a_virtuoso_that_cuts_results_is_an_error_and_linking_goes_on(tmp_path, caplog):
+    """A real Virtuoso with a small ResultSetMaxRows: a result it cut is refused (naming the
+    setting), not read as the whole; a question whose answers fit is answered; linking from the text
+    keeps its exact names and turns fuzzy matching off once, with a warning."""
+    import logging
+
+    from graph_small_kg import LABELS, TRIPLES, free_port
+    from rra.graph import SparqlGraph, SparqlTruncatedError, write_ntriples
+    from rra.graph.virtuoso import VirtuosoServer, binaries
+    from rra.linking import TopicLinker
+    from rra.records import QAExample
+
+    if binaries() is None:
+        pytest.skip("Virtuoso is not installed (apt-get install virtuoso-opensource)")
+    write_ntriples(tmp_path / "kg.nt", TRIPLES, LABELS)
+    with VirtuosoServer(tmp_path, free_port(), free_port(), result_rows=15) as server:  # the KG has 20 nodes
+        server.load(tmp_path / "kg.nt", "http://rra.local/graph/cut")
+        kg = SparqlGraph(server.endpoint, trust_env=False, graph_iri="http://rra.local/graph/cut")
+        with pytest.raises(SparqlTruncatedError, match="ResultSetMaxRows"):
+            kg.all_names()
+        assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
+        with caplog.at_level(logging.WARNING, logger="rra.linking"):
+            links = TopicLinker(kg, use_gold_topic=False).link_batch(
+                [QAExample("who directed Alien", [], [], qid="a"), QAExample("who directed Alein", [], [], qid="b")])
+        assert [(x.status, x.entities[:1]) for x in links] == [("ok", ["Alien"]), ("no_topic_entity", [])]
+        assert caplog.text.count("fuzzy linking is off") == 1
