@@ -359,8 +359,9 @@ def _input_errors() -> tuple:
     from rra.graph.base import GraphUnavailableError
     from rra.graph.loaders import CompressedFileError, EmptyKGError, KGFormatError
 
-    return (DataFormatError, KGFormatError, EmptyKGError, CompressedFileError, FileNotFoundError, integrity.ResumeMismatchError,
-            integrity.RunLockedError, RunFailedError, GraphUnavailableError, shards.ShardError)
+    return (DataFormatError, KGFormatError, EmptyKGError, CompressedFileError, FileNotFoundError,
+            integrity.ResumeMismatchError, integrity.RunLockedError, RunFailedError, GraphUnavailableError,
+            shards.ShardError)
 
 
 # Statuses of a question that ended before retrieval: no topic entity found in its text, or the

@@ -29,6 +29,7 @@ def _term(t) -> tuple | None:
 
 class OxigraphGraph(SparqlBackedGraph):
     names_in_memory = True  # the store lives in this process: case-insensitive lookups from one scan
+
     def __init__(
         self,
         store: ox.Store | None = None,
