@@ -25,7 +25,8 @@ from rra.graph.rdf import DEFAULT_ENTITY_BASE, DEFAULT_RELATION_BASE, RDFS_LABEL
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rra-kg", description="Inspect, convert and load knowledge graph files.")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("kb", help="KG file: head|relation|tail (.txt), TSV (.tsv) or N-Triples (.nt)")
+    common.add_argument("kb", help="KG file: head|relation|tail (.txt), TSV (.tsv), N-Triples (.nt), Turtle (.ttl), "
+                                   "N-Quads, TriG or RDF/XML; compressed too (.nt.gz, .ttl.bz2, .xz)")
     common.add_argument("--format", choices=FORMATS, help="override the format guessed from the extension")
     common.add_argument("--labels", help="label file: id<TAB>label lines, or .nt with label triples")
     common.add_argument("--on-error", choices=["raise", "skip"], default="raise",
