@@ -3,7 +3,7 @@ false) on each KG store: graph requests per question, questions/s, and whether e
 and answers as NetworkX does.
 
     python -m bench.bench_graph_linking --ckpt checkpoints/metaqa/best.ckpt [--limit 300] [--batch-size 32]
-        [--stores networkx oxigraph oxigraph_serve virtuoso virtuoso+names]
+        [--stores networkx oxigraph oxigraph_serve oxigraph_serve-names virtuoso virtuoso-names]
 
 Linking reads a label lookup per n-gram of the question; the pipeline makes them ahead in batches
 (rra.linking.LookAhead) and scores the lexical candidates' paths in rounds, so a SPARQL store sees
@@ -70,9 +70,9 @@ def parser():
     ap.add_argument("--hop", type=int, default=2)
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--stores", nargs="+", default=["networkx", "oxigraph", "oxigraph_serve", "virtuoso", "virtuoso+names"],
-                    help="networkx, oxigraph, oxigraph_serve, virtuoso; STORE+names: an endpoint with "
-                         "graph.names_in_memory=true")
+    ap.add_argument("--stores", nargs="+", default=["networkx", "oxigraph", "oxigraph_serve", "oxigraph_serve-names",
+                                                    "virtuoso", "virtuoso-names"],
+                    help="networkx, oxigraph, oxigraph_serve, virtuoso; ENDPOINT-names: graph.names_in_memory=false")
     ap.add_argument("--out", default=str(RESULTS / "bench_graph_linking.json"))
     return ap
 
@@ -90,12 +90,13 @@ def main() -> None:
             stop: list = []
             try:
                 t0 = time.perf_counter()
-                # the store as infer.py's graph= sees it; `virtuoso+names`: with graph.names_in_memory=true
-                base, _, names = store.partition("+")
+                # the store as infer.py's graph= sees it; `virtuoso-names`: graph.names_in_memory=false (the
+                # store's own case-insensitive lookups; the default on a loopback endpoint reads names once)
+                base = store.removesuffix("-names")
                 extra = open_store(base, work / "kb.nt", work, stop)
                 if extra is None:
                     continue
-                extra += ["graph.names_in_memory=true"] if names else []
+                extra += ["graph.names_in_memory=false"] if store.endswith("-names") else []
                 timeout = ["graph.timeout=60"] if extra[0] == "graph=sparql" else []
                 kg = build_graph(infer_config(["data=metaqa", f"data.root={args.data_root}", *extra, *timeout]))
                 setup_s = time.perf_counter() - t0

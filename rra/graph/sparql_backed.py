@@ -6,14 +6,15 @@ exactly as `NetworkXGraph` does, so the three backends give identical answers.
 """
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Iterable, Sequence
 
 import rra.graph.queries as q
-from rra.graph.base import (INVERSE_PREFIX, RELATION_END_SAMPLE, Direction, GraphStats, KnowledgeGraph, MatchMode,
-                            PathInstance, UnknownEntityError, base_relation, check_time, is_inverse, note, sample,
-                            step_triple)
+from rra.graph.base import (INVERSE_PREFIX, RELATION_END_SAMPLE, Direction, GraphError, GraphStats, KnowledgeGraph,
+                            MatchMode, PathInstance, UnknownEntityError, base_relation, check_time, is_inverse, note,
+                            sample, step_triple)
 from rra.graph.rdf import XSD, RdfMapping, display, label_rank, literal_id
 from rra.records import Triple
 
@@ -22,6 +23,8 @@ from rra.records import Triple
 Term = tuple
 Row = tuple  # of Term | None, in the order of the variables asked for
 
+
+log = logging.getLogger(__name__)
 
 RELATION_END_READ = 64  # far ends asked of the store per relation (relation_ends keeps its smallest ids)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -113,20 +116,29 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
             return []
-        if mode == "casefold" and self.names_in_memory:
-            return self._best(self._casefold_map().get(text.casefold(), []), text, mode, limit)
+        table = self._casefold_map() if mode == "casefold" and self.names_in_memory else None
+        if table is not None:
+            return self._best(table.get(text.casefold(), []), text, mode, limit)
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
         return self._rank(rows, text, mode, limit)
 
-    def _casefold_map(self) -> dict[str, list[tuple[str, str]]]:
+    def _casefold_map(self) -> dict[str, list[tuple[str, str]]] | None:
         """casefolded name -> its (entity, name) pairs, every name of the store read once. Python's
         casefold, as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store
-        that changes drops it (`_names_changed`)."""
+        that changes drops it (`_names_changed`). None, and the store's own lookups from then on,
+        where the names cannot be read (a time-out, a result the endpoint cut)."""
         ttl = getattr(self, "cache_ttl", None)  # an endpoint's results are trusted this long
         if self._casefold is None or (ttl is not None and time.monotonic() - self._casefold_read > ttl):
             self._casefold_read = time.monotonic()
             table: dict[str, list[tuple[str, str]]] = {}
-            for e, l in self._select(q.named(self.mapping), ("e", "l")):
+            try:
+                rows = self._select(q.named(self.mapping), ("e", "l"))
+            except GraphError as e:
+                log.warning("case-insensitive name lookups go to the store from now on: its names could not be "
+                            "read (%s: %s)", type(e).__name__, e)
+                self.names_in_memory = False
+                return None
+            for e, l in rows:
                 table.setdefault(l[1].casefold(), []).append((self._entity(e), l[1]))
             self._casefold = table
         return self._casefold
@@ -199,8 +211,8 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         out = {t: [] for t in wanted}
         valid = [t for t in wanted if not _SURROGATE.search(t)]
-        if mode == "casefold" and self.names_in_memory:
-            table = self._casefold_map()
+        table = self._casefold_map() if mode == "casefold" and self.names_in_memory else None
+        if table is not None:
             return {**out, **{t: self._best(table.get(t.casefold(), []), t, mode, limit) for t in valid}}
         # casefold scans every label once per query whatever the number of texts: big chunks
         size = self.batch_size if mode == "exact" else max(self.batch_size, self.SCAN_BATCH)

@@ -11,11 +11,13 @@ server's SIGHUP) forgets them all at once, after the store is edited.
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import threading
 import time
 from collections import OrderedDict
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -69,6 +71,17 @@ def _check_complete(resp, data, endpoint: str, query: str = "") -> None:
 RESULT_ROWS = 100_000_000  # what rra.graph.virtuoso.private_ini allows a result
 
 
+def on_loopback(endpoint: str) -> bool:
+    """Whether the endpoint's host is this machine (localhost, 127.0.0.0/8, ::1)."""
+    host = urlsplit(endpoint).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name
+        return False
+
+
 class SparqlGraph(SparqlBackedGraph):
     def __init__(
         self,
@@ -95,7 +108,7 @@ class SparqlGraph(SparqlBackedGraph):
         property_namespaces: dict[str, str] | None = None,
         alias_predicates: list[str] | None = None,
         name_predicates: list[str] | None = None,
-        names_in_memory: bool = False,
+        names_in_memory: bool | str = "auto",
     ):
         if retries < 0 or timeout <= 0 or batch_size < 1 or cache_size < 0:
             raise ValueError("need retries >= 0, timeout > 0, batch_size >= 1, cache_size >= 0")
@@ -117,9 +130,12 @@ class SparqlGraph(SparqlBackedGraph):
         self.batch_size, self.cache_size = batch_size, cache_size
         self.cache_ttl = cache_ttl  # seconds a cached result is trusted; None: as long as the process lives
         # case-insensitive lookups from every name read once (SparqlBackedGraph._casefold_map), kept
-        # `cache_ttl` seconds: for an endpoint whose names fit in memory (a local Virtuoso's LCASE join
-        # costs seconds per thousand n-grams), not a public one's hundred million
-        self.names_in_memory = names_in_memory
+        # `cache_ttl` seconds: for an endpoint whose names fit in memory (a local Virtuoso's or `oxigraph
+        # serve`'s LCASE join costs seconds per batch), not a public one's hundred million. auto: on a
+        # loopback endpoint (where a store rra loaded runs); one whose names cannot be read falls back
+        if names_in_memory not in (True, False, "auto"):
+            raise ValueError(f"names_in_memory must be true, false or auto, got {names_in_memory!r}")
+        self.names_in_memory = on_loopback(endpoint) if names_in_memory == "auto" else names_in_memory
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], tuple[float, list[Row]]] = OrderedDict()
         self.cache_hits = self.cache_misses = 0
         self._lock = threading.Lock()  # walkers may query from several threads

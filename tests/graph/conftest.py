@@ -193,7 +193,9 @@ def kg(request):
     else:
         url = request.getfixturevalue("oxigraph_endpoint")
         scope = NAMED_GRAPH if request.param == "sparql_named" else None
-        with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False, graph_iri=scope) as graph:
+        # sparql: names read once (the default on loopback); sparql_named: the store's own case-insensitive lookups
+        with SparqlGraph(url, batch_size=2, timeout=5.0, retries=0, trust_env=False, graph_iri=scope,
+                         names_in_memory=request.param == "sparql") as graph:
             yield graph
 
 

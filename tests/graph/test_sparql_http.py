@@ -344,3 +344,19 @@ def test_a_result_the_endpoint_cut_is_an_error_not_fewer_answers(fake):
     assert len(graph(cut.url)._select("SELECT ?e ?n WHERE { ?e ?p ?n } LIMIT 3", ("e", "n"))) == 3
     with pytest.raises(SparqlTruncatedError):
         graph(cut.url)._select("SELECT ?e ?n WHERE { ?e ?p ?n } LIMIT 4", ("e", "n"))
+
+
+def test_names_are_read_once_on_a_loopback_endpoint_by_default():
+    """graph.names_in_memory=auto: an endpoint on this machine (a store you loaded) answers
+    case-insensitive lookups from its names read once; a remote one filters on its side."""
+    from rra.graph.sparql_graph import on_loopback
+
+    for url, local in [("http://127.0.0.1:7878/query", True), ("http://localhost:8890/sparql", True),
+                       ("http://[::1]:8890/sparql", True), ("http://127.0.0.5/q", True),
+                       ("https://query.wikidata.org/sparql", False), ("http://10.0.0.7:8890/sparql", False)]:
+        assert on_loopback(url) is local, url
+        assert SparqlGraph(url).names_in_memory is local
+    assert SparqlGraph("https://query.wikidata.org/sparql", names_in_memory=True).names_in_memory is True
+    assert SparqlGraph("http://127.0.0.1:7878/query", names_in_memory=False).names_in_memory is False
+    with pytest.raises(ValueError, match="names_in_memory"):
+        SparqlGraph("http://127.0.0.1:7878/query", names_in_memory="yes")

@@ -63,8 +63,12 @@ def test_a_virtuoso_that_cuts_results_is_an_error_and_linking_goes_on(tmp_path, 
         with pytest.raises(SparqlTruncatedError, match="ResultSetMaxRows"):
             kg.all_names()
         assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
-        with caplog.at_level(logging.WARNING, logger="rra.linking"):
+        assert kg.names_in_memory  # a loopback endpoint: names read once, where they can be
+        with caplog.at_level(logging.WARNING):
             links = TopicLinker(kg, use_gold_topic=False).link_batch(
                 [QAExample("who directed Alien", [], [], qid="a"), QAExample("who directed Alein", [], [], qid="b")])
         assert [(x.status, x.entities[:1]) for x in links] == [("ok", ["Alien"]), ("no_topic_entity", [])]
         assert caplog.text.count("fuzzy linking is off") == 1
+        # the names did not fit under the cap: case-insensitive lookups went to the store instead, once said
+        assert not kg.names_in_memory and caplog.text.count("lookups go to the store") == 1
+        assert kg.find_entities("ALIEN", "casefold") == ["Alien", "alien"]
