@@ -116,7 +116,7 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         if _SURROGATE.search(text):  # not valid Unicode: no RDF label can match it
             return []
-        table = self._casefold_map() if mode == "casefold" and self.names_in_memory else None
+        table = self._casefold_map() if mode == "casefold" else None
         if table is not None:
             return self._best(table.get(text.casefold(), []), text, mode, limit)
         rows = self._select(q.find_entities(self.mapping, text, mode), ("e", "l"))
@@ -125,8 +125,10 @@ class SparqlBackedGraph(KnowledgeGraph):
     def _casefold_map(self) -> dict[str, list[tuple[str, str]]] | None:
         """casefolded name -> its (entity, name) pairs, every name of the store read once. Python's
         casefold, as NetworkX matches (SPARQL's LCASE leaves 'ß', which casefold reads 'ss'). A store
-        that changes drops it (`_names_changed`). None, and the store's own lookups from then on,
-        where the names cannot be read (a time-out, a result the endpoint cut)."""
+        that changes drops it (`_names_changed`). None where the store answers them itself: not
+        `names_in_memory`, or, from then on, names that could not be read (a time-out, a cut result)."""
+        if not self.names_in_memory:
+            return None
         ttl = getattr(self, "cache_ttl", None)  # an endpoint's results are trusted this long
         if self._casefold is None or (ttl is not None and time.monotonic() - self._casefold_read > ttl):
             self._casefold_read = time.monotonic()
@@ -211,7 +213,7 @@ class SparqlBackedGraph(KnowledgeGraph):
             raise ValueError(f"unknown match mode {mode!r}; expected exact, casefold or substring")
         out = {t: [] for t in wanted}
         valid = [t for t in wanted if not _SURROGATE.search(t)]
-        table = self._casefold_map() if mode == "casefold" and self.names_in_memory else None
+        table = self._casefold_map() if mode == "casefold" else None
         if table is not None:
             return {**out, **{t: self._best(table.get(t.casefold(), []), t, mode, limit) for t in valid}}
         # casefold scans every label once per query whatever the number of texts: big chunks

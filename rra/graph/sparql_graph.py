@@ -46,6 +46,9 @@ class SparqlTruncatedError(SparqlEndpointError):
     answer set or name index would be wrong without a word, so it is an error that names the cap."""
 
 
+RESULT_ROWS = 100_000_000  # what rra.graph.virtuoso.private_ini allows a result
+
+
 _LIMIT = re.compile(r"\bLIMIT\s+(\d+)\s*$", re.IGNORECASE)
 
 
@@ -66,9 +69,6 @@ def _check_complete(resp, data, endpoint: str, query: str = "") -> None:
             f"SPARQL endpoint {endpoint} cut a result at {cap} rows (X-SPARQL-MaxRows): the rest is missing. "
             f"On Virtuoso raise ResultSetMaxRows in the [SPARQL] section of virtuoso.ini (rra's private_ini "
             f"sets {RESULT_ROWS:,}) and restart it")
-
-
-RESULT_ROWS = 100_000_000  # what rra.graph.virtuoso.private_ini allows a result
 
 
 def on_loopback(endpoint: str) -> bool:
