@@ -169,7 +169,17 @@ class RetrieverDataModule(L.LightningDataModule):
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self, split: str) -> list[QAExample] | None:
-        return self.dataset.questions(split, self.kg)
+        examples = self.dataset.questions(split, self.kg)
+        if examples:  # topics given by name train as answering reads them
+            from rra.data.supervision import resolve_topic_names
+
+            counts = resolve_topic_names(self.kg, examples)
+            if counts["by_name"]:
+                log.info("%s: %d topic entities given by name read as the KG's entities (%d names shared by "
+                         "several entities: the first lookup match taken; %d names not found)", split,
+                         counts["by_name"], counts["shared_name"], counts["not_found"])
+                self.summary.setdefault("topics_by_name", {})[split] = counts
+        return examples
 
     def _graph(self) -> KnowledgeGraph:
         if self.kg_source is None:

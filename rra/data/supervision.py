@@ -343,6 +343,31 @@ def resolve_gold_answers(kg, examples: Sequence[QAExample]) -> None:
         ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
 
 
+def resolve_topic_names(kg, examples: Sequence[QAExample]) -> dict[str, int]:
+    """Topic entities a question file names instead of giving their ids ("Douglas Adams" for Q42, a
+    spreadsheet's "Saint-Étienne-du-Lac"), replaced by the node that name finds with the lookups
+    answering and scoring use (the id itself, else the exact label, else the label in any case); a
+    name several entities share takes the first match, as linking a given name does. A name that
+    finds nothing stays, so supervision counts that question's topic as missing. Returns how many
+    topics were read by name, how many of those names are shared, and how many were not found."""
+    from rra.graph.answers import resolve_answers
+
+    given = sorted({t for ex in examples for t in ex.topic_entities})
+    counts = {"by_name": 0, "shared_name": 0, "not_found": 0}
+    if not given:
+        return counts
+    labels, ids = resolve_answers(kg, given)
+    found = {t: ids.get(t, [None])[0] for t in given if t not in labels}
+    for t, hit in found.items():
+        counts["by_name" if hit else "not_found"] += 1
+        counts["shared_name"] += len(ids.get(t, ())) > 1
+    if found:
+        for ex in examples:
+            if any(t in found for t in ex.topic_entities):
+                ex.topic_entities = list(dict.fromkeys(found.get(t) or t for t in ex.topic_entities))
+    return counts
+
+
 def gold_nodes(ex: QAExample) -> list[str]:
     """The KG nodes of a question's gold answers: those its answers name (`answer_ids`), else the
     answers as given (KG ids)."""

@@ -129,3 +129,28 @@ def test_questions_whose_topics_are_mostly_missing_stop_the_run():
     dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, supervision_cache=False)
     with pytest.raises(ValueError, match="4 of 6 questions are not in the knowledge graph"):
         dm.setup()
+
+
+def test_topics_given_by_name_train_as_their_entities(caplog):
+    """A question file that names its topics ("Ann Lee", as a spreadsheet would) trains as one giving
+    the ids: the name is looked up as answering looks it up (exact, then any case); a name shared by
+    two entities takes the first match; a name the KG lacks stays a missing topic."""
+    from rra.graph.networkx_graph import NetworkXGraph
+    from rra.records import Triple
+
+    facts = [Triple(f"ex:p{i}", "ex:bornIn", f"ex:c{i % 2}") for i in range(6)] + [Triple("ex:p9", "ex:bornIn", "ex:c1")]
+    labels = {**{f"ex:p{i}": f"Person {i}" for i in range(6)}, "ex:p9": "Person 5", "ex:c0": "Oslo", "ex:c1": "Bergen"}
+    kg = NetworkXGraph(facts, labels=labels)
+    qs = [QAExample(f"where was Person {i} born", [f"person {i}" if i == 2 else f"Person {i}"], ["Oslo" if i % 2 == 0 else "Bergen"])
+          for i in range(6)]
+    qs += [QAExample("where was p0 born", ["ex:p0"], ["Oslo"]), QAExample("where was Nobody born", ["Nobody"], ["Oslo"])]
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, dedupe=False, supervision_cache=False)
+    with caplog.at_level("INFO"):
+        dm.setup()
+    assert [q.topic_entities for q in qs] == [[f"ex:p{i}"] for i in range(6)] + [["ex:p0"], ["Nobody"]]
+    assert dm.summary["topics_by_name"]["train"] == {"by_name": 6, "shared_name": 1, "not_found": 1}
+    assert dm.summary["coverage"]["train"]["covered"] == 7
+    assert dm.summary["coverage"]["train"]["reasons"] == {"topic not in KG": 1}
+    # a name is masked as an id's label is (the last question names its topic by neither)
+    assert [x["question"] for x in dm.splits["train"]] == ["where was [E] born"] * 6 + ["where was p0 born"]
+    assert "6 topic entities given by name" in caplog.text
