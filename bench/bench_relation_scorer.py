@@ -13,6 +13,9 @@ against the paper's classifier head, on KGs built the way real ones are, never o
   held-out phrasings.
   `--shape wikidata`: the same KG and questions with Wikidata's ids and naming (bench/kgs/wikidata_shape.py:
   `wdt:P<n>` predicates named only by the label of the property entity `wd:P<n>`), under `own-kg-wikidata`.
+  `--shape dbpedia`: another KG written fresh in DBpedia's shape (bench/kgs/dbpedia_shape.py: Turtle, `dbr:` /
+  `dbo:` IRIs, 47 relations over nine kinds of thing, CSV question files naming topics and answers by label,
+  a phrasing of every path held out and some paths asked in test only), under `own-kg-dbpedia`.
 - transfer: a checkpoint trained on another KG (the built-in one) answers the library KG
   (bench/kgs/library.py: the same domain, other relation names and phrasings) without training on
   it; and the pretrained encoder alone (`retriever=zero_shot`) on the library and scholarly KGs (and
@@ -96,6 +99,10 @@ def figures(metrics: dict, preds: list[dict], questions: list[dict] | None = Non
             groups["unseen_relation" if not extra["seen_relation"] else "seen_relation"].append(p)
         if extra.get("seen_relation") and not extra.get("seen_phrasing", True):
             groups["held_out_phrasing"].append(p)
+        if "seen_path" in extra:  # the DBpedia shape: a path no training question asked / a phrasing held out
+            groups["unseen_path" if not extra["seen_path"] else "seen_path"].append(p)
+            if extra["seen_path"]:
+                groups["seen_path_seen_phrasing" if extra["seen_phrasing"] else "held_out_phrasing"].append(p)
         if "alias" in extra:  # the Wikidata shape's --aliases: the topic named by its alias
             groups["topic_named_by_alias"].append(p)
     out["groups"] = {g: _rates(ps) for g, ps in sorted(groups.items())}
@@ -119,10 +126,15 @@ def read_jsonl(path: Path) -> list[dict]:
 # -- the parts ----------------------------------------------------------------------------------
 def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shape: str = "scholarly",
            data_overrides: list[str] = (), zero_shot: bool = False) -> dict:
-    from bench.kgs import scholarly, wikidata_shape
+    from bench.kgs import dbpedia_shape, scholarly, wikidata_shape
 
-    files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
-    stem = "schol"
+    if shape == "dbpedia":  # another KG written fresh: Turtle, CSV questions naming topics and answers by label
+        files = dbpedia_shape.generate(work / "dbpedia", scale=scale, seed=0)
+        files["test_questions"] = files["test_meta"]
+        stem = "dbp"
+    else:
+        files = scholarly.generate(work / "scholarly", scale=scale, seed=0)
+        stem = "schol"
     if shape.startswith("wikidata"):  # the same facts and questions with Wikidata's ids: wdt:P<n> named by wd:P<n>
         dated = shape == "wikidata-datetimes"  # and its dates as Wikidata writes them: dateTimes at midnight UTC
         aliased = shape == "wikidata-aliases"  # and aliases, which some test questions name their topics by
@@ -131,7 +143,7 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shap
         stem = {"wikidata-datetimes": "wdt", "wikidata-aliases": "wda"}.get(shape, "wd")
     # relation names: the KG's own labels, read by default
     data = ["data=files", f"data.kb_path={files['kg']}", *data_overrides]
-    test = read_jsonl(files["test"])
+    test = read_jsonl(files.get("test_questions", files["test"]))
     out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "shape": shape,
            "data_overrides": list(data_overrides), "heads": {}}
     for head in heads:
@@ -282,12 +294,14 @@ def parser():
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--reuse-training", action="store_true",
                    help="answer with the finished training of an earlier run of this part instead of training again")
-    p.add_argument("--shape", choices=["scholarly", "wikidata", "wikidata-datetimes", "wikidata-aliases"],
+    p.add_argument("--shape", choices=["scholarly", "wikidata", "wikidata-datetimes", "wikidata-aliases", "dbpedia"],
                    default="scholarly",
                    help="wikidata: the same KG and questions in Wikidata's shape (bench/kgs/wikidata_shape.py), "
                         "recorded under own-kg-wikidata; wikidata-datetimes: its dates and years as dateTimes at "
                         "midnight UTC too (the answers stay \"2023\", \"2021-11-10\"); wikidata-aliases: skos:altLabel "
-                        "aliases, every other test question naming its topic by one")
+                        "aliases, every other test question naming its topic by one; dbpedia: another KG written "
+                        "fresh (bench/kgs/dbpedia_shape.py: Turtle, 47 relations, CSV questions naming entities by "
+                        "label), recorded under own-kg-dbpedia")
     p.add_argument("--zero-shot", action="store_true",
                    help="also answer with the pretrained encoder alone (retriever=zero_shot), given topics")
     p.add_argument("--data-overrides", nargs="*", default=[],

@@ -280,3 +280,33 @@ def test_library_kg_answers_and_its_differences_from_the_builtin_kg(tmp_path):
     assert len(train) == 60 and all(q.relation_path is None for q in train)
     for q in train:
         assert ends(kg, q.topic_entities[0], gold[q.qid]["relation_path"]) == sorted(q.answers), q.question
+
+
+def test_dbpedia_shape_reads_back_and_its_csv_answers_are_the_gold_paths(tmp_path):
+    """The DBpedia-shaped KG: Turtle with prefixes read by rra's loader, classes labelled, German
+    labels beside English ones; its CSV questions name topics and answers by label, and each answer
+    set is what the question's path gives on the KG as rra loads it."""
+    from bench.kgs import dbpedia_shape
+
+    files = dbpedia_shape.generate(tmp_path, scale=0.3, seed=1)
+    kg = load_graph(files["kg"])
+    assert kg.load_report.skipped == 0
+    dbo = dbpedia_shape.DBO
+    relations = [r for r in kg.relation_types() if r.startswith(dbo)]
+    assert len(relations) >= 40
+    text = open(files["kg"], encoding="utf-8").read()
+    assert "@prefix dbo:" in text and '"@de' in text and '"@en' in text
+    assert "rdfs:label \"sports team\"@en" in text and "(" in text  # a class read as words; a disambiguated IRI
+    meta = {m["qid"]: m for m in map(json.loads, open(files["test_meta"], encoding="utf-8"))}
+    test = load_questions(files["test"])
+    assert {q.hops for q in test} == {1, 2, 3} and len(test) == len(meta)
+    seen_paths = Counter(m["extra"]["seen_path"] for m in meta.values())
+    assert seen_paths[True] and seen_paths[False]
+    for q in test:
+        topic = kg.find_entities(q.topic_entities[0], mode="exact")
+        assert len(topic) == 1 and q.topic_entities[0] in q.question
+        path = [("^" + dbo + r[1:]) if r.startswith("^") else dbo + r for r in meta[q.qid]["path"].split(" / ")]
+        assert ends(kg, topic[0], path) == sorted(q.answers) or sorted(
+            kg.label(e) for e in {w.end for w in kg.follow_path(topic[0], path)} - set(topic)) == sorted(q.answers), q.question
+    train = load_questions(files["train"])
+    assert train and all(q.hops is None and q.relation_path is None for q in train)  # answers only
