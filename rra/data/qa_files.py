@@ -172,7 +172,7 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[str, str, dict]]:
             yield source, source.rsplit(":", 1)[1], record
         return
     numbered = ((n, text) for n, _, text in lines(path))
-    columns = _header(path, numbered, fmt) if fmt in ("tsv", "csv") else None
+    columns, sep = _header(path, numbered, fmt) if fmt in ("tsv", "csv") else (None, None)
     for lineno, line in numbered:
         if not line.strip():
             continue
@@ -180,29 +180,38 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[str, str, dict]]:
         if fmt == "jsonl":
             record = parse_object(line, source)
         else:
-            cells = _cells(line, fmt)
+            cells = _cells(line, fmt, sep)
             if len(cells) != len(columns):
-                raise DataFormatError(source, f"expected {len(columns)} {'tab' if fmt == 'tsv' else 'comma'}-separated cells, got {len(cells)}", line)
+                raise DataFormatError(source, f"expected {len(columns)} {SEPARATORS[sep]}-separated cells, got {len(cells)}", line)
             record = dict(zip(columns, cells))
         yield source, f"line {lineno}", record
 
 
-def _cells(line: str, fmt: str) -> list[str]:
+SEPARATORS = {"\t": "tab", ",": "comma", ";": "semicolon"}
+
+
+def _cells(line: str, fmt: str, sep: str = ",") -> list[str]:
     if fmt == "tsv":
         return line.split("\t")
-    return next(csv.reader(io.StringIO(line)), [])  # a quoted cell may hold commas (not newlines)
+    return next(csv.reader(io.StringIO(line), delimiter=sep), [])  # a quoted cell may hold the separator (not newlines)
 
 
-def _header(path: Path, lines, fmt: str) -> list[str]:
+def _header(path: Path, lines, fmt: str) -> tuple[list[str], str]:
+    """The columns (names in any case: a spreadsheet's "Question") and the separator: a tab for TSV;
+    for CSV a comma, or a semicolon where the header has no comma (spreadsheets in locales that
+    write a decimal comma save CSV that way)."""
     header_line = next(lines, (1, ""))[1]
-    columns = [ALIASES.get(c.strip(), c.strip()) for c in _cells(header_line, fmt)]
+    sep = "\t" if fmt == "tsv" else ";" if ";" in header_line and "," not in header_line else ","
+    names = [c.strip() for c in _cells(header_line, fmt, sep)]
+    known = {c.lower(): c for c in (*TSV_COLUMNS, *PLAN_COLUMNS, *ALIASES)}
+    columns = [ALIASES.get(known.get(c.lower(), c), known.get(c.lower(), c)) for c in names]
     missing = [c for c in REQUIRED if c not in columns]
     unknown = [c for c in columns if c not in TSV_COLUMNS + PLAN_COLUMNS]
     if missing or unknown:
         raise DataFormatError(
             f"{path}:1", f"{fmt.upper()} header must name the columns {', '.join(TSV_COLUMNS)} "
             f"(missing {missing}, unknown {unknown})", header_line)
-    return columns
+    return columns, sep
 
 
 def save_qa_file(examples: Sequence[QAExample], path: str | Path, format: str | None = None) -> Path:

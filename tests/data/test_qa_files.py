@@ -109,9 +109,17 @@ def test_json_array_and_csv_read_like_jsonl(tmp_path):
     (tmp_path / "q.csv").write_text('question,topic_entities,answers,qid,hops\n'
                                     '"who wrote [Ann, Queen]","Ann, Queen",B|C,q1,\n'
                                     'where is [D],D,E,q2,1\n')
-    for name in ("q.json", "q.csv"):
+    # as spreadsheets also save it: a byte-order mark, Windows line ends, capitalised column names,
+    # and semicolons between cells where the locale writes a decimal comma
+    (tmp_path / "excel.csv").write_bytes('\ufeffQuestion;Topic_Entities;Answers;QID;Hops\r\n'
+                                         '"who wrote [Ann, Queen]";Ann, Queen;B|C;q1;\r\n'
+                                         'where is [D];D;E;q2;1\r\n'.encode("utf-8"))
+    for name in ("q.json", "q.csv", "excel.csv"):
         got = [(e.question, e.topic_entities, e.answers, e.qid, e.hops) for e in load_qa_file(tmp_path / name)]
         assert got == want, name
+    (tmp_path / "short.csv").write_text('question;topic_entities;answers\nwho wrote [A];A\n')
+    with pytest.raises(DataFormatError, match=r"short.csv:2: expected 3 semicolon-separated cells, got 2"):
+        load_qa_file(tmp_path / "short.csv")
     (tmp_path / "bad.json").write_text('[{"question": "a", "topic_entities": ["A"], "answers": ["B"]},\n 7]')
     with pytest.raises(DataFormatError, match=r"bad.json:item 2: expected a JSON object"):
         load_qa_file(tmp_path / "bad.json")
