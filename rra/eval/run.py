@@ -141,6 +141,7 @@ def answer_question(cfg: DictConfig, method=None, kg=None) -> Prediction:
 
 
 def format_prediction(p: Prediction) -> str:
+    from rra.graph.rdf import compact, compact_joined  # IRIs of well-known namespaces as CURIEs: dbo:birthPlace
     lines = [f"question: {p.question}", f"status:   {p.status}"]
     if p.topic_entities:
         lines.append(f"topic:    {', '.join(p.topic_entities)}")
@@ -156,12 +157,13 @@ def format_prediction(p: Prediction) -> str:
         lines.append(f"plan:     answered as one chain: {'; '.join(p.extra['plan_fallback'])}")
     if p.paths:
         lines.append("paths:")
-        lines += [f"  {d['score']:.4f}  {' -> '.join(d['path'])}  ({d.get('instances', '?')} instances)"
+        lines += [f"  {d['score']:.4f}  {' -> '.join(map(compact, d['path']))}  ({d.get('instances', '?')} instances)"
                   for d in p.paths]
     if p.triples:
         from_path = p.extra.get("evidence_paths") or [""] * len(p.triples)
         lines.append(f"triples ({len(p.triples)}):")
-        lines += [f"  ({t.head}, {t.relation}, {t.tail})   [{src}]" for t, src in zip(p.triples[:30], from_path)]
+        lines += [f"  ({compact(t.head)}, {compact(t.relation)}, {compact(t.tail)})   [{compact_joined(src)}]"
+                  for t, src in zip(p.triples[:30], from_path)]
         if len(p.triples) > 30:
             lines.append(f"  ... {len(p.triples) - 30} more")
     if p.knowledge:
@@ -174,7 +176,7 @@ def format_prediction(p: Prediction) -> str:
         lines.append("answers:")
         for i, c in enumerate(cands[:10], 1):
             mark = "" if c["entity"] in kept else "   (below the answer cut-off)"
-            lines.append(f"  {i}. {c['label']}  {c['score']:.4f}  via {' -> '.join(c['path'])}{mark}")
+            lines.append(f"  {i}. {c['label']}  {c['score']:.4f}  via {' -> '.join(map(compact, c['path']))}{mark}")
         if len(cands) > 10:
             lines.append(f"  ... {p.extra.get('candidates_total', len(cands)) - 10} more candidates")
     else:

@@ -221,6 +221,29 @@ PREDICATE_PREFIXES = {"schema": "http://schema.org/", "foaf": "http://xmlns.com/
                       "dcterms": "http://purl.org/dc/terms/", "dc": "http://purl.org/dc/elements/1.1/",
                       "wd": "http://www.wikidata.org/entity/", "wdt": "http://www.wikidata.org/prop/direct/",
                       "fb": "http://rdf.freebase.com/ns/", "dbo": "http://dbpedia.org/ontology/"}
+_LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def compact(node: str) -> str:
+    """How evidence prints a node or relation id: an IRI in a well-known namespace as its CURIE
+    (`http://dbpedia.org/ontology/birthPlace` -> `dbo:birthPlace`, `^` kept for a reversed
+    relation), anything else as it is. For reading only; ids stay full everywhere else."""
+    mark, iri = ("^", node[1:]) if node.startswith("^") else ("", node)
+    if iri.startswith("http"):
+        for prefix, ns in {**COMMON_PREFIXES, **PREDICATE_PREFIXES}.items():
+            if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
+                return f"{mark}{prefix}:{iri[len(ns):]}"
+    return node
+
+
+def compact_joined(text: str) -> str:
+    """`compact` inside a string that joins several ids (an evidence path `r1/r2`, whose IRIs hold
+    slashes themselves, so it cannot be split back)."""
+    for prefix, ns in {**COMMON_PREFIXES, **PREDICATE_PREFIXES}.items():
+        text = re.sub(re.escape(ns) + r"(?=[A-Za-z_])", prefix + ":", text)
+    return text
+
+
 _URI_SCHEMES = frozenset({"urn", "tag", "mailto", "did", "info", "data", "file"})  # IRIs without "//"
 
 

@@ -73,3 +73,24 @@ def test_other_names_are_kept_where_rra_loads_the_kg(names_file, tmp_path):
     labels.write_text(f"{ANN}\tA. Smith\n", encoding="utf-8")
     kg = load_graph(names_file, labels_path=labels)
     assert kg.label(ANN) == "A. Smith" and kg.find_entities("Ann Smith", "exact") == [ANN]
+
+
+def test_evidence_prints_well_known_iris_as_curies():
+    """infer.py's printout reads `dbo:birthPlace`, not the full IRI; unknown namespaces, odd local
+    names and non-IRIs stay as they are, and a path joined with '/' is compacted inside."""
+    from rra.eval.run import format_prediction
+    from rra.graph.rdf import compact, compact_joined
+    from rra.records import Prediction, Triple
+
+    dbo, wdt = "http://dbpedia.org/ontology/", "http://www.wikidata.org/prop/direct/"
+    assert compact(dbo + "birthPlace") == "dbo:birthPlace" and compact("^" + wdt + "P19") == "^wdt:P19"
+    assert compact("http://example.org/x/birthPlace") == "http://example.org/x/birthPlace"
+    assert compact(dbo + "a/b") == dbo + "a/b" and compact("written_by") == "written_by"
+    assert compact_joined(f"{dbo}director/^{dbo}birthPlace") == "dbo:director/^dbo:birthPlace"
+    pred = Prediction(qid="q", question="where was X born", answers=["c"])
+    pred.paths = [{"path": [dbo + "birthPlace"], "score": 1.0, "instances": 1}]
+    pred.triples = [Triple("http://dbpedia.org/resource/X", dbo + "birthPlace", "http://dbpedia.org/resource/Y")]
+    pred.extra["evidence_paths"] = [dbo + "birthPlace"]
+    text = format_prediction(pred)
+    assert "1.0000  dbo:birthPlace  (1 instances)" in text
+    assert "(http://dbpedia.org/resource/X, dbo:birthPlace, http://dbpedia.org/resource/Y)   [dbo:birthPlace]" in text
