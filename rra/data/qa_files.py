@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -56,14 +57,25 @@ def _format(path: Path, format: str | None) -> str:
 
 
 def _as_list(value, source: str, key: str) -> list[str]:
-    """A list of non-empty strings from a list or an `a|b` string."""
+    """A list of non-empty strings from a list or an `a|b` string. JSON numbers are read as their
+    text (an answer 1985, 3 or 1.83; a numeric id); an answer true / false as "yes" / "no", as
+    yes/no questions are scored."""
     if value is None or value == "":
         return []
     if isinstance(value, str):
         value = value.split("|")
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise DataFormatError(source, f"{key} must be a list of strings or an 'a|b' string", value)
-    return [v.strip() for v in value if v.strip()]
+    elif not isinstance(value, list):
+        value = [value]
+    out = []
+    for v in value:
+        if isinstance(v, bool) and key == "answers":
+            v = "yes" if v else "no"
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            v = str(v)
+        if not isinstance(v, str):
+            raise DataFormatError(source, f"{key} must be a list of strings or an 'a|b' string", value)
+        out.append(v)
+    return [v.strip() for v in out if v.strip()]
 
 
 def topic_in_brackets(question: str) -> str | None:

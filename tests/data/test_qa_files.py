@@ -51,7 +51,7 @@ def test_missing_topic_is_an_error_unless_allowed(tmp_path):
     [("not json\n", "q.jsonl:1: invalid JSON"), ('[1, 2]\n', "expected a JSON object"),
      ('{"question": "", "answers": ["a"], "topic_entities": ["t"]}\n', "empty 'question'"),
      ('{"question": "q [t]"}\n', "q.jsonl:1: question has no answers"),
-     ('{"question": "q [t]", "answers": [1]}\n', "list of strings"),
+     ('{"question": "q [t]", "answers": [null]}\n', "list of strings"),
      ('{"question": "q [t]", "answers": ["a"], "hops": "two"}\n', "hops must be a positive integer"),
      ('{"question": "q [t]", "answers": ["a"], "hops": 2.7}\n', "q.jsonl:1: hops must be a positive integer: '2.7'"),
      ('{"question": "q [t]", "answers": ["a"], "qid": [1]}\n', "qid must be a string or an integer"),
@@ -129,3 +129,18 @@ def test_json_array_and_csv_read_like_jsonl(tmp_path):
     (tmp_path / "dup.json").write_text(json.dumps([rows[1], rows[1]]))
     with pytest.raises(DataFormatError, match=r"dup.json:item 2: qid already used on item 1"):
         load_qa_file(tmp_path / "dup.json")
+
+
+def test_json_numbers_and_booleans_are_read_as_answers_are_scored(tmp_path):
+    """A JSON answer written as a number (1985, 3, 1.83) reads as its text, true / false as yes / no
+    (how count and yes/no answers are scored); a lone answer need not be in a list; an object
+    inside answers is still an error naming the line."""
+    p = tmp_path / "q.jsonl"
+    p.write_text('{"question": "when was [Ann] born", "answer": 1985, "id": 7, "hops": "1"}\n'
+                 '{"question": "is [Ann] tall", "answers": [true], "id": 8}\n'
+                 '{"question": "how tall is [Ann]", "answers": [1.83, "1.84"], "id": 9}\n')
+    got = [(q.qid, q.topic_entities, q.answers, q.hops) for q in load_qa_file(p)]
+    assert got == [("7", ["Ann"], ["1985"], 1), ("8", ["Ann"], ["yes"], None), ("9", ["Ann"], ["1.83", "1.84"], None)]
+    p.write_text('{"question": "who is [Ann]", "answers": [{"name": "Bob"}]}\n')
+    with pytest.raises(DataFormatError, match=r"q.jsonl:1: answers must be a list of strings"):
+        load_qa_file(p)
