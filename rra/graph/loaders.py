@@ -10,6 +10,7 @@ a large dump does not cost the whole load.
 from __future__ import annotations
 
 import bz2
+import csv
 import dataclasses
 import gzip
 import logging
@@ -25,15 +26,16 @@ from rra.graph.rdf import (RDF_LANG_STRING, RdfMapping, canonical_literal, displ
 from rra.graph.xsd import XSD
 from rra.records import Triple
 
-Format = Literal["pipe", "tsv", "nt", "turtle", "nquads", "trig", "rdfxml"]
+Format = Literal["pipe", "tsv", "csv", "nt", "turtle", "nquads", "trig", "rdfxml"]
 # RDF syntaxes other than N-Triples: parsed by pyoxigraph, then read like N-Triples (the triples
 # of every named graph; labels from the label predicate, as in .nt files).
 RDF_SYNTAXES = {"turtle": "TURTLE", "nquads": "N_QUADS", "trig": "TRIG", "rdfxml": "RDF_XML"}
-FORMATS = ("pipe", "tsv", "nt", *RDF_SYNTAXES)
+FORMATS = ("pipe", "tsv", "csv", "nt", *RDF_SYNTAXES)
+DELIMITED = {"pipe": "|", "tsv": "\t", "csv": ","}  # head<sep>relation<sep>tail, one triple a line
 OnError = Literal["raise", "skip"]
 
 # Extension -> format. MetaQA's kb.txt is `head|relation|tail`, hence .txt -> pipe.
-EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".nt": "nt",
+EXTENSIONS: dict[str, Format] = {".txt": "pipe", ".kb": "pipe", ".psv": "pipe", ".tsv": "tsv", ".csv": "csv", ".nt": "nt",
                                   ".ttl": "turtle", ".nq": "nquads", ".trig": "trig", ".rdf": "rdfxml",
                                   ".owl": "rdfxml"}
 MAX_REASONS = 5
@@ -220,16 +222,16 @@ def read_triples(
         # other RDF syntaxes come back as N-Triples statements, numbered instead of lines
         lines = _rdf_statements(path, fmt) if fmt in RDF_SYNTAXES else _read_lines(path, bad)
         report.lines = len(lines)
-        if fmt not in ("pipe", "tsv"):
+        if fmt not in DELIMITED:
             _parse_ntriples_lines(lines, mapping, triples, labels, bad, ill_typed, names)
         else:
-            sep = "|" if fmt == "pipe" else "\t"
+            sep = DELIMITED[fmt]
             if lines and is_header(lines[0], sep):
                 report.header = lines[0]
                 log.info("%s: line 1 is a column header, not a triple: %r", path, lines[0])
                 lines = [""] + lines[1:]  # keep line numbers
             _parse_delimited_lines(lines, sep, triples, bad, ill_typed)
-    if fmt in ("pipe", "tsv"):  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
+    if fmt in DELIMITED:  # `Q1|rdfs:label|Douglas Adams` is a label, as it would be in N-Triples
         label_relations = {r for r in {t.relation for t in triples} if mapping.relation_iri(r) in mapping.label_predicates}
         if label_relations:
             for t in triples:
@@ -300,8 +302,10 @@ def _typed(datatype: str | None) -> bool:
 
 def _parse_delimited_lines(lines: list[str], sep: str, triples: list[Triple], bad, ill_typed=None) -> None:
     for lineno, line in enumerate(lines, 1):
-        # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b").
-        parts = [p.strip() for p in line.split(sep)]
+        # Spaces around a field are layout, not part of the id ("a | r | b" == "a|r|b"). A CSV cell
+        # may be quoted to hold a comma ("Smith, John"); a literal cell's own quotes are doubled there
+        cells = line.split(sep) if sep != "," or '"' not in line else next(csv.reader([line]), [])
+        parts = [p.strip() for p in cells]
         # fast path first: MetaQA's 134k lines must load in well under 5 s
         if (len(parts) == 3 and parts[0] and parts[1] and parts[2] and parts[1][0] != INVERSE_PREFIX
                 and parts[0][0] != '"' and parts[2][0] != '"'):

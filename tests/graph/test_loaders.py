@@ -30,7 +30,9 @@ def write(path, text: str):
 def test_pipe_and_tsv(tmp_path):
     pipe = write(tmp_path / "kb.txt", "Alien|directed_by|Ridley Scott\n\n Alien | release_year | 1979\r\n")
     tsv = write(tmp_path / "kb.tsv", "Alien\tdirected_by\tRidley Scott\nAlien\trelease_year\t1979\n")
-    for path in (pipe, tsv):
+    # a spreadsheet's CSV: a header, Windows line ends
+    csv = write(tmp_path / "kb.csv", "head,relation,tail\r\nAlien,directed_by,Ridley Scott\r\nAlien,release_year,1979\r\n")
+    for path in (pipe, tsv, csv):
         triples, labels, report = read_triples(path)
         assert triples == [Triple("Alien", "directed_by", "Ridley Scott"), Triple("Alien", "release_year", "1979")]
         assert labels == {} and report.triples == 2 and report.skipped == 0
@@ -38,6 +40,9 @@ def test_pipe_and_tsv(tmp_path):
     with_labels = write(tmp_path / "labelled.txt", "Q1|rdfs:label|Douglas Adams\nQ1|wrote|Q2\n")
     triples, labels, report = read_triples(with_labels)
     assert triples == [Triple("Q1", "wrote", "Q2")] and labels == {"Q1": "Douglas Adams"}
+    # a quoted CSV cell holds a comma; a literal cell's quotes are doubled, as CSV writes them
+    quoted = write(tmp_path / "quoted.csv", '"Smith, John",born_in,Bergen\nAnn,born,"""1985""^^xsd:gYear"\n')
+    assert read_triples(quoted)[0] == [Triple("Smith, John", "born_in", "Bergen"), Triple("Ann", "born", '"1985"^^xsd:gYear')]
 
 
 @pytest.mark.parametrize(
@@ -48,6 +53,7 @@ def test_pipe_and_tsv(tmp_path):
         ("kb.txt", "a||b\n", 1, "a||b"),
         ("kb.txt", "a|^r|b\n", 1, "^r"),
         ("kb.tsv", "a\tr\tb\na r b\n", 2, "a r b"),
+        ("kb.csv", "a,r,b\n\"a,r\",b\n", 2, '"a,r",b'),
         ("kb.nt", "<http://x/a> <http://x/r> <http://x/b> .\n<http://x/a> <http://x/r> .\n", 2,
          "<http://x/a> <http://x/r> ."),
         ("kb.nt", '<http://x/a> <http://x/r> "unterminated .\n', 1, '<http://x/a> <http://x/r> "unterminated .'),
@@ -78,8 +84,9 @@ def test_format_detection(tmp_path):
     assert detect_format("weird.dat", "tsv") == "tsv"
     with pytest.raises(ValueError, match="extension"):
         detect_format("kb.dat")
+    assert detect_format("kg.csv") == "csv" and detect_format("kg.csv.gz") == "csv"
     with pytest.raises(ValueError, match="unknown KG format"):
-        detect_format("kb.txt", "csv")
+        detect_format("kb.txt", "xlsx")
 
 
 def test_ntriples_round_trip(tmp_path):
