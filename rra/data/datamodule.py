@@ -170,7 +170,9 @@ class RetrieverDataModule(L.LightningDataModule):
     # -- loading -------------------------------------------------------------------------------
     def _load(self, split: str) -> list[QAExample] | None:
         examples = self.dataset.questions(split, self.kg)
-        if examples:  # topics given by name train as answering reads them
+        # topics given by name train as answering reads them (per-question graphs name their topics
+        # within each question's graph, which answers lookups only inside a question)
+        if examples and not getattr(self.kg, "per_question", False):
             from rra.data.supervision import resolve_topic_names
 
             counts = resolve_topic_names(self.kg, examples)
