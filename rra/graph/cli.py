@@ -1,6 +1,6 @@
 """`rra-kg`: inspect, convert and bulk-load a KG file.
 
-    rra-kg stats KB [--format pipe|tsv|nt|turtle|nquads|trig|rdfxml] [--on-error skip] [--json]
+    rra-kg stats KB [--format pipe|tsv|csv|nt|turtle|nquads|trig|rdfxml] [--on-error skip] [--json]
     rra-kg convert KB out.nt [--labels labels.tsv]       # N-Triples for any SPARQL store
     rra-kg load KB --store DIR                            # an on-disk Oxigraph store
     rra-kg load KB --virtuoso 127.0.0.1:1111 --graph IRI  # a named graph of a running Virtuoso
