@@ -373,12 +373,14 @@ def _parse_ntriples_lines(lines, mapping: RdfMapping, triples: list[Triple], lab
 def read_labels(
     path: str | Path, on_error: OnError = "raise", mapping: RdfMapping | None = None
 ) -> tuple[dict[str, str], LoadReport]:
-    """Labels from `id<TAB>label` lines, or from label-predicate triples of an .nt file."""
+    """Labels from `id<TAB>label` lines (`id,label` in a .csv file, a cell quoted to hold a comma;
+    a first line `id,label` is a header), or from label-predicate triples of an .nt file."""
     fmt = EXTENSIONS.get(format_suffix(path))
     if fmt == "nt" or fmt in RDF_SYNTAXES:
         _, labels, report = read_triples(path, fmt, on_error, mapping, allow_empty=True)
         return labels, report
-    report = LoadReport(str(path), "labels-tsv")
+    comma = fmt == "csv"
+    report = LoadReport(str(path), "labels-csv" if comma else "labels-tsv")
     bad = _on_bad_line(path, on_error, report)
     labels: dict[str, str] = {}
     lines = _read_lines(path, bad)
@@ -386,9 +388,11 @@ def read_labels(
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        parts = line.split("\t")
+        parts = next(csv.reader([line]), []) if comma else line.split("\t")
+        if comma and lineno == 1 and [p.strip().lower() for p in parts] in (["id", "label"], ["entity", "label"]):
+            continue
         if len(parts) != 2 or not parts[0].strip():
-            bad(lineno, "expected id<TAB>label", line)
+            bad(lineno, "expected id,label" if comma else "expected id<TAB>label", line)
             continue
         labels.setdefault(parts[0].strip(), parts[1])
     report.labels = len(labels)

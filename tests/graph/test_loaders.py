@@ -178,6 +178,10 @@ def test_labels_file(tmp_path):
         read_labels(path)
     labels, report = read_labels(path, on_error="skip")
     assert labels == {"Alien": "Alien (1979 film)"} and report.skipped == 1
+    csv = write(tmp_path / "labels.csv", 'id,label\r\nQ1,"Adams, Douglas"\nQ2,Oslo\nQ3\n')
+    with pytest.raises(KGFormatError, match=r"labels.csv:4: expected id,label"):
+        read_labels(csv)
+    assert read_labels(csv, on_error="skip")[0] == {"Q1": "Adams, Douglas", "Q2": "Oslo"}
 
 
 @pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
