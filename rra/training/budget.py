@@ -303,6 +303,12 @@ class ConvergenceReport(Callback):
             out["note"] = f"the rise ({gain:.4f}) is within validation noise ({bar:.4f})"
         return out
 
+    def _noise_bar(self, step_a: int, step_b: int) -> float:
+        """z standard errors of the difference of the monitor's validations at two steps (0 unknown)."""
+        errors = self.errors.get(self.monitor, {})
+        se = [errors.get(step_a), errors.get(step_b)]
+        return self.z * math.sqrt(sum(e * e for e in se)) if None not in se else 0.0
+
     def verdict(self, stopped_early: bool) -> dict:
         """The monitor's verdict, with the other watched metrics under `heads`; `still_improving`
         is true when any of them still was."""
@@ -339,9 +345,21 @@ class ConvergenceReport(Callback):
                         abs(one["recent_gain"]), one["recent_validations"],
                         one["validations"], noise, steps, settled, self.report["advice"], bar)
         elif self.report.get("still_improving") is False:
-            log.info("converged: %s settled at %.4f (best %.4f) over %d validations", self.monitor,
-                     self.history[-1][1], max(v for _, v in self.history) if self.mode == "max"
-                     else min(v for _, v in self.history), len(self.history))
+            sign = 1.0 if self.mode == "max" else -1.0
+            best_step, best = max(self.history, key=lambda sv: sign * sv[1])
+            last = self.history[-1][1]
+            fall = sign * (best - last)
+            bar = self._noise_bar(best_step, self.history[-1][0])
+            if fall > max(self.min_delta, bar):  # not a plateau: the last validations lost what the best had
+                self.report["declined"] = {"best_step": best_step, "best": round(best, 5), "last": round(last, 5),
+                                           "fall": round(fall, 5), "noise_bar": round(bar, 5)}
+                log.info("converged: %s was best at step %d (%.4f) and ended at %.4f, %.4f below it (beyond the "
+                         "validation noise bar %.4f): the best step's checkpoint is published; the steps after it "
+                         "fit the training questions, not the validation ones", self.monitor, best_step, best, last,
+                         fall, bar)
+            else:
+                log.info("converged: %s settled at %.4f (best %.4f) over %d validations", self.monitor,
+                         last, best, len(self.history))
 
     def summary(self) -> dict:
         return {"convergence": self.report} if self.report else {}
