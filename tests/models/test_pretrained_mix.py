@@ -80,6 +80,26 @@ def test_the_lowest_alpha_no_worse_on_validation_is_published(tmp_path, scores, 
     assert saved["rra"]["pretrained_mix"]["alpha"] == alpha
 
 
+def test_a_noise_tolerance_accepts_mixes_within_one_standard_error(tmp_path):
+    """tolerance="noise": a mix may lose one standard error of the monitor on this validation set (what
+    the model reports as its validation noise); a loss beyond it still refuses the mix."""
+    model = Model()
+    torch.nn.init.constant_(model.encoder.weight, 0.0)
+    initial = initial_encoder_state(model)
+    torch.nn.init.constant_(model.encoder.weight, 1.0)
+    model.validation_noise = lambda: {"val/acc": 0.016}  # 115 items at 0.97
+    best = tmp_path / "best.ckpt"
+    torch.save({"state_dict": model.state_dict()}, best)
+    scores = {0.9: 0.9652, 0.8: 0.9652, 0.7: 0.9565}  # the DBpedia bench at seed 42: 1, 1 and 2 items lower
+    out = choose_pretrained_mix(FakeTrainer(scores, reference=0.9739), model, None, str(best), initial, "val/acc", "max",
+                                tolerance="noise")
+    assert out["alpha"] == 0.8 and out["tolerance"] == 0.016 and out["tolerance_from"] == "noise"
+    assert choose_pretrained_mix(FakeTrainer(scores, reference=0.9739), model, None, str(best), initial, "val/acc",
+                                 "max")["alpha"] == 1.0  # the default: no loss at all
+    with pytest.raises(ValueError, match="must be a number or 'noise'"):
+        choose_pretrained_mix(FakeTrainer(scores), model, None, str(best), initial, "val/acc", "max", tolerance="some")
+
+
 def test_a_minimised_monitor_counts_down(tmp_path):
     """mode=min (a loss): no worse means no higher."""
     model = Model()
