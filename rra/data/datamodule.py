@@ -277,8 +277,13 @@ class RetrieverDataModule(L.LightningDataModule):
                                "reasons": dict(b["reasons"].most_common()),
                                "hop_labels": dict(sorted(b["hop_labels"].items()))}
                            for h, b in sorted(per_hop.items())}}
-        from rra.data.supervision import TOPIC_MISSING
+        from rra.data.supervision import NO_TOPIC, TOPIC_MISSING
 
+        if n and reasons.get(NO_TOPIC, 0) > n / 2:
+            raise ValueError(
+                f"{split}: {reasons[NO_TOPIC]} of {n} questions have no topic entity: training needs each question's "
+                "topic (topic_entities, by id or by name, or the name marked [...] in the question); answering links "
+                "topics from the text, training does not")
         if n and reasons.get(TOPIC_MISSING, 0) > n / 2:
             raise ValueError(
                 f"{split}: the topic entities of {reasons[TOPIC_MISSING]} of {n} questions are not in the "

@@ -100,7 +100,8 @@ def _example(
     if not topics and require_topic:
         raise DataFormatError(
             source, "question has no topic entity (give topic_entities, mark it [...], "
-            "or load with require_topic=False to leave it to entity linking)", question)
+            "or, for questions to answer, load with require_topic=False to leave it to entity linking: "
+            "training needs it given)", question)
     answers = _as_list(record.get("answers"), source, "answers")
     if not answers and require_answers:
         raise DataFormatError(source, "question has no answers (load with require_answers=False for "

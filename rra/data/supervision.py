@@ -53,6 +53,7 @@ SUPERVISION_VERSION = 3  # 3: answers resolved to KG nodes (values by value), ca
 
 # Why a question got no path (SupervisionReport.reasons, ex.extra["no_path_reason"]).
 TOPIC_MISSING = "topic not in KG"
+NO_TOPIC = "no topic entity given"  # the question file names none (answering links it; training cannot)
 ANSWER_MISSING = "no answer in KG"
 NO_PATH = "no path within max_hops"
 NO_PATH_OF_LENGTH = "no path of the stated hop count"
@@ -485,7 +486,9 @@ def no_path_reasons(has_entity, examples: Sequence[QAExample], candidates: list[
     for ex, cands in zip(examples, candidates):
         if cands:
             out.append(None)
-        elif not ex.topic_entities or not has_entity(ex.topic_entities[0]):
+        elif not ex.topic_entities:
+            out.append(NO_TOPIC)
+        elif not has_entity(ex.topic_entities[0]):
             out.append(TOPIC_MISSING)
         elif not any(has_entity(a) for a in gold_nodes(ex)):
             out.append(ANSWER_MISSING)

@@ -78,12 +78,13 @@ def test_label_examples_sets_paths_and_report(tiny_kg, tmp_path):
     assert exs[1].relation_path == ["^directed_by"] and exs[1].gold_path is None
     assert exs[2].relation_path is None and exs[2].extra["hop_label"] is None
     assert rep.n == 5 and rep.covered == 2 and rep.coverage == pytest.approx(0.4)
-    assert rep.topic_missing == 2 and rep.gold_known == 1 and rep.gold_agree == 1
+    assert rep.topic_missing == 1 and rep.gold_known == 1 and rep.gold_agree == 1
     assert rep.per_hop["1"]["n"] == 2 and rep.per_hop["1"]["covered"] == 1
     assert rep.hop_label_counts == {"1": 1, "2": 1, "none": 3}
     assert exs[2].extra["no_path_reason"] == "no answer in KG"
-    assert exs[3].extra["no_path_reason"] == exs[4].extra["no_path_reason"] == "topic not in KG"
-    assert rep.reasons == {"no answer in KG": 1, "topic not in KG": 2}
+    assert exs[3].extra["no_path_reason"] == "no topic entity given"
+    assert exs[4].extra["no_path_reason"] == "topic not in KG"
+    assert rep.reasons == {"no answer in KG": 1, "topic not in KG": 1, "no topic entity given": 1}
     assert rep.per_hop["1"]["reasons"] == {"no answer in KG": 1}
 
 

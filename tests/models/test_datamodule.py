@@ -154,3 +154,20 @@ def test_topics_given_by_name_train_as_their_entities(caplog):
     # a name is masked as an id's label is (the last question names its topic by neither)
     assert [x["question"] for x in dm.splits["train"]] == ["where was [E] born"] * 6 + ["where was p0 born"]
     assert "6 topic entities given by name" in caplog.text
+
+
+def test_training_questions_without_topics_say_training_needs_them():
+    """A training file whose questions give no topic (loaded with require_topic=False) stops with what
+    training needs, not with 'not in the knowledge graph'; a few such questions are dropped and counted."""
+    qs = toy_questions(6, templates=4)
+    for q in qs[:4]:
+        q.topic_entities, q.relation_path = [], None
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, supervision_cache=False)
+    with pytest.raises(ValueError, match="train: 4 of 6 questions have no topic entity: training needs each question's topic"):
+        dm.setup()
+    qs = toy_questions(6, templates=4)
+    qs[0].topic_entities, qs[0].relation_path = [], None
+    dm = RetrieverDataModule(Dataset(train=qs), toy_kg(), val_fraction=0.0, supervision_cache=False)
+    dm.setup()
+    assert dm.summary["coverage"]["train"]["reasons"] == {"no topic entity given": 1}
+
