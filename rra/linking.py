@@ -439,6 +439,39 @@ RANK_DISCOUNT = 0.5
 CHECK_INSTANCES = 100
 
 
+def link_training_topics(kg: KnowledgeGraph, examples: Sequence[QAExample], max_hops: int = 3,
+                         semantics: AnswerSemantics | None = None) -> dict[str, int]:
+    """Topic entities for training questions that give none ("who directed The Glass Atlas" with its
+    answers only), linked from their text as answering links them: of the linker's candidates, best
+    first, the first from which a path of at most `max_hops` relations reaches one of the question's
+    answers (the KG-derived supervision's own search), else the linker's first. `datamodule.link_topics`;
+    train.py hands it to the datamodule. Returns how many questions were linked to a topic with such a
+    path, linked without one, or found no entity in their text."""
+    from rra.data.supervision import (SupervisionConfig, build_adjacency, gold_nodes, path_candidates,
+                                      resolve_gold_answers)
+
+    todo = [ex for ex in examples if not ex.topic_entities]
+    counts = {"linked": 0, "no_path": 0, "not_found": 0}
+    if not todo:
+        return counts
+    links = TopicLinker(kg, use_gold_topic=False).link_batch(todo)
+    resolve_gold_answers(kg, todo)
+    adj = build_adjacency(kg)
+    config = SupervisionConfig(max_hops=max_hops, semantics=semantics or AnswerSemantics())
+    for ex, link in zip(todo, links):
+        options = list(dict.fromkeys([*link.entities, *(c.entity for c in link.candidates if not c.value)]))[:8]
+        if not options:
+            counts["not_found"] += 1
+            continue
+        answers = gold_nodes(ex)
+        hit = next((e for e in options if any(c["f1"] > 0 for c in path_candidates(adj, e, answers, config))), None)
+        first = hit or options[0]
+        ex.topic_entities = [first] + [e for e in link.entities if e != first]
+        ex.extra["topic_source"] = "linked"
+        counts["linked" if hit else "no_path"] += 1
+    return counts
+
+
 class TopicLinker:
     """The topic entities of a batch of questions (RRA's linking): the given ones (ids or names)
     with `use_gold_topic`, else linked from the text by `link_entities`, the KG lookups of the whole

@@ -120,6 +120,8 @@ class RetrieverDataModule(L.LightningDataModule):
         # step (true), or only at a step after a reversed one ("after_reversed"), where a prefix's "(reverse)" draws it
         chain_rankings: float = 0.25,  # plan ranker: questions answered by a chain, per other question (a seeded sample)
         plan_kinds: bool = True,  # plan ranker: a plan's text says what its results are ("city", "year"), where the KG says
+        link_topics: Callable | bool = False,  # training questions that give no topic: linked from their text
+        # (train.py passes rra.linking.link_training_topics when datamodule.link_topics=true)
         relation_kinds: bool = True,  # scorer: a relation's text says what it leads to ("place of birth giving city"),
         # where the KG says (classes, typed values); a KG that says it for none trains on names alone
     ):
@@ -147,6 +149,10 @@ class RetrieverDataModule(L.LightningDataModule):
         self.inverse_negatives = inverse_negatives
         self.chain_rankings, self.plan_kinds = chain_rankings, plan_kinds
         self.relation_kinds = relation_kinds
+        if link_topics is True:
+            raise ValueError("datamodule.link_topics=true needs the linker, which train.py passes "
+                             "(rra.linking.link_training_topics); give a callable when building the datamodule yourself")
+        self.link_topics = link_topics or None
         self.kinds_read = False  # set in setup: whether some training relation's text says what it leads to
         self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
@@ -181,6 +187,12 @@ class RetrieverDataModule(L.LightningDataModule):
                          "several entities: the first lookup match taken; %d names not found)", split,
                          counts["by_name"], counts["shared_name"], counts["not_found"])
                 self.summary.setdefault("topics_by_name", {})[split] = counts
+        if examples and self.link_topics is not None and any(not e.topic_entities for e in examples):
+            counts = self.link_topics(self.kg, examples, self.max_hops, self.semantics)
+            log.info("%s: topic entities linked from the text of %d questions that gave none (%d with a path to "
+                     "an answer; %d without; %d with no entity of the KG named)", split,
+                     sum(counts.values()) - counts["not_found"], counts["linked"], counts["no_path"], counts["not_found"])
+            self.summary.setdefault("topics_linked", {})[split] = counts
         return examples
 
     def _graph(self) -> KnowledgeGraph:
@@ -282,8 +294,8 @@ class RetrieverDataModule(L.LightningDataModule):
         if n and reasons.get(NO_TOPIC, 0) > n / 2:
             raise ValueError(
                 f"{split}: {reasons[NO_TOPIC]} of {n} questions have no topic entity: training needs each question's "
-                "topic (topic_entities, by id or by name, or the name marked [...] in the question); answering links "
-                "topics from the text, training does not")
+                "topic (topic_entities, by id or by name, or the name marked [...] in the question), or "
+                "datamodule.link_topics=true to link them from the text")
         if n and reasons.get(TOPIC_MISSING, 0) > n / 2:
             raise ValueError(
                 f"{split}: the topic entities of {reasons[TOPIC_MISSING]} of {n} questions are not in the "

@@ -101,7 +101,7 @@ def _example(
         raise DataFormatError(
             source, "question has no topic entity (give topic_entities, mark it [...], "
             "or, for questions to answer, load with require_topic=False to leave it to entity linking: "
-            "training needs it given)", question)
+            "training needs it given, or datamodule.link_topics=true)", question)
     answers = _as_list(record.get("answers"), source, "answers")
     if not answers and require_answers:
         raise DataFormatError(source, "question has no answers (load with require_answers=False for "

@@ -77,6 +77,10 @@ def build_datamodule(cfg: DictConfig):
         reads_file = "path" in cfg.graph and cfg.graph.get("store_path") is None
         if not reads_file or OmegaConf.select(cfg, "data.kb_path") is not None:
             kwargs["kg"] = lambda: build_graph(cfg)  # called once, by the datamodule's setup
+    if cfg.datamodule.get("link_topics") is True:  # training questions without topics, linked as answering links them
+        from rra.linking import link_training_topics
+
+        kwargs["link_topics"] = link_training_topics
     return instantiate(cfg.datamodule, **kwargs)
 
 

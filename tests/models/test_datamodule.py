@@ -171,3 +171,28 @@ def test_training_questions_without_topics_say_training_needs_them():
     dm.setup()
     assert dm.summary["coverage"]["train"]["reasons"] == {"no topic entity given": 1}
 
+
+
+def test_training_topics_can_be_linked_from_the_text():
+    """datamodule.link_topics: a training question that gives no topic is linked from its text as
+    answering links it; of the entities it names, the one whose paths reach its answers is taken
+    (here the class 'city' and the person are both named, and only the person leads to the answer)."""
+    from rra.graph.networkx_graph import NetworkXGraph
+    from rra.linking import link_training_topics
+    from rra.records import Triple
+
+    facts = [Triple(f"ex:p{i}", "ex:bornIn", f"ex:c{i % 2}") for i in range(6)]
+    facts += [Triple("ex:c0", "rdf:type", "ex:City"), Triple("ex:c1", "rdf:type", "ex:City")]
+    labels = {**{f"ex:p{i}": f"Person {i}" for i in range(6)}, "ex:c0": "Oslo", "ex:c1": "Bergen", "ex:City": "city"}
+    kg = NetworkXGraph(facts, labels=labels)
+    qs = [QAExample(f"in which city was Person {i} born", [], ["Oslo" if i % 2 == 0 else "Bergen"]) for i in range(6)]
+    qs.append(QAExample("where was Nobody born", [], ["Oslo"]))
+    with pytest.raises(ValueError, match="link_topics=true needs the linker"):
+        RetrieverDataModule(Dataset(train=qs), kg, link_topics=True)
+    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, dedupe=False, supervision_cache=False,
+                             link_topics=link_training_topics)
+    dm.setup()
+    assert [q.topic_entities[0] for q in qs[:6]] == [f"ex:p{i}" for i in range(6)]
+    assert qs[6].topic_entities == [] and dm.summary["topics_linked"]["train"] == {"linked": 6, "no_path": 0, "not_found": 1}
+    assert dm.summary["coverage"]["train"]["covered"] == 6
+    assert {tuple(x["path"]) for x in dm.splits["train"]} == {("ex:bornIn",)}
