@@ -215,9 +215,9 @@ def _header(path: Path, lines, fmt: str) -> tuple[list[str], str]:
     write a decimal comma save CSV that way)."""
     header_line = next(lines, (1, ""))[1]
     sep = "\t" if fmt == "tsv" else ";" if ";" in header_line and "," not in header_line else ","
-    names = [c.strip() for c in _cells(header_line, fmt, sep)]
     known = {c.lower(): c for c in (*TSV_COLUMNS, *PLAN_COLUMNS, *ALIASES)}
-    columns = [ALIASES.get(known.get(c.lower(), c), known.get(c.lower(), c)) for c in names]
+    names = [known.get(c.strip().lower(), c.strip()) for c in _cells(header_line, fmt, sep)]
+    columns = [ALIASES.get(c, c) for c in names]
     missing = [c for c in REQUIRED if c not in columns]
     unknown = [c for c in columns if c not in TSV_COLUMNS + PLAN_COLUMNS]
     if missing or unknown:

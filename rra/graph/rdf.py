@@ -222,6 +222,7 @@ PREDICATE_PREFIXES = {"schema": "http://schema.org/", "foaf": "http://xmlns.com/
                       "wd": "http://www.wikidata.org/entity/", "wdt": "http://www.wikidata.org/prop/direct/",
                       "fb": "http://rdf.freebase.com/ns/", "dbo": "http://dbpedia.org/ontology/"}
 _LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_SHOWN_PREFIXES = {**COMMON_PREFIXES, **PREDICATE_PREFIXES}  # what `compact` prints as CURIEs
 
 
 def compact(node: str) -> str:
@@ -230,7 +231,7 @@ def compact(node: str) -> str:
     relation), anything else as it is. For reading only; ids stay full everywhere else."""
     mark, iri = ("^", node[1:]) if node.startswith("^") else ("", node)
     if iri.startswith("http"):
-        for prefix, ns in {**COMMON_PREFIXES, **PREDICATE_PREFIXES}.items():
+        for prefix, ns in _SHOWN_PREFIXES.items():
             if iri.startswith(ns) and _LOCAL.fullmatch(iri[len(ns):]):
                 return f"{mark}{prefix}:{iri[len(ns):]}"
     return node
@@ -239,7 +240,7 @@ def compact(node: str) -> str:
 def compact_joined(text: str) -> str:
     """`compact` inside a string that joins several ids (an evidence path `r1/r2`, whose IRIs hold
     slashes themselves, so it cannot be split back)."""
-    for prefix, ns in {**COMMON_PREFIXES, **PREDICATE_PREFIXES}.items():
+    for prefix, ns in _SHOWN_PREFIXES.items():
         text = re.sub(re.escape(ns) + r"(?=[A-Za-z_])", prefix + ":", text)
     return text
 

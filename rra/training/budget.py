@@ -282,9 +282,8 @@ class ConvergenceReport(Callback):
         i_recent = max(range(len(values) - recent, len(values)), key=lambda i: sign * values[i])
         i_before = max(range(len(values) - recent), key=lambda i: sign * values[i])
         gain = sign * (values[i_recent] - values[i_before])
-        errors = self.errors.get(name, {})
-        se = [errors.get(history[i][0]) for i in (i_recent, i_before)]
-        bar = self.z * math.sqrt(sum(e * e for e in se)) if None not in se else 0.0
+        known = self._noise_bar(name, history[i_recent][0], history[i_before][0])
+        bar = known or 0.0
         at_ceiling = self.ceiling is not None and self.mode == "max" and values[-1] >= self.ceiling - 1e-9
         near_ceiling = self.ceiling is not None and self.mode == "max" and self.headroom > 0 and \
             max(values) >= self.ceiling - self.headroom - 1e-9
@@ -293,7 +292,7 @@ class ConvergenceReport(Callback):
             and not near_ceiling
         out.update(still_improving=bool(improving),
                    recent_gain=round(sign * gain, 5), recent_validations=recent)
-        if None not in se:
+        if known is not None:
             out["noise_bar"] = round(bar, 5)  # z standard errors of the difference of the two validations
         if at_ceiling:
             out["note"] = f"at its ceiling ({self.ceiling})"
@@ -303,11 +302,11 @@ class ConvergenceReport(Callback):
             out["note"] = f"the rise ({gain:.4f}) is within validation noise ({bar:.4f})"
         return out
 
-    def _noise_bar(self, step_a: int, step_b: int) -> float:
-        """z standard errors of the difference of the monitor's validations at two steps (0 unknown)."""
-        errors = self.errors.get(self.monitor, {})
+    def _noise_bar(self, name: str, step_a: int, step_b: int) -> float | None:
+        """z standard errors of the difference of a metric's validations at two steps (None: unknown)."""
+        errors = self.errors.get(name, {})
         se = [errors.get(step_a), errors.get(step_b)]
-        return self.z * math.sqrt(sum(e * e for e in se)) if None not in se else 0.0
+        return self.z * math.sqrt(sum(e * e for e in se)) if None not in se else None
 
     def verdict(self, stopped_early: bool) -> dict:
         """The monitor's verdict, with the other watched metrics under `heads`; `still_improving`
@@ -349,7 +348,7 @@ class ConvergenceReport(Callback):
             best_step, best = max(self.history, key=lambda sv: sign * sv[1])
             last = self.history[-1][1]
             fall = sign * (best - last)
-            bar = self._noise_bar(best_step, self.history[-1][0])
+            bar = self._noise_bar(self.monitor, best_step, self.history[-1][0]) or 0.0
             if fall > max(self.min_delta, bar):  # not a plateau: the last validations lost what the best had
                 self.report["declined"] = {"best_step": best_step, "best": round(best, 5), "last": round(last, 5),
                                            "fall": round(fall, 5), "noise_bar": round(bar, 5)}

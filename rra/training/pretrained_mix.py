@@ -90,17 +90,18 @@ def choose_pretrained_mix(trainer, model, datamodule, best: str, initial: dict |
         return None
     tried, chosen = [], None
     by_noise = tolerance == "noise"
+    allowed = None if by_noise else float(tolerance)  # "noise": read at the first mix's validation
     for alpha in alphas:
         model.load_state_dict(mix_state(trained, initial, alpha))
         value = _validate(trainer, model, datamodule, monitor)
         tried.append({"alpha": alpha, monitor: value})
         if value is None:
             break
-        if by_noise and isinstance(tolerance, str):
+        if allowed is None:
             noise = getattr(model, "validation_noise", dict)().get(monitor)
-            tolerance = float(noise) if noise is not None else 0.0
+            allowed = float(noise) if noise is not None else 0.0
         gain = sign * (value - reference)  # > 0: better than the fine-tuned checkpoint
-        if gain >= -tolerance - 1e-9:
+        if gain >= -allowed - 1e-9:
             chosen = alpha
         elif gain < -stop_below:
             break
@@ -108,7 +109,8 @@ def choose_pretrained_mix(trainer, model, datamodule, best: str, initial: dict |
     log.info("pretrained_mix: %s of the fine-tuned checkpoint %.4f; mixed: %s -> alpha %s", monitor, reference,
              ", ".join(f"{t['alpha']}: {t[monitor]}" for t in tried), chosen if chosen is not None else "1.0 (none)")
     record = {"alpha": chosen if chosen is not None else 1.0, "reference": reference, "monitor": monitor,
-              "tolerance": tolerance, "stop_below": stop_below, "tried": tried, "fine_tuned_ckpt": best}
+              "tolerance": allowed if allowed is not None else tolerance, "stop_below": stop_below, "tried": tried,
+              "fine_tuned_ckpt": best}
     if by_noise:
         record["tolerance_from"] = "noise"
     if chosen is None:
