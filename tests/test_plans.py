@@ -686,3 +686,32 @@ def test_an_operator_written_beside_its_literal_is_read_exactly():
     assert with_phrases[1] == pytest.approx(without[1], abs=1e-4)
     old = Retriever(["author"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True)
     assert old.ranker.phrase_weight is None and not any("phrase" in k for k in old.state_dict())
+
+
+def test_answers_given_by_label_are_explained_by_the_plans_reaching_their_nodes(kg):
+    """A question file naming its answers by label ("The Drowned Orchard", as a spreadsheet would)
+    gets the plans that reach those entities as positives, as one giving the ids does: before, no
+    plan's ids equalled the names, and a set of such questions trained no ranker at all."""
+    from rra.data.plan_supervision import label_plans
+    from rra.data.supervision import label_examples
+
+    books = kg.neighbors(WRITER, "^written_by")
+    by_name = QAExample("what books did [Ilse Pellinore] write", [WRITER], [kg.label(b) for b in books])
+    count = QAExample("how many books did [Ilse Pellinore] write", [WRITER], [str(len(books))])
+    label_examples(kg, [by_name, count], cache_dir=None)
+    report = label_plans(kg, [by_name, count])
+    assert report.exact == 2 and by_name.extra["plan"]["paths"] == [["^written_by"]]
+    assert by_name.extra["plan"]["shape"] == "chain" and count.extra["plan"]["shape"] == "count"
+    positives = by_name.extra["plan_candidates"]["positive"]
+    assert all(set(execute(kg, QueryPlan.from_dict(p)).answers) == set(books) for p in positives)
+
+
+def test_a_chain_that_only_walks_back_to_its_anchor_is_no_candidate(kg):
+    """"who leads X's council" answered with X: `r, r (reverse)` of a writer reaches the writer
+    alone, which says nothing about what was asked; a round trip reaching others stays."""
+    assert {a for b in kg.neighbors(WRITER, "^written_by") for a in kg.neighbors(b, "written_by")} == {WRITER}
+    found = enumerate_plans(kg, [Chain(WRITER, ("^written_by",), 1.0), Chain(WRITER, ("^written_by", "written_by"), 0.5),
+                                 Chain("genre/poetry", ("^has_genre", "has_genre"), 0.5)])
+    paths = {tuple(map(tuple, c.plan.paths)) for c in found}
+    assert (("^written_by",),) in paths and (("^written_by", "written_by"),) not in paths
+    assert (("^has_genre", "has_genre"),) in paths  # poetry books' other genres

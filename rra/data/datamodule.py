@@ -42,6 +42,7 @@ from rra.text import mask_topic, names_in_text
 log = logging.getLogger(__name__)
 
 MAX_RANKING_NEGATIVES = 16  # candidate plans a ranking item keeps besides its positives (merged items)
+CHAIN_RANKING_NEGATIVES = 8  # ... on a set of chains alone (plan_ranker=true), where every question is an item
 STARTS_PER_ITEM = 16  # anchors whose frontiers give a de-duplicated item its negatives
 TIE = 1e-4  # votes (summed answer F1) this close are a tie; each question's own label adds 1e-6
 
@@ -99,6 +100,9 @@ class RetrieverDataModule(L.LightningDataModule):
         dataset: Dataset | Mapping | None = None,
         kg: KnowledgeGraph | Callable[[], KnowledgeGraph] | None = None,
         plans: bool = True,  # derive query plans (several anchors, conditions, ...) and train the plan ranker on them
+        plan_ranker: bool | str = "auto",  # auto: a plan ranker where some training question is beyond one chain;
+        # true: on chain-only data too (it then ranks the path predictor's chains of every length, and every
+        # question trains it); a set with other shapes trains the same ranker either way
         train_paths: str | None = None,  # None: the dataset's
         label_paths: Callable | None = None,
         supervision_cache: str | bool = True,
@@ -136,7 +140,11 @@ class RetrieverDataModule(L.LightningDataModule):
         self.train_paths, self.supervision_cache = train_paths, supervision_cache
         self.label_paths = label_paths or self.kg_labels
         self.plans = plans
-        self.plan_ranker = False  # set in setup: whether any training question is beyond one chain
+        if plan_ranker not in ("auto", True, False):
+            raise ValueError(f"datamodule.plan_ranker must be auto, true or false, not {plan_ranker!r}")
+        self.wants_ranker = plan_ranker
+        self.plan_ranker = False  # set in setup: whether the model gets a plan ranker
+        self.chains_only = False  # set in setup: a ranker on a set whose questions are all chains
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -273,7 +281,7 @@ class RetrieverDataModule(L.LightningDataModule):
         cache = self.supervision_cache
         cache_dir = (default_cache_dir() if cache is True else cache) or None
         report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
-                             seed=self.seed, cache_dir=cache_dir)
+                             seed=self.seed, cache_dir=cache_dir, every_question=self.wants_ranker is True)
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
             log.info("query plans (%s): %s", split, report.shapes)
@@ -442,18 +450,20 @@ class RetrieverDataModule(L.LightningDataModule):
             negative = [t for t in read(cands["negative"]) if t not in positive]
             if not negative:
                 continue  # nothing to tell apart
+            chain = all(p.get("shape") == "chain" for p in cands["positive"])
+            cap = CHAIN_RANKING_NEGATIVES if chain and self.chains_only else MAX_RANKING_NEGATIVES
             key = (question, tuple(sorted(positive)))
             if dedupe and key in merged:  # it stands for one more question
                 item = merged[key]["ranking"]
-                item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:MAX_RANKING_NEGATIVES]
+                item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:cap]
                 item["parts"].update({t: parts[t] for t in item["negative"] if t in parts})
                 item["weight"] += 1
                 continue
-            negative = negative[:MAX_RANKING_NEGATIVES]
+            negative = negative[:cap]
             item = {"question": question, "path": None,
                     "ranking": {"positive": positive, "negative": negative, "weight": 1,
                                 "parts": {t: parts[t] for t in positive + negative if parts.get(t)}},
-                    "chain": all(p.get("shape") == "chain" for p in cands["positive"])}
+                    "chain": chain}
             merged[key] = item
             out.append(item)
         # questions a chain answers teach the ranker to leave chains alone; a sample of them does
@@ -461,6 +471,8 @@ class RetrieverDataModule(L.LightningDataModule):
         for x in out:
             del x["chain"]
         keep = max(50, round(self.chain_rankings * (len(out) - len(chains))))
+        if self.chains_only:  # a ranker asked for on chains alone (plan_ranker=true): every question teaches it
+            keep = len(chains)
         if len(chains) > keep:
             dropped = {id(x) for x in random.Random(self.seed).sample(chains, len(chains) - keep)}
             out = [x for x in out if id(x) not in dropped]
@@ -631,7 +643,9 @@ class RetrieverDataModule(L.LightningDataModule):
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
         train = self._supervise(train, "train", self.train_paths)
-        self.plan_ranker = self.plans and any(_beyond_chain(e.extra.get("plan")) for e in train)
+        beyond = any(_beyond_chain(e.extra.get("plan")) for e in train)
+        self.plan_ranker = self.plans and (beyond if self.wants_ranker == "auto" else bool(self.wants_ranker))
+        self.chains_only = self.plan_ranker and not beyond
         val = self._load("val")
         if val is None:  # seeded hold-out from the training examples
             order = list(range(len(train)))

@@ -29,7 +29,7 @@ import random
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, build_adjacency,
                                   enumerate_paths)
@@ -39,7 +39,7 @@ from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 12  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class)
+PLAN_SUPERVISION_VERSION = 13  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class; 13: answers given by label match their nodes, round trips to the anchor are no chain)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -189,8 +189,8 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
     found = enumerate_plans(index, chains, question_literals(ex.question, mentions), ex.topic_entities,
                             limits, config.semantics, index.schema, index.kinds)
     index.plan_kinds.update((c.plan.key(), c.kind) for c in found)
-    gold = {normalize_answer(a) for a in ex.answers}
-    matched = [answers_match(c.answers, gold) for c in found]
+    gold, read = gold_reader(ex)
+    matched = [answers_match(read(c.answers), gold) for c in found]
     right = [c for c, ok in zip(found, matched) if ok]
     wrong = _negatives([c.plan for c, ok in zip(found, matched) if not ok],
                        [given] if given is not None else [c.plan for c in right], rng, max_negatives)
@@ -202,7 +202,7 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
         right = [c for c in right if [x.to_dict() for x in c.plan.constraints] == conditions]
     if right:
         return [c.plan for c in right], wrong, True
-    chain = _best_chain(found, ex.answers)
+    chain = _best_chain(found, gold, read)
     return ([chain] if chain else []), wrong, False
 
 
@@ -217,12 +217,25 @@ def _negatives(wrong: list[QueryPlan], right: list[QueryPlan], rng: random.Rando
     return near + rng.sample(far, min(len(far), n - len(near)))
 
 
-def _best_chain(found: Sequence[Candidate], answers: Sequence[str]) -> QueryPlan | None:
-    gold = {normalize_answer(a) for a in answers}
+def gold_reader(ex: QAExample) -> tuple[set[str], Callable[[Sequence[str]], list[str]]]:
+    """(the gold answers normalised, a function reading a plan's answers as those): a plan's
+    answer that is a node one gold answer names (`answer_ids`: the answer given by its label,
+    "Glass Ballad" for `dbr:Glass_Ballad`) reads as that answer, so a set naming its answers by
+    label gets its plans explained as a set of ids does."""
+    alias: dict[str, str] = {}
+    for a, ids in zip(ex.answers, getattr(ex, "answer_ids", None) or [()] * len(ex.answers)):
+        g = normalize_answer(a)
+        alias[g] = g
+        for x in ids:
+            alias.setdefault(normalize_answer(x), g)
+    return set(alias.values()), lambda answers: [alias.get(n, n) for n in map(normalize_answer, answers)]
+
+
+def _best_chain(found: Sequence[Candidate], gold: set[str], read) -> QueryPlan | None:
     best = None
     for c in found:
         if c.plan.is_chain:
-            got = {normalize_answer(a) for a in c.answers}
+            got = set(read(c.answers))
             hits = len(got & gold)
             score = 2 * hits / (len(got) + len(gold)) if hits else 0.0
             if score > 0 and (best is None or score > best[0]):
@@ -245,22 +258,24 @@ def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "
 
 def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
                 adjacency: Adjacency | None = None, seed: int = 0, max_chains: int = 20_000,
-                max_negatives: int = 24, cache_dir=None) -> PlanReport:
+                max_negatives: int = 24, cache_dir=None, every_question: bool = False) -> PlanReport:
     """Set `extra["plan_candidates"]`, `extra["plan"]` and `extra["plan_source"]` (module doc).
     Questions that name one entity and whose chain label explains their answers exactly (F1 = 1)
     are chains, and get candidates (at most `max_chains` of them) only if another question of the
-    set is not one: a set of chains costs next to nothing here."""
+    set is not one, or with `every_question` (a ranker over chains alone): a set of chains
+    otherwise costs next to nothing here."""
     config = config or SupervisionConfig()
     report = PlanReport()
     if getattr(kg, "per_question", False) and adjacency is None:
         for ex in examples:  # one subgraph per question (rra.graph.subgraphs): each on its own graph
             with kg.scope(ex) as graph:
-                one = label_plans(graph, [ex], config, seed=seed, max_negatives=max_negatives)
+                one = label_plans(graph, [ex], config, seed=seed, max_negatives=max_negatives,
+                                  every_question=every_question)
             _merge(report, one)
         return report
     cache_file = None
     if cache_dir is not None:
-        cache_file = Path(cache_dir) / f"plans-{_cache_key(kg, examples, config, seed, max_chains, max_negatives)}.json.gz"
+        cache_file = Path(cache_dir) / f"plans-{_cache_key(kg, examples, config, seed, max_chains, max_negatives, *(['every_question'] if every_question else []))}.json.gz"
         cached = _read_cache(cache_file)
         if cached is not None and len(cached) == len(examples):
             for ex, got in zip(examples, cached):
@@ -286,7 +301,8 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
         pos, neg, exact = derive_candidates(index, ex, config, rng, plan, max_negatives=max_negatives,
                                             conditions=conditions)
         _keep(ex, pos, neg, "given" if plan else "kg", exact, index.plan_kinds)
-    if any(p["shape"] != "chain" for ex in rest for p in (ex.extra.get("plan_candidates") or {}).get("positive", ())):
+    if every_question or any(p["shape"] != "chain" for ex in rest
+                             for p in (ex.extra.get("plan_candidates") or {}).get("positive", ())):
         # other shapes in the set: the ranker must also learn to leave chains alone, and a chain
         # that explains a question exactly may still be chance (the head of a department who also
         # has the highest h-index): every question gets its candidates

@@ -196,3 +196,24 @@ def test_training_topics_can_be_linked_from_the_text():
     assert qs[6].topic_entities == [] and dm.summary["topics_linked"]["train"] == {"linked": 6, "no_path": 0, "not_found": 1}
     assert dm.summary["coverage"]["train"]["covered"] == 6
     assert {tuple(x["path"]) for x in dm.splits["train"]} == {("ex:bornIn",)}
+
+
+def test_a_plan_ranker_on_chain_only_data_when_asked_for():
+    """plan_ranker=true: a set of chain questions trains a ranker over chains too, every question
+    (none sampled away), at most CHAIN_RANKING_NEGATIVES wrong plans each; auto keeps it off."""
+    from rra.data.datamodule import CHAIN_RANKING_NEGATIVES
+
+    def ranked(setting):
+        dm = RetrieverDataModule(Dataset(train=toy_questions(40, templates=4)), toy_kg(), val_fraction=0.0,
+                                 supervision_cache=False, plan_ranker=setting)
+        dm.setup()
+        return dm, [r["ranking"] for x in dm.splits["train"] for r in x.get("with", ())]
+
+    dm, rankings = ranked(True)
+    assert dm.plan_ranker and dm.model_kwargs()["plan_ranker"] is True
+    assert sum(r["weight"] for r in rankings) == dm.summary["plans"]["train"]["ranked"] == 40
+    assert all(r["positive"] and 0 < len(r["negative"]) <= CHAIN_RANKING_NEGATIVES for r in rankings)
+    dm, rankings = ranked("auto")
+    assert not dm.plan_ranker and not rankings and "plan_ranker" not in dm.model_kwargs()
+    with pytest.raises(ValueError, match="plan_ranker must be"):
+        RetrieverDataModule(Dataset(train=toy_questions(4)), toy_kg(), plan_ranker="yes")
