@@ -269,6 +269,12 @@ class RetrieverDataModule(L.LightningDataModule):
         self.summary.setdefault("coverage", {})[split] = self._coverage(split, per_hop)
         return kept
 
+    def _ranks_chains(self) -> bool:
+        """Whether a ranker is trained on chain questions alone (plan_ranker=true). Not on graphs
+        of one question each: their ranking items and plan execution are not written per question
+        yet, so such a set trains the path predictor alone, as with plan_ranker=auto."""
+        return self.wants_ranker is True and not getattr(self.kg, "per_question", False)
+
     def _label_plans(self, examples: list[QAExample], split: str) -> None:
         """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG;
         each question beyond a chain (and, in a set that has such questions, every question) gets
@@ -281,7 +287,7 @@ class RetrieverDataModule(L.LightningDataModule):
         cache = self.supervision_cache
         cache_dir = (default_cache_dir() if cache is True else cache) or None
         report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
-                             seed=self.seed, cache_dir=cache_dir, every_question=self.wants_ranker is True)
+                             seed=self.seed, cache_dir=cache_dir, every_question=self._ranks_chains())
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
             log.info("query plans (%s): %s", split, report.shapes)
@@ -644,7 +650,7 @@ class RetrieverDataModule(L.LightningDataModule):
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
         train = self._supervise(train, "train", self.train_paths)
         beyond = any(_beyond_chain(e.extra.get("plan")) for e in train)
-        self.plan_ranker = self.plans and (beyond if self.wants_ranker == "auto" else bool(self.wants_ranker))
+        self.plan_ranker = self.plans and (beyond or self._ranks_chains())
         self.chains_only = self.plan_ranker and not beyond
         val = self._load("val")
         if val is None:  # seeded hold-out from the training examples
