@@ -94,7 +94,7 @@ class Retriever(L.LightningModule):
         dropout: float = 0.1,
         beam: int = 3,
         tokenizer_state: dict | None = None,
-        plan_ranker: bool = False,  # set by the data when it has questions beyond one chain
+        plan_ranker: bool = False,  # set by the data (datamodule.plan_ranker: beyond one chain, or chains ranked whole)
         plan_loss_weight: float = 1.0,
         plan_scale: float = 20.0,  # the plan ranker's initial softmax scale over cosines (learnt)
         path_head: str = "scorer",  # "scorer": relations read by name over the graph's frontier; "classifier": the paper's
@@ -145,8 +145,8 @@ class Retriever(L.LightningModule):
         self.scorer = path_head == "scorer"
         self.path_head = (RelationScorer(self.encoder.dim, scale, end_bias, end_hidden) if self.scorer
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
-        # the query-plan ranker (rra.models.plan_ranker) only for data beyond one chain: a retriever
-        # trained on chains has none, so it is the model it always was
+        # the query-plan ranker (rra.models.plan_ranker) where the data asks for one (datamodule.plan_ranker:
+        # plans beyond one chain, or chains ranked whole); a retriever trained without has none
         self.ranker = PlanRanker(self.encoder.dim, plan_scale, phrase_weight=2.0 if operator_phrases else None) \
             if plan_ranker else None
         sep = self.encoder.tokenizer.sep_token

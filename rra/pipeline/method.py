@@ -52,7 +52,7 @@ class RRAPipeline(QAMethod):
         self.relation_names = RelationNames(relation_names(relation_labels), kg)
         if getattr(retrieval, "relation_text", "absent") is None:  # how the scorer reads this KG's relations
             retrieval.relation_text = RelationText(self.relation_names, kg, KindCheck(kg))
-        # query plans, where the retriever has a plan ranker (trained on data beyond one chain)
+        # query plans, where the retriever has a plan ranker (datamodule.plan_ranker)
         self.plan_search = PlanSearch(kg, retrieval, plans if isinstance(plans, PlanSettings)
                                       else PlanSettings(**dict(plans or {})))
 

@@ -1,8 +1,8 @@
 """Retrieve by query plan: candidate plans built from the graph around a question's anchors,
 ranked by the retriever's plan ranker, the best one executed (rra.plan.execute).
 
-For each question of a batch (when the retriever has a plan ranker, i.e. was trained on data
-beyond one chain):
+For each question of a batch (when the retriever has a plan ranker: trained on data beyond one
+chain, or on chains with `datamodule.plan_ranker=true`, the default):
 
 1. **chains**: the path predictor is asked once per linked anchor with that anchor in focus
    (rra.plan.focus_text: the anchor `[E]`, the other named entities `<e>`); a question with one
