@@ -132,7 +132,7 @@ class RelationText:
     (`prepare`) and kept, so a SPARQL store sees one query per batch of new relations. Per-question
     graphs (no names outside a question) read ids as words.
 
-    `kinds` (rra.plan_candidates.KindCheck of the KG) names what each relation leads to; the
+    `kinds` (rra.plan_reads.KindCheck of the KG) names what each relation leads to; the
     relation scorer reads it after the name (`with_kinds`: "place of birth giving city"), where the
     graph gives classes or typed values. Plan texts say what a plan's results are on their own
     (rra.text.plan_words `kind`), so they read the names alone (`__call__`)."""
@@ -305,7 +305,7 @@ def plan_words(plan, text_of=relation_phrase, slots: Mapping[str, str] | None = 
     """A plan as the plan ranker reads it: "[E] author (reverse) and [E] presented at (reverse)
     where publication year is more than, after [N1] giving paper", "the number of: ...", "yes or
     no, is [E] one of: ...". Branches after the first are in a fixed order, so a plan reads one way
-    whatever the order of its anchors. `kind`: what its results are (rra.plan_candidates.KindCheck:
+    whatever the order of its anchors. `kind`: what its results are (rra.plan_reads.KindCheck:
     a class name, "year", "number"), where the graph says."""
     branches = _branches(plan, lambda _: mask, text_of)
     body = " and ".join(branches[:1] + sorted(branches[1:]))

@@ -11,7 +11,8 @@ from rra.data.builtin import builtin_questions, load_builtin_graph
 from rra.data.records import DataFormatError, QAExample
 from rra.plan import (Constraint, QueryPlan, Via, apply_condition, execute, focus_text, literal_value,
                       question_literals)
-from rra.plan_candidates import Chain, PlanLimits, answers_match, enumerate_plans
+from rra.plan_candidates import answers_match, enumerate_plans
+from rra.plan_reads import Chain, PlanLimits
 
 WRITER, CITY = "person/ilse_pellinore", "city/vessmoor"
 RANGED = "person/marit_lindgrave"  # books of 1976, 1977, 1987, 1992
@@ -154,6 +155,44 @@ def test_candidates_hold_every_shape_and_stay_within_bounds(kg):
     hub = [Chain("genre/poetry", ("^has_genre",), 0.9), Chain("language/calderran", ("^written_in",), 0.8),
            Chain(WRITER, ("^written_by",), 0.7)]
     assert len(enumerate_plans(kg, hub, ["1950", "2000"], [], PlanLimits(max_plans=25))) == 25
+
+
+def _batch_of_questions(kg, n: int) -> list[tuple[list[Chain], list[str], list[str]]]:
+    """(chains, literals, named) of the first `n` built-in test questions with a plan: the gold
+    chains plus a wrong one of each anchor, as a path predictor would give them."""
+    out = []
+    for q in builtin_questions("test"):
+        if "plan" not in q.extra or len(out) >= n:
+            continue
+        plan = QueryPlan.from_dict(q.extra["plan"])
+        chains = [Chain(a, tuple(p), 0.9) for a, p in zip(plan.anchors, plan.paths)]
+        chains += [Chain(a, (r,), 0.1) for a in plan.anchors for r in kg.relations(a)[:2]]
+        out.append((chains, question_literals(q.question, [kg.label(t) for t in q.topic_entities]), q.topic_entities))
+    return out
+
+
+def test_a_batch_read_together_gives_each_question_the_plans_it_gets_alone(kg):
+    """PlanReads.prefetch reads a batch's walks, classes, attributes and neighbourhoods together:
+    on a SPARQL store the batch costs a few requests per hop and kind of read, not per question,
+    and every question gets exactly the candidates (plans, answers, kinds) it gets alone."""
+    from rra.plan_reads import PlanReads
+
+    store = load_builtin_graph("oxigraph")
+    batch = _batch_of_questions(kg, 24)
+    alone = [enumerate_plans(store, cs, lits, named) for cs, lits, named in batch]
+    costs = {}
+    for n in (6, 24):
+        before = store.requests
+        reads = PlanReads(store)
+        reads.prefetch([(cs, named) for cs, _, named in batch[:n]])
+        together = [enumerate_plans(store, cs, lits, named, reads=reads) for cs, lits, named in batch[:n]]
+        costs[n] = store.requests - before
+        assert [[(c.plan.key(), c.answers, c.kind) for c in found] for found in together] == \
+               [[(c.plan.key(), c.answers, c.kind) for c in found] for found in alone[:n]]
+    before = store.requests
+    for cs, lits, named in batch:
+        enumerate_plans(store, cs, lits, named)
+    assert costs[24] < 1.5 * costs[6] and costs[24] * 4 < store.requests - before, costs
 
 
 def test_a_range_is_offered_with_every_operator_that_keeps_its_entities(kg):

@@ -5,7 +5,7 @@ For a question with answers (ids or values, a count "7", "yes" / "no") the candi
 at inference (rra.plan_candidates.enumerate_plans), from the KG's own paths in place of the path
 predictor's: per anchor, the paths that reach a gold answer (or, for a count, paths with that many
 results; for a yes/no, paths that could hold another entity the question names,
-rra.plan_candidates.KindCheck), the best one walked a step further or stopped a step short, and a
+rra.plan_reads.KindCheck), the best one walked a step further or stopped a step short, and a
 seeded sample of its other short paths. Every candidate whose answers are exactly the gold ones explains the
 question; the **positives** are those of the fewest parts (`QueryPlan.complexity`: anchors,
 conditions, a named intermediate; an order only where the question has an order word, since one
@@ -34,12 +34,13 @@ from typing import Callable, Sequence
 from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, build_adjacency,
                                   enumerate_paths)
 from rra.plan import QueryPlan, has_order_word, question_literals
-from rra.plan_candidates import AttributeSchema, Candidate, Chain, KindCheck, PlanLimits, answers_match, enumerate_plans
+from rra.plan_candidates import Candidate, answers_match, enumerate_plans
+from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits
 from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
-PLAN_SUPERVISION_VERSION = 13  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class; 13: answers given by label match their nodes, round trips to the anchor are no chain)
+PLAN_SUPERVISION_VERSION = 14  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class; 13: answers given by label match their nodes, round trips to the anchor are no chain; 14: an attribute decided from entities that have it)
 TRAIN_LIMITS = PlanLimits(max_plans=300, paths_per_anchor=10, modifier_bases=10)
 
 
@@ -93,6 +94,9 @@ class GraphIndex:
                     done[e] = tuple(sorted(m[e]))
                 out[e] = done[e]
         return out
+
+    def neighbors_by_relation(self, wanted: dict) -> dict[str, dict[str, tuple[str, ...]]]:
+        return {r: self.neighbors_batch(es, r) for r, es in wanted.items()}
 
     def relations_batch(self, entities, direction: str = "both") -> dict[str, list[str]]:
         if self._relations is None:

@@ -185,6 +185,11 @@ class KnowledgeGraph(ABC):
         would (SPARQL backends: one UNION query for all of them)."""
         return [self.follow_path_batch(list(starts), list(path), limit=limit) for starts, path in requests]
 
+    def neighbors_by_relation(self, wanted: dict[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+        """`neighbors_batch` of several relations at once: {relation: entities} -> {relation:
+        {entity: neighbours}} (SPARQL backends: one UNION query for all of them)."""
+        return {r: self.neighbors_batch(list(es), r) for r, es in wanted.items()}
+
     def find_entities_batch(self, texts: Sequence[str], mode: MatchMode = "exact",
                             limit: int = 10) -> dict[str, list[str]]:
         """`find_entities` for many texts, keyed by text (SPARQL backends: one query per batch)."""
@@ -198,7 +203,7 @@ class KnowledgeGraph(ABC):
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
         """For each relation (`^r`: r walked backwards), the first `limit` distinct nodes at its
         far end (the tails of r's facts; for `^r`, their heads), sorted: what a relation leads to,
-        so its results can be named ("city", "year": rra.plan_candidates.KindCheck.relation_kinds).
+        so its results can be named ("city", "year": rra.plan_reads.KindCheck.relation_kinds).
         Default: one pass over every fact (in-memory graphs), the `limit` smallest ids of each;
         SPARQL backends ask the store for a bounded sample of each relation instead."""
         out: dict[str, set[str]] = {r: set() for r in dict.fromkeys(relations)}

@@ -126,6 +126,17 @@ def neighbors(m: RdfMapping, entities: Sequence[str], relation: str, inverse: bo
     return f"SELECT DISTINCT ?e ?n WHERE {{ {values('e', m, entities)} {pattern} }}"
 
 
+def neighbors_union(m: RdfMapping, requests: Sequence[tuple[Sequence[str], str, bool]]) -> str:
+    """?k ?e ?n: `neighbors` of several (entities, relation, inverse) requests in one query, a UNION
+    branch each, ?k = the request's index."""
+    branches = []
+    for k, (entities, relation, inverse) in enumerate(requests):
+        r = iri_ref(m.relation_iri(relation))
+        pattern = f"?n {r} ?e" if inverse else f"?e {r} ?n"
+        branches.append(f"{{ {values('e', m, entities)} {pattern} BIND({k} AS ?k) }}")
+    return f"SELECT DISTINCT ?k ?e ?n WHERE {{ {' UNION '.join(branches)} }}"
+
+
 def triples(m: RdfMapping, entity: str) -> str:
     """?p with ?o (outgoing: entity p o) or with ?s (incoming: s p entity)."""
     return _both_ways(m, entity, "?p ?o ?s", "p", "p")

@@ -309,6 +309,44 @@ class SparqlBackedGraph(KnowledgeGraph):
             ns.sort()
         return result
 
+    def neighbors_by_relation(self, wanted: dict[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+        """One UNION query for many relations (split so that no query lists more than `batch_size`
+        entities; a relation asked for more is chunked on its own)."""
+        asked = {r: list(dict.fromkeys(es)) for r, es in wanted.items()}
+        out = {r: {x: [] for x in es} for r, es in asked.items()}
+        groups: list[list[str]] = [[]]
+        size = 0
+        for r, es in asked.items():
+            if not es:
+                continue
+            if len(es) > self.batch_size:
+                out[r] = self.neighbors_batch(es, r)
+                continue
+            if groups[-1] and size + len(es) > self.batch_size:
+                groups.append([])
+                size = 0
+            groups[-1].append(r)
+            size += len(es)
+        for group in groups:
+            if not group:
+                continue
+            check_time()
+            keys = [{self.mapping.node_key(x): x for x in asked[r]} for r in group]
+            requests = [(asked[r], base_relation(r), is_inverse(r)) for r in group]
+            for k, e, n in self._select(q.neighbors_union(self.mapping, requests), ("k", "e", "n")):
+                try:
+                    i = int(k[1])
+                    r = group[i]
+                except (TypeError, ValueError, IndexError):
+                    continue  # a row the query cannot produce: ignore it
+                x = self._asked(keys[i], e)
+                if x is not None:
+                    out[r][x].append(self._entity(n))
+        for found in out.values():
+            for ns in found.values():
+                ns.sort()
+        return out
+
     def follow_path(
         self, entity: str, path: Sequence[str], limit: int | None = None
     ) -> list[PathInstance]:

@@ -35,7 +35,8 @@ from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
 from rra.plan import QueryPlan, execute, focus_text, literal_value, question_literals
-from rra.plan_candidates import AttributeSchema, Candidate, Chain, KindCheck, PlanLimits, enumerate_plans
+from rra.plan_candidates import Candidate, enumerate_plans
+from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
 from rra.text import mark_mentions, plan_parts, plan_words, ranker_text, relation_phrase
@@ -151,17 +152,20 @@ class PlanSearch:
         for (i, _, e), paths in zip(focus, found):
             per_anchor[i][e] = paths
         lim = self.settings.limits()
-        kinds = KindCheck(self.kg)  # classes read once per batch (the graph may change between batches)
+        # the graph reads of the batch's plans, made together (the graph may change between batches)
+        reads = PlanReads(self.kg, self.retrieval.semantics, lim, self.schema, KindCheck(self.kg))
         # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
         with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         jobs = [(i, r) for i in todo for r in readings[i]]
+        chains = [[Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]
+                  for i, r in jobs]
+        reads.prefetch([(cs, r) for cs, (_, r) in zip(chains, jobs)], with_kinds)
         cands: list[list[Candidate]] = []
-        for i, r in jobs:
-            chains = [Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]
+        for (i, r), cs in zip(jobs, chains):
             literals = question_literals(questions[i], words[i])
-            cands.append(enumerate_plans(self.kg, chains, literals, r, lim, self.retrieval.semantics,
-                                         self.schema, kinds, with_kinds))
+            cands.append(enumerate_plans(self.kg, cs, literals, r, lim, self.retrieval.semantics,
+                                         read_kinds=with_kinds, reads=reads))
         rank_texts, plan_texts, parts = [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
         for (i, _), cs in zip(jobs, cands):

@@ -116,6 +116,20 @@ def test_neighbors_batch_chunks(kg):
     assert got["Star Wars"] == ["George Lucas"] and got["Nobody"] == []
 
 
+def test_neighbors_by_relation_is_neighbors_batch_for_each_relation(kg, reference):
+    """Several relations in one call (one UNION query on SPARQL stores, split past the batch
+    size), each answered as `neighbors_batch` answers it; hostile ids stay data."""
+    wanted = {"directed_by": ["Alien", INJECTION, BACKSLASH, "Nobody"], "^directed_by": ["Ridley Scott", "George Lucas"],
+              "^starred_actors": ENTITIES, "influenced": ["Ridley Scott"], "no such relation": ["Alien"],
+              INJECTION: ["Alien"], "in_language": []}
+    got = kg.neighbors_by_relation(wanted)
+    assert list(got) == list(wanted)
+    for r, entities in wanted.items():
+        assert got[r] == reference.neighbors_batch(entities, r), r
+    assert got["^directed_by"]["Ridley Scott"] == ["Alien", "Blade Runner", INJECTION]
+    assert kg.neighbors_by_relation({}) == {}
+
+
 def test_follow_path(kg, reference):
     paths = kg.follow_path("Alien", ["directed_by", "^directed_by"])
     assert [p.end for p in paths] == ["Alien", "Blade Runner", INJECTION]

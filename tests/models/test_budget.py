@@ -107,13 +107,18 @@ def test_step_floor_trains_a_few_template_kg_to_convergence(cfg_train, template_
     assert summary["data"]["train_items"] <= 24 and summary["budget"]["steps_per_epoch"] == 1
     assert summary["global_step"] == summary["budget"]["planned_steps"] >= 60
     assert summary["convergence"]["still_improving"] is False
-    assert summary["metrics"]["test/path_acc"] >= 0.95, summary["metrics"]
+    # what inference uses: the path predictor's chains (the right one among its top 3), ranked
+    # whole by the plan ranker (datamodule.plan_ranker=true, the default). The path predictor's own
+    # first chain is not the answer's when a ranker is trained beside it (0.905 here, 2-hop 0.59)
+    got = summary["metrics"]
+    assert got["test/path_acc_top3"] >= 0.95 and got["test/plan_acc"] >= 0.95, got
 
     epochs_only = run(cfg_train(QUIET + files(template_kg) + ["trainer.min_steps=0"], root=tmp_path / "epochs_only"))
     assert epochs_only["global_step"] == 3
-    # what three steps give: far below the floor's (0.30 or 0.54 as float rounding in the encoder
-    # falls: three steps of a random encoder leave near-ties that a last-digit change flips)
-    assert epochs_only["metrics"]["test/path_acc"] < summary["metrics"]["test/path_acc"] - 0.3
+    # what three steps give: far below the floor's (three steps of a random encoder leave near-ties
+    # that a last-digit change in float rounding flips)
+    few = epochs_only["metrics"]
+    assert min(few["test/path_acc_top3"], few["test/plan_acc"]) < min(got["test/path_acc_top3"], got["test/plan_acc"]) - 0.3, few
 
 
 def test_a_rise_within_validation_noise_is_not_still_improving():

@@ -1,5 +1,5 @@
 """A relation read with what it leads to ("place of birth giving city"): the graph's far ends of the
-relation named by their class or value kind (rra.plan_candidates.KindCheck.relation_kinds), read by
+relation named by their class or value kind (rra.plan_reads.KindCheck.relation_kinds), read by
 the relation scorer where the KG says (rra.text.KindedRelationText), never by plan texts, and never
 by a checkpoint trained without it."""
 import pytest
@@ -11,7 +11,7 @@ from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.rdf import literal_id
 from rra.graph.xsd import XSD
 from rra.models.retriever import Retriever
-from rra.plan_candidates import KindCheck
+from rra.plan_reads import KindCheck
 from rra.text import RelationText
 from toy_data import toy_kg, toy_questions, toy_triples
 

@@ -6,7 +6,8 @@ import pytest
 from rra.graph import load_graph
 from rra.linking import TopicLinker, link_anchors, link_entities
 from rra.plan import Constraint, QueryPlan, execute, question_literals
-from rra.plan_candidates import Chain, enumerate_plans
+from rra.plan_candidates import enumerate_plans
+from rra.plan_reads import Chain
 from rra.records import QAExample
 from rra.text import ranker_text
 
