@@ -270,10 +270,8 @@ class RetrieverDataModule(L.LightningDataModule):
         return kept
 
     def _ranks_chains(self) -> bool:
-        """Whether a ranker is trained on chain questions alone (plan_ranker=true). Not on graphs
-        of one question each: their ranking items and plan execution are not written per question
-        yet, so such a set trains the path predictor alone, as with plan_ranker=auto."""
-        return self.wants_ranker is True and not getattr(self.kg, "per_question", False)
+        """Whether a ranker is trained on chain questions alone (plan_ranker=true)."""
+        return self.wants_ranker is True
 
     def _label_plans(self, examples: list[QAExample], split: str) -> None:
         """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG;
@@ -411,12 +409,24 @@ class RetrieverDataModule(L.LightningDataModule):
         from rra.text import mark_mentions
 
         named = list(dict.fromkeys(list(plan["anchors"]) + list(e.topic_entities)))
-        labels = self.kg.labels(named) if self.kg is not None else {}
+        labels = self._labels(e, named)
         mentions = [labels.get(a) or a for a in named]
         text = mark_mentions(e.question, mentions)
         return [{"question": focus_text(text, mentions, k, self.mask_token or "[E]"), "path": list(path),
                  "focus": True, "anchor": anchor}
                 for k, (anchor, path) in enumerate(zip(plan["anchors"], plan["paths"]))]
+
+    def _labels(self, e: QAExample, entities) -> dict[str, str]:
+        """The KG's labels of `entities` (on per-question graphs, in `e`'s own graph: {} without one)."""
+        if self.kg is None:
+            return {}
+        if getattr(self.kg, "per_question", False):
+            try:
+                with self.kg.scope(e) as graph:
+                    return graph.labels(entities)
+            except GraphError:
+                return {}
+        return self.kg.labels(entities)
 
     def _ranking_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
         """The plan ranker's items: per question with candidate plans (rra.data.plan_supervision),
@@ -436,7 +446,7 @@ class RetrieverDataModule(L.LightningDataModule):
             cands = e.extra.get("plan_candidates")
             if not cands or not cands["positive"]:
                 continue
-            labels = self.kg.labels(e.topic_entities) if self.kg is not None else {}
+            labels = self._labels(e, e.topic_entities)
             question, slots = ranker_question(e, [labels.get(t) or t for t in e.topic_entities] + list(e.topic_entities),
                                               self.mask_token or "[E]")
             parts: dict[str, list[str]] = {}

@@ -314,22 +314,10 @@ class SparqlBackedGraph(KnowledgeGraph):
         entities; a relation asked for more is chunked on its own)."""
         asked = {r: list(dict.fromkeys(es)) for r, es in wanted.items()}
         out = {r: {x: [] for x in es} for r, es in asked.items()}
-        groups: list[list[str]] = [[]]
-        size = 0
         for r, es in asked.items():
-            if not es:
-                continue
             if len(es) > self.batch_size:
                 out[r] = self.neighbors_batch(es, r)
-                continue
-            if groups[-1] and size + len(es) > self.batch_size:
-                groups.append([])
-                size = 0
-            groups[-1].append(r)
-            size += len(es)
-        for group in groups:
-            if not group:
-                continue
+        for group in _pack([(r, len(es)) for r, es in asked.items() if len(es) <= self.batch_size], self.batch_size):
             check_time()
             keys = [{self.mapping.node_key(x): x for x in asked[r]} for r in group]
             requests = [(asked[r], base_relation(r), is_inverse(r)) for r in group]
@@ -400,24 +388,13 @@ class SparqlBackedGraph(KnowledgeGraph):
         of RRA costs one round trip, whatever the number of distinct candidate paths."""
         reqs = [(list(dict.fromkeys(starts)), list(path)) for starts, path in requests]
         walks: list[dict[str, set]] = [{x: set() for x in starts} for starts, _ in reqs]
-        groups: list[list[int]] = [[]]
-        size = 0
-        for k, (starts, path) in enumerate(reqs):
-            if not starts or not path:
-                continue
-            if groups[-1] and size + len(starts) > self.batch_size:
-                groups.append([])
-                size = 0
-            groups[-1].append(k)
-            size += len(starts)
+        groups = _pack([(k, len(starts) if path else 0) for k, (starts, path) in enumerate(reqs)], self.batch_size)
         keys = [{self.mapping.node_key(x): x for x in starts} for starts, _ in reqs]
         for group in groups:
             if len(group) == 1 and len(reqs[group[0]][0]) > self.batch_size:  # too many starts: chunked
                 k = group[0]
                 for x, found in self.follow_path_batch(*reqs[k]).items():
                     walks[k][x].update(tuple(p.entities) for p in found)
-                continue
-            if not group:
                 continue
             longest = max(len(reqs[k][1]) for k in group)
             variables = ("k",) + tuple(f"x{i}" for i in range(longest + 1))
@@ -486,6 +463,21 @@ class SparqlBackedGraph(KnowledgeGraph):
 # above `limit` (below it the instances are exactly walk_path's first `limit`, in its order), so
 # only a walk through a hub reaches it; its rows are then the store's first ones, and flagged.
 MIN_ROWS = 100_000
+
+
+def _pack(sizes: Sequence[tuple[object, int]], limit: int) -> list[list]:
+    """The keys of (key, size) pairs in order, grouped so that no group's sizes add up past `limit`
+    (a key larger than `limit` is a group of its own); keys of size 0 are left out: one query per group."""
+    groups, size = [[]], 0
+    for key, n in sizes:
+        if not n:
+            continue
+        if groups[-1] and size + n > limit:
+            groups.append([])
+            size = 0
+        groups[-1].append(key)
+        size += n
+    return [g for g in groups if g]
 
 
 def row_cap(limit: int | None, starts: int = 1) -> int | None:
