@@ -203,7 +203,9 @@ def transfer(ckpt: str, work: Path, fine_tuned: str | None = None, metaqa: str |
     return out
 
 
-def subgraph_methods(heads: list[str], work: Path) -> dict:
+def subgraph_methods(heads: list[str], work: Path, train_overrides: list[str] = (), baselines: bool = True) -> dict:
+    """RRA with each head (`train_overrides` added to its train.py call), the heuristic ToG and
+    StructGPT (unless `baselines` is false) and every path end, on the Freebase-style subgraphs."""
     from bench.kgs import freebase_subgraphs
 
     files = freebase_subgraphs.generate(work / "freebase", seed=0)
@@ -211,9 +213,12 @@ def subgraph_methods(heads: list[str], work: Path) -> dict:
             f"data.test_file={files['test']}"]
     out = {}
     for head in heads:
-        trained = train(f"fb_{head}", [*data, f"model.path_head={head}"], work)
+        trained = train(f"fb_{head}", [*data, f"model.path_head={head}", *train_overrides], work)
         metrics, preds = infer(f"fb_{head}", [*data, f"retriever.ckpt={trained['ckpt']}"], work)
-        out[f"rra_{head}"] = {**figures(metrics, preds), "train_seconds": trained["seconds"]}
+        out[f"rra_{head}"] = {**figures(metrics, preds), "train_seconds": trained["seconds"],
+                              **({"train_overrides": list(train_overrides)} if train_overrides else {})}
+    if not baselines:
+        return out
     for method in ("tog", "structgpt"):
         metrics, preds = infer(f"fb_{method}", [*data, f"method={method}", "llm=none"], work)
         out[f"{method}_heuristic"] = figures(metrics, preds)
@@ -314,6 +319,9 @@ def parser():
     p.add_argument("--metaqa-limit", type=int, default=1000, help="MetaQA test questions per hop")
     p = sub.add_parser("subgraphs")
     p.add_argument("--head", nargs="+", default=["scorer", "classifier"])
+    p.add_argument("--train-overrides", nargs="*", default=[],
+                   help="more train.py overrides (e.g. datamodule.plan_ranker=auto)")
+    p.add_argument("--no-baselines", action="store_true", help="RRA alone (not ToG, StructGPT, every path end)")
     p = sub.add_parser("speed")
     p.add_argument("--scorer", required=True)
     p.add_argument("--classifier", required=True)
@@ -338,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.part == "transfer":
         result = transfer(args.ckpt, work, args.fine_tuned, args.metaqa, args.metaqa_limit)
     elif args.part == "subgraphs":
-        result = subgraph_methods(args.head, work)
+        result = subgraph_methods(args.head, work, args.train_overrides, not args.no_baselines)
     else:
         result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit,
                        args.overrides)

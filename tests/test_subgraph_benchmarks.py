@@ -79,11 +79,11 @@ def test_rog_format_trains_and_answers_through_cvts(subgraphs_cfg, rog_root, set
     # rewritten as the paper's KG-to-text corpus shows a compound value
     assert all(", film, CVT1)" in p["knowledge"] and "(CVT1, character, " in p["knowledge"] for p in cvt)
     assert "subgraph ceiling" in (tmp_path / "summary.md").read_text()
-    # chains ranked whole (datamodule.plan_ranker=true, the default) on graphs of one question each
-    # too: the ranker trained on each question's own graph, and ranks its chains inside it
+    # graphs of one question each train no chain ranker under the default plan_ranker=true (it lost
+    # 3 points there and nearly doubled training): the path predictor's chains answer alone
     summary = json.loads(next(root.rglob("train_summary.json")).read_text())
-    assert summary["data"]["train_ranking_items"] > 0
-    assert all(p["extra"]["plan_candidates"] > 0 for p in cvt)
+    assert summary["data"]["train_ranking_items"] == 0
+    assert not any("plan_candidates" in p["extra"] for p in cvt)
 
 
 @pytest.mark.parametrize("method", ["tog", "structgpt", "kgqp", "vector"])
