@@ -99,8 +99,9 @@ def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), n
         if c.anchor in per_anchor and len(per_anchor[c.anchor]) < lim.paths_per_anchor:
             ends = walker.reach(c.anchor, c.path)
             # a path of several relations that only walks back to its anchor ("mayor, mayor (reverse)")
-            # answers a question about X with X: it says nothing, whatever the ranker reads in it
-            if ends and not (len(c.path) > 1 and ends == {c.anchor}):
+            # answers a question about X with X: it says nothing, whatever the ranker reads in it,
+            # unless the data asks such questions ("which books won the prize X won": X alone)
+            if ends and (lim.round_trips or not (len(c.path) > 1 and ends == {c.anchor})):
                 per_anchor[c.anchor].append((c, ends))
     bases: list[Candidate] = []  # plans of entity sets that modifiers may refine
 

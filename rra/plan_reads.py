@@ -44,6 +44,9 @@ class PlanLimits:
     max_values: int = 5000  # result sets larger than this are neither filtered nor ordered
     max_frontier: int = 5000  # a walk reaching more entities is not followed further
     max_literals: int = 2  # question literals used by conditions
+    # a chain of several relations that only walks back to its anchor is a candidate (the data has
+    # questions answered by their own topic: datamodule, `plan_round_trips`)
+    round_trips: bool = False
 
 
 class Walker:

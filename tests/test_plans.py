@@ -754,3 +754,6 @@ def test_a_chain_that_only_walks_back_to_its_anchor_is_no_candidate(kg):
     paths = {tuple(map(tuple, c.plan.paths)) for c in found}
     assert (("^written_by",),) in paths and (("^written_by", "written_by"),) not in paths
     assert (("^has_genre", "has_genre"),) in paths  # poetry books' other genres
+    # unless the data asks such questions (PlanLimits.round_trips, from the training set)
+    found = enumerate_plans(kg, [Chain(WRITER, ("^written_by", "written_by"), 0.5)], limits=PlanLimits(round_trips=True))
+    assert [c.answers for c in found if c.plan.shape == "chain"] == [[WRITER]]

@@ -37,12 +37,13 @@ from torch.utils.data import DataLoader
 from rra.data.dataset import Dataset
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, inverse, is_inverse
 from rra.records import QAExample
-from rra.text import mask_topic, names_in_text
+from rra.text import mask_topic, names_in_text, normalize_answer
 
 log = logging.getLogger(__name__)
 
 MAX_RANKING_NEGATIVES = 16  # candidate plans a ranking item keeps besides its positives (merged items)
 CHAIN_RANKING_NEGATIVES = 8  # ... on a set of chains alone (plan_ranker=true), where every question is an item
+ANSWERED_BY_TOPIC = 0.01  # share of training questions answered by their own topic that makes round trips plans
 STARTS_PER_ITEM = 16  # anchors whose frontiers give a de-duplicated item its negatives
 TIE = 1e-4  # votes (summed answer F1) this close are a tie; each question's own label adds 1e-6
 
@@ -145,6 +146,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self.wants_ranker = plan_ranker
         self.plan_ranker = False  # set in setup: whether the model gets a plan ranker
         self.chains_only = False  # set in setup: a ranker on a set whose questions are all chains
+        self.round_trips = False  # set in setup: chains back to their anchor are plans (_answered_by_topic)
         self.val_fraction, self.max_hops, self.mask_token = val_fraction, max_hops, mask_token
         self.dedupe, self.seed, self.min_coverage = dedupe, seed, min_coverage
         self.max_train_per_hop, self.max_val, self.max_test = max_train_per_hop, max_val, max_test
@@ -177,6 +179,8 @@ class RetrieverDataModule(L.LightningDataModule):
         kwargs = {"relations": self.relations, "max_hops": self.max_hops, "mask_token": self.mask_token}
         if self.plan_ranker:  # only then: a chain-only data set trains exactly the model it always did
             kwargs.update(plan_ranker=True, plan_reads_kinds=self.plan_kinds)
+            if self.round_trips:
+                kwargs.update(plan_round_trips=True)
         if self.kinds_read:  # only then: a model trained on names alone reads names alone on every KG
             kwargs.update(relation_kinds=True)
         return kwargs
@@ -276,6 +280,24 @@ class RetrieverDataModule(L.LightningDataModule):
         predictor alone, as with plan_ranker=auto."""
         return self.wants_ranker is True and not getattr(self.kg, "per_question", False)
 
+    def _answered_by_topic(self, examples: list[QAExample]) -> bool:
+        """Whether at least ANSWERED_BY_TOPIC of the training questions are answered by their own
+        topic alone (by id or label: "which books won the prize [X] won", X the only one): then a
+        chain that walks back to its anchor is a plan (PlanLimits.round_trips), in training and in
+        the checkpoint (`plan_round_trips`). A KG's questions seldom ask that ("who leads [X]'s
+        council" answered X by `mayor, ^mayor`), so elsewhere such chains are no candidates."""
+        asked = [e for e in examples if e.topic_entities and e.answers]
+        if not asked or self.kg is None or getattr(self.kg, "per_question", False):
+            return False
+        labels = self.kg.labels(sorted({e.topic_entities[0] for e in asked}))
+        n = 0
+        for e in asked:
+            t = e.topic_entities[0]
+            names = {normalize_answer(t), normalize_answer(labels.get(t) or t)}
+            n += all(normalize_answer(a) in names for a in e.answers)
+        self.summary["answered_by_topic"] = n
+        return n >= ANSWERED_BY_TOPIC * len(asked)
+
     def _label_plans(self, examples: list[QAExample], split: str) -> None:
         """Query plans (rra.data.plan_supervision): given ones kept, the others derived from the KG;
         each question beyond a chain (and, in a set that has such questions, every question) gets
@@ -288,7 +310,8 @@ class RetrieverDataModule(L.LightningDataModule):
         cache = self.supervision_cache
         cache_dir = (default_cache_dir() if cache is True else cache) or None
         report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
-                             seed=self.seed, cache_dir=cache_dir, every_question=self._ranks_chains())
+                             seed=self.seed, cache_dir=cache_dir, every_question=self._ranks_chains(),
+                             round_trips=self.round_trips)
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
             log.info("query plans (%s): %s", split, report.shapes)
@@ -655,12 +678,13 @@ class RetrieverDataModule(L.LightningDataModule):
         self.relations = relation_vocabulary(self.kg)
         from rra.text import RelationText, relation_names
 
-        from rra.plan_candidates import KindCheck
+        from rra.plan_reads import KindCheck
 
         self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg, KindCheck(self.kg))
         train = self._load("train")
         if train is None:
             raise ValueError("no training questions: the data config has no train source (data.train_file=...)")
+        self.round_trips = self._answered_by_topic(train)
         train = self._supervise(train, "train", self.train_paths)
         beyond = any(_beyond_chain(e.extra.get("plan")) for e in train)
         self.plan_ranker = self.plans and (beyond or self._ranks_chains())

@@ -23,6 +23,8 @@ shapes (then the ranker must learn to leave chains alone).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import random
@@ -262,24 +264,27 @@ def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "
 
 def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
                 adjacency: Adjacency | None = None, seed: int = 0, max_chains: int = 20_000,
-                max_negatives: int = 24, cache_dir=None, every_question: bool = False) -> PlanReport:
+                max_negatives: int = 24, cache_dir=None, every_question: bool = False,
+                round_trips: bool = False) -> PlanReport:
     """Set `extra["plan_candidates"]`, `extra["plan"]` and `extra["plan_source"]` (module doc).
     Questions that name one entity and whose chain label explains their answers exactly (F1 = 1)
     are chains, and get candidates (at most `max_chains` of them) only if another question of the
     set is not one, or with `every_question` (a ranker over chains alone): a set of chains
-    otherwise costs next to nothing here."""
+    otherwise costs next to nothing here. `round_trips`: a chain that only walks back to its anchor
+    is a candidate (PlanLimits.round_trips)."""
     config = config or SupervisionConfig()
+    limits = dataclasses.replace(TRAIN_LIMITS, round_trips=True) if round_trips else TRAIN_LIMITS
     report = PlanReport()
     if getattr(kg, "per_question", False) and adjacency is None:
         for ex in examples:  # one subgraph per question (rra.graph.subgraphs): each on its own graph
             with kg.scope(ex) as graph:
                 one = label_plans(graph, [ex], config, seed=seed, max_negatives=max_negatives,
-                                  every_question=every_question)
+                                  every_question=every_question, round_trips=round_trips)
             _merge(report, one)
         return report
     cache_file = None
     if cache_dir is not None:
-        cache_file = Path(cache_dir) / f"plans-{_cache_key(kg, examples, config, seed, max_chains, max_negatives, *(['every_question'] if every_question else []))}.json.gz"
+        cache_file = Path(cache_dir) / f"plans-{_cache_key(kg, examples, config, seed, max_chains, max_negatives, *(['every_question'] if every_question else []), *(['round_trips'] if round_trips else []))}.json.gz"
         cached = _read_cache(cache_file)
         if cached is not None and len(cached) == len(examples):
             for ex, got in zip(examples, cached):
@@ -302,7 +307,7 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
         given = ex.extra.get("plan") or {}
         plan = QueryPlan.from_dict(given) if given.get("paths") else None
         conditions = None if plan else given.get("constraints") or ([given["constraint"]] if given.get("constraint") else None)
-        pos, neg, exact = derive_candidates(index, ex, config, rng, plan, max_negatives=max_negatives,
+        pos, neg, exact = derive_candidates(index, ex, config, rng, plan, limits, max_negatives=max_negatives,
                                             conditions=conditions)
         _keep(ex, pos, neg, "given" if plan else "kg", exact, index.plan_kinds)
     if every_question or any(p["shape"] != "chain" for ex in rest
@@ -313,7 +318,7 @@ def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | N
         for ex in simple[:max_chains]:
             if index is None:
                 index = GraphIndex(kg, adjacency)
-            pos, neg, exact = derive_candidates(index, ex, config, rng, max_negatives=max_negatives)
+            pos, neg, exact = derive_candidates(index, ex, config, rng, limits=limits, max_negatives=max_negatives)
             _keep(ex, pos, neg, "kg", exact, index.plan_kinds)
     if cache_file is not None:
         _write_cache(cache_file, [{k: ex.extra[k] for k in ("plan_candidates", "plan_source", "plan_exact")}

@@ -107,6 +107,8 @@ class Retriever(L.LightningModule):
         plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
         plan_reads_kinds: bool = False,  # the ranker was trained on plan texts that say what their results are
         # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
+        plan_round_trips: bool = False,  # a chain back to its anchor is a plan: the training data asked such
+        # questions (datamodule._answered_by_topic); older checkpoints and other data: no candidate
         pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.text.pooled_plan_text);
         # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
         operator_phrases: bool = False,  # the ranker also reads operator phrasings written beside a literal

@@ -151,11 +151,12 @@ class PlanSearch:
         per_anchor: dict[int, dict[str, list]] = {i: {anchors[i][0]: first[i]} for i in todo}
         for (i, _, e), paths in zip(focus, found):
             per_anchor[i][e] = paths
-        lim = self.settings.limits()
+        hparams = getattr(self.retrieval.model, "hparams", None) or {}
+        lim = dataclasses.replace(self.settings.limits(), round_trips=bool(hparams.get("plan_round_trips", False)))
         # the graph reads of the batch's plans, made together (the graph may change between batches)
         reads = PlanReads(self.kg, self.retrieval.semantics, lim, self.schema, KindCheck(self.kg))
         # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
-        with_kinds = bool((getattr(self.retrieval.model, "hparams", None) or {}).get("plan_reads_kinds", False))
+        with_kinds = bool(hparams.get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         jobs = [(i, r) for i in todo for r in readings[i]]
         chains = [[Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]

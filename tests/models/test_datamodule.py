@@ -217,3 +217,45 @@ def test_a_plan_ranker_on_chain_only_data_when_asked_for():
     assert not dm.plan_ranker and not rankings and "plan_ranker" not in dm.model_kwargs()
     with pytest.raises(ValueError, match="plan_ranker must be"):
         RetrieverDataModule(Dataset(train=toy_questions(4)), toy_kg(), plan_ranker="yes")
+
+
+def test_round_trips_are_plans_where_the_training_questions_ask_them():
+    """Some built-in questions are answered by their own topic ("which books won the prize [X]
+    won", X the only one: 55 of 2,200). A set with them (at least 1%) trains on chains back to the
+    anchor and says so in the checkpoint (plan_round_trips); a set without them has no such
+    candidate, so "who leads [X]'s council" is never answered X by `mayor, ^mayor`."""
+    import dataclasses
+
+    from rra.data.builtin import builtin_questions, load_builtin_graph
+    from rra.data.plan_supervision import label_plans
+    from rra.graph.base import inverse
+    from rra.text import normalize_answer
+
+    kg = load_builtin_graph()
+    own, other = [], []
+    for q in builtin_questions("train"):
+        t = q.topic_entities[0]
+        alone = all(normalize_answer(a) in {normalize_answer(t), normalize_answer(kg.label(t))} for a in q.answers)
+        (own if alone else other).append(q)
+    assert len(own) == 55
+
+    def flag(questions):
+        dm = RetrieverDataModule(Dataset(train=questions), kg, val_fraction=0.0, supervision_cache=False,
+                                 plan_ranker=True)
+        return dm.summary, dm.model_kwargs()
+
+    summary, kwargs = flag(own[:10] + other[:150])
+    assert summary["answered_by_topic"] == 10 and kwargs["plan_round_trips"] is True
+    summary, kwargs = flag(other[:160])
+    assert summary["answered_by_topic"] == 0 and "plan_ranker" in kwargs and "plan_round_trips" not in kwargs
+
+    def explained(round_trips: bool) -> list[list]:
+        # answers only, as a user's file gives them (the built-in questions also carry their plan)
+        qs = [dataclasses.replace(q, extra={k: v for k, v in q.extra.items() if k != "plan"}) for q in own[:5]]
+        label_plans(kg, qs, every_question=True, round_trips=round_trips)
+        return [[p["paths"] for p in (q.extra.get("plan_candidates") or {}).get("positive", ())] for q in qs]
+
+    # with round trips every one is explained (by a chain back to its topic); without, only those
+    # whose answer a chain reaching other entities too happens to match
+    assert all(any(len(ps[0]) > 1 and ps[0][-1] == inverse(ps[0][0]) for ps in q) for q in explained(True))
+    assert sum(map(bool, explained(False))) <= 3
