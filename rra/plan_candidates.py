@@ -41,7 +41,7 @@ from rra.graph.base import inverse
 from rra.graph.rdf import is_literal
 from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
     written_value, literal_value
-from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads, Walker
+from rra.plan_reads import Chain, PlanLimits, PlanReads, Walker
 from rra.text import normalize_answer
 
 @dataclass
@@ -78,18 +78,16 @@ def _log(score: float) -> float:
 
 
 def enumerate_plans(kg, chains: Sequence[Chain], literals: Sequence[str] = (), named: Sequence[str] = (),
-                    limits: PlanLimits | None = None, semantics=None,
-                    schema: AttributeSchema | None = None, kinds: KindCheck | None = None,
-                    read_kinds: bool = True, reads: PlanReads | None = None) -> list[Candidate]:
+                    limits: PlanLimits | None = None, semantics=None, read_kinds: bool = True,
+                    reads: PlanReads | None = None) -> list[Candidate]:
     """Every candidate plan (see the module doc) of a question whose anchors' chains are `chains`
     (best first per anchor), whose literals are `literals` (as written, text order) and which names
     the entities `named` (anchors included: what a named intermediate or a yes/no may test), each
-    with the kind of its results (`Candidate.kind`). `schema`, `kinds`: the KG's attribute
-    relations and classes as read so far (pass them to reuse across questions); `reads`: the graph
-    reads of the question's batch (PlanReads, built with the same limits and semantics; its
-    prefetch made them together), in place of the three."""
+    with the kind of its results (`Candidate.kind`). `reads`: the graph reads made so far
+    (PlanReads, built with the same limits and semantics: a batch's, its prefetch made together,
+    or one that keeps the KG's attribute schema and classes across questions); a fresh one without."""
     lim = limits or PlanLimits()
-    reads = reads or PlanReads(kg, semantics, lim, schema, kinds)
+    reads = reads or PlanReads(kg, semantics, lim)
     walker = reads.walker
     pool = _Pool(lim.max_plans)
     anchors = list(dict.fromkeys(c.anchor for c in chains))[: lim.max_anchors]

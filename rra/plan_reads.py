@@ -49,6 +49,22 @@ class PlanLimits:
     round_trips: bool = False
 
 
+def neighbourhoods(kg, entities: Sequence[str], keep=None, direction: str = "both") -> dict[str, dict[str, list]]:
+    """{entity: {relation: its neighbours over it}} over each entity's relations (those `keep`
+    accepts): two batched reads for all of them (`relations_batch`, `neighbors_by_relation`)."""
+    rels = kg.relations_batch(entities, direction)
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for e in entities:
+        for r in rels.get(e, ()):
+            if keep is None or keep(r):
+                wanted[r].append(e)
+    out: dict[str, dict[str, list]] = {e: {} for e in entities}
+    for r, of in (kg.neighbors_by_relation(dict(sorted(wanted.items()))) if wanted else {}).items():
+        for e, ns in of.items():
+            out[e][r] = ns
+    return out
+
+
 class Walker:
     """Entity sets reached along relation paths from an anchor, cached per (anchor, prefix) so a
     path continues from its prefix's walk; the dataset's answer rule (`semantics`) applied as
@@ -179,14 +195,8 @@ class KindCheck:
     def _broader(self, classes: list[str]) -> dict[str, frozenset]:
         todo = [c for c in classes if c not in self._supers]
         if todo:
-            found: dict[str, set] = {c: set() for c in todo}
-            rels = self.kg.relations_batch(todo, "out")
-            wanted = {r: [c for c in todo if r in rels.get(c, ())]
-                      for r in sorted({r for rs in rels.values() for r in rs if r in SUBCLASS_RELATIONS})}
-            for supers_of in (self.kg.neighbors_by_relation(wanted) if wanted else {}).values():
-                for c, supers in supers_of.items():
-                    found[c].update(supers)
-            self._supers.update({c: frozenset(v) for c, v in found.items()})
+            found = neighbourhoods(self.kg, todo, lambda r: r in SUBCLASS_RELATIONS, "out")
+            self._supers.update({c: frozenset().union(*found[c].values()) for c in todo})
         return {c: self._supers[c] for c in classes}
 
     def relation_kinds(self, relations: Sequence[str]) -> dict[str, str | None]:
@@ -219,15 +229,14 @@ class KindCheck:
     def prefetch_ranges(self, asked: dict[str, set]) -> None:
         """`_in_range` of many (relation -> entities) at once, one read per relation, and the classes
         of the entities in range (what `could_be_among` reads next)."""
+        todo = {r: sorted(e for e in es if (e, r) not in self._range) for r, es in sorted(asked.items())}
+        todo = {r: es for r, es in todo.items() if es}
+        found = self.kg.neighbors_by_relation({inverse(r): es for r, es in todo.items()}) if todo else {}
         hit = []
-        for relation, entities in sorted(asked.items()):
-            todo = sorted(e for e in entities if (e, relation) not in self._range)
-            if not todo:
-                continue
-            found = self.kg.neighbors_by_relation({inverse(relation): todo})[inverse(relation)]
-            for e in todo:
-                self._range[(e, relation)] = bool(found.get(e))
-                if self._range[(e, relation)]:
+        for r, es in todo.items():
+            for e in es:
+                self._range[(e, r)] = bool(found[inverse(r)].get(e))
+                if self._range[(e, r)]:
                     hit.append(e)
         if hit:
             self._types_of(hit)
@@ -244,13 +253,9 @@ class KindCheck:
         kinds share it, so a node's classes are read once per batch of questions."""
         todo = sorted({n for n in nodes if not is_literal(n) and n not in self._types})
         if todo:
-            typed = {e: [r for r in rels if r in TYPE_RELATIONS] for e, rels in self.kg.relations_batch(todo).items()}
-            found: dict[str, dict[str, frozenset]] = {e: {} for e in todo}
-            wanted = {r: [e for e in todo if r in typed.get(e, ())] for r in sorted({r for rs in typed.values() for r in rs})}
-            for r, classes_of in (self.kg.neighbors_by_relation(wanted) if wanted else {}).items():
-                for e, classes in classes_of.items():
-                    found[e][r] = frozenset(c for c in classes if not is_literal(c))
-            self._types.update(found)
+            found = neighbourhoods(self.kg, todo, lambda r: r in TYPE_RELATIONS)
+            self._types.update({e: {r: frozenset(c for c in classes if not is_literal(c)) for r, classes in of.items()}
+                                for e, of in found.items()})
         return {n: self._types.get(n, {}) for n in nodes}
 
 
@@ -353,15 +358,9 @@ class PlanReads:
 
     def _read_around(self, entities: Sequence[str]) -> None:
         todo = [e for e in dict.fromkeys(entities) if e not in self._around]
-        if not todo:
-            return
-        rels = self.kg.relations_batch(todo)
-        found: dict[str, dict[str, frozenset]] = {e: {} for e in todo}
-        wanted = {r: [e for e in todo if r in rels.get(e, ())] for r in sorted({r for rs in rels.values() for r in rs})}
-        for r, of in (self.kg.neighbors_by_relation(wanted) if wanted else {}).items():
-            for e, ns in of.items():
-                found[e][r] = frozenset(ns)
-        self._around.update(found)
+        if todo:
+            self._around.update({e: {r: frozenset(ns) for r, ns in of.items()}
+                                 for e, of in neighbourhoods(self.kg, todo).items()})
 
     def prefetch(self, questions: Sequence[tuple[Sequence[Chain], Sequence[str]]], read_kinds: bool = True) -> None:
         """Read together what enumerating the plans of each (chains, named entities) will read:

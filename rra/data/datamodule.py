@@ -289,11 +289,11 @@ class RetrieverDataModule(L.LightningDataModule):
         asked = [e for e in examples if e.topic_entities and e.answers]
         if not asked or self.kg is None or getattr(self.kg, "per_question", False):
             return False
-        labels = self.kg.labels(sorted({e.topic_entities[0] for e in asked}))
+        self._fill_topic_labels(asked)  # read once: masking reads them next
         n = 0
         for e in asked:
             t = e.topic_entities[0]
-            names = {normalize_answer(t), normalize_answer(labels.get(t) or t)}
+            names = {normalize_answer(t), normalize_answer(self._topic_labels.get(t) or t)}
             n += all(normalize_answer(a) in names for a in e.answers)
         self.summary["answered_by_topic"] = n
         return n >= ANSWERED_BY_TOPIC * len(asked)
@@ -398,13 +398,8 @@ class RetrieverDataModule(L.LightningDataModule):
     def _topic_names(self, e: QAExample) -> list[str]:
         return [n for t in e.topic_entities for n in (self._topic_labels.get(t), t) if n]
 
-    def _read_topic_labels(self, examples: list[QAExample]) -> None:
-        """The KG's labels of the questions' topics, in one call, then the name each question writes
-        its topic by where the text holds neither its label nor its id (an alias: "JFK" for the entity
-        labelled "John F. Kennedy"; rra.text.names_in_text), in one batched lookup for all of them. A
-        per-question graph has no labels outside a question: its readers mark the topic in the text."""
-        if self.kg is None or getattr(self.kg, "per_question", False):
-            return
+    def _fill_topic_labels(self, examples: list[QAExample]) -> None:
+        """The KG's labels of the questions' topics not read yet, in one call, into `_topic_labels`."""
         wanted = sorted({t for e in examples for t in e.topic_entities} - set(self._topic_labels))
         if wanted:
             try:
@@ -412,6 +407,15 @@ class RetrieverDataModule(L.LightningDataModule):
             except Exception:  # noqa: BLE001 - without labels the ids are masked, as before
                 found = {}
             self._topic_labels.update({t: n for t, n in found.items() if n and n != t})
+
+    def _read_topic_labels(self, examples: list[QAExample]) -> None:
+        """The KG's labels of the questions' topics, in one call, then the name each question writes
+        its topic by where the text holds neither its label nor its id (an alias: "JFK" for the entity
+        labelled "John F. Kennedy"; rra.text.names_in_text), in one batched lookup for all of them. A
+        per-question graph has no labels outside a question: its readers mark the topic in the text."""
+        if self.kg is None or getattr(self.kg, "per_question", False):
+            return
+        self._fill_topic_labels(examples)
         if not self.mask_token:
             return
         asked: dict[tuple[str, str], str] = {}  # (question, topic) -> the topic's label (or id)

@@ -24,7 +24,6 @@ shapes (then the ranker must learn to leave chains alone).
 from __future__ import annotations
 
 import dataclasses
-
 import hashlib
 import json
 import random
@@ -37,7 +36,7 @@ from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _wr
                                   enumerate_paths)
 from rra.plan import QueryPlan, has_order_word, question_literals
 from rra.plan_candidates import Candidate, answers_match, enumerate_plans
-from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits
+from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
 from rra.records import QAExample
 from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
 
@@ -193,7 +192,8 @@ def derive_candidates(index: GraphIndex, ex: QAExample, config: SupervisionConfi
     if given is not None:  # the given plan's own chains are candidates too
         chains = [Chain(a, tuple(p), 1.0) for a, p in zip(given.anchors, given.paths)] + chains
     found = enumerate_plans(index, chains, question_literals(ex.question, mentions), ex.topic_entities,
-                            limits, config.semantics, index.schema, index.kinds)
+                            limits, config.semantics,
+                            reads=PlanReads(index, config.semantics, limits, index.schema, index.kinds))
     index.plan_kinds.update((c.plan.key(), c.kind) for c in found)
     gold, read = gold_reader(ex)
     matched = [answers_match(read(c.answers), gold) for c in found]

@@ -36,7 +36,7 @@ from typing import Sequence
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
 from rra.plan import QueryPlan, execute, focus_text, literal_value, question_literals
 from rra.plan_candidates import Candidate, enumerate_plans
-from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
+from rra.plan_reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
 from rra.text import mark_mentions, plan_parts, plan_words, ranker_text, relation_phrase
@@ -154,7 +154,7 @@ class PlanSearch:
         hparams = getattr(self.retrieval.model, "hparams", None) or {}
         lim = dataclasses.replace(self.settings.limits(), round_trips=bool(hparams.get("plan_round_trips", False)))
         # the graph reads of the batch's plans, made together (the graph may change between batches)
-        reads = PlanReads(self.kg, self.retrieval.semantics, lim, self.schema, KindCheck(self.kg))
+        reads = PlanReads(self.kg, self.retrieval.semantics, lim, self.schema)
         # a ranker reads what a plan's results are only if it was trained so (older checkpoints: not)
         with_kinds = bool(hparams.get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
