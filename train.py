@@ -11,11 +11,9 @@ optimises (`optimized_metric`).
 """
 from __future__ import annotations
 
-from rra.cpu import for_training
+import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
 
-CPU_SETTINGS = for_training()  # first: OpenMP waits and malloc for a training process, before torch loads
-
-from pathlib import Path  # noqa: E402  (after for_training)
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -28,11 +26,7 @@ register_resolvers(REPO)  # ${repo_root:} (this checkout) and ${builtin_data:...
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    import logging
-
     from rra.training.run import optimized, train
-
-    logging.getLogger("train").info("CPU settings: %s", CPU_SETTINGS or "unchanged")
 
     return optimized(cfg, train(cfg))
 

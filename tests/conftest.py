@@ -12,12 +12,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 
-from rra.cpu import for_training  # noqa: E402
-
-# The suite trains and runs small models back to back, as train.py does: the same OpenMP and malloc
-# settings (tests/test_train.py + tests/models on 2 cores: 91 s -> 78 s).
-for_training()
-
 from rra.config import register_resolvers  # noqa: E402
 
 register_resolvers(REPO)  # ${repo_root:}, ${builtin_data:...}: what train.py / infer.py register

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Floor of each module, by its dotted name or its package's (the longest prefix wins).
 FLOORS = {
-    "rra": 0, "rra.records": 0, "rra.resources": 0, "rra.cli": 0, "rra.net": 0, "rra.cpu": 0,
+    "rra": 0, "rra.records": 0, "rra.resources": 0, "rra.cli": 0, "rra.net": 0,
     "rra.graph": 1,
     "rra.text": 2, "rra.embed": 2, "rra.plan": 2, "rra.plan_candidates": 2, "rra.plan_reads": 2,
     "rra.data": 3, "rra.llm": 3, "rra.models": 3,

@@ -192,25 +192,3 @@ def test_metaqa_keeps_its_conventions_in_its_own_config(cfg_train):
     assert metaqa.datamodule.inverse_negatives == "after_reversed" and not cfg_train().datamodule.inverse_negatives
     assert cfg_train(["experiment=metaqa_classifier"]).get("pretrained_mix") is None
     assert list(cfg_train().pretrained_mix.alphas) == [0.9, 0.8, 0.7]
-
-
-def _cpu_settings(env: dict, first: str = "") -> dict:
-    import json
-
-    code = f"{first}\nimport json, os\nfrom rra.cpu import for_training\ndone = for_training()\n" \
-           "print(json.dumps({'done': done, 'spin': os.environ.get('GOMP_SPINCOUNT')}))"
-    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "RRA_CPU_TUNING")} | env
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def test_training_cpu_settings_spin_openmp_before_torch_and_respect_the_environment():
-    from rra.cpu import TRAINING_SPIN_COUNT
-
-    fresh = _cpu_settings({})
-    assert fresh["spin"] == TRAINING_SPIN_COUNT and fresh["done"]["GOMP_SPINCOUNT"] == TRAINING_SPIN_COUNT
-    assert "malloc" in fresh["done"]  # glibc (this machine and CI)
-    assert _cpu_settings({"GOMP_SPINCOUNT": "5"})["spin"] == "5"  # the user's own setting wins
-    assert _cpu_settings({"RRA_CPU_TUNING": "0"}) == {"done": {}, "spin": None}
-    late = _cpu_settings({}, first="import torch")  # too late for OpenMP: said, not pretended
-    assert late["spin"] is None and "already loaded" in late["done"]["openmp"]
