@@ -7,14 +7,21 @@ are named the same way wherever they occur: as a DataFormatError naming file:lin
   source ("file:N") and its byte offset, so a reader can read one row again (`reread`) instead of
   holding a big row (a subgraph of 5,000 triples) in memory;
 - `array_items(path)`: the objects of a `.json` file that holds one array of them.
+
+A file whose name ends in .gz, .bz2 or .xz (`questions.jsonl.gz`) is read decompressed, its format
+taken from the name before that suffix, as the KG loaders do (rra.graph.loaders.COMPRESSIONS).
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import lzma
 import re
+import threading
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
+from rra.graph.loaders import COMPRESSIONS, CompressedFileError
 from rra.records import DataFormatError
 
 # "\ud83d" written as a JSON escape: half of a UTF-16 pair (a cut emoji) once parsed
@@ -30,9 +37,35 @@ def decode(raw: bytes, path: Path | str, lineno: int) -> str:
                               "save the file as UTF-8", raw.decode("utf-8", "replace")) from None
 
 
+def compressed(path: Path | str) -> bool:
+    return Path(path).suffix.lower() in COMPRESSIONS
+
+
+@contextlib.contextmanager
+def reading(path: Path | str) -> Iterator[BinaryIO]:
+    """`path` open for reading bytes, decompressed where its name says; a compressed file that
+    cannot be decompressed (cut short, or not compressed at all) is a CompressedFileError naming it."""
+    opener = COMPRESSIONS.get(Path(path).suffix.lower(), open)
+    try:
+        with opener(path, "rb") as f:
+            yield f
+    except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
+        if not compressed(path) or isinstance(e, FileNotFoundError):
+            raise
+        raise CompressedFileError(
+            f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
+            f"A download cut short, or a plain file named {Path(path).suffix}?") from None
+
+
+def read_bytes(path: Path | str) -> bytes:
+    with reading(path) as f:
+        return f.read()
+
+
 def lines(path: Path) -> Iterator[tuple[int, int, str]]:
-    """(line number, byte offset, text without its line break) of each line of a UTF-8 file."""
-    with open(path, "rb") as f:
+    """(line number, byte offset, text without its line break) of each line of a UTF-8 file (the
+    offset is in the decompressed bytes of a compressed one)."""
+    with reading(path) as f:
         lineno = 0
         while True:
             offset = f.tell()
@@ -66,17 +99,44 @@ def objects(path: Path) -> Iterator[tuple[str, int, dict]]:
             yield source, offset, parse_object(text, source)
 
 
+class _HeldOpen:
+    """One compressed file held open for `reread`: seeking in a compressed stream decompresses
+    from the start, so a fresh handle per row would cost the whole file again for every row (a
+    RoG test file's graphs are built in question order: with one handle held, each seek only
+    decompresses the rows between)."""
+
+    def __init__(self):
+        self.path: str | None = None
+        self.file = None
+        self.lock = threading.Lock()
+
+    def line(self, path: Path, offset: int) -> bytes:
+        with self.lock:
+            if self.path != str(path):
+                if self.file is not None:
+                    self.file.close()
+                self.file, self.path = COMPRESSIONS[Path(path).suffix.lower()](path, "rb"), str(path)
+            self.file.seek(offset)
+            return self.file.readline()
+
+
+_held = _HeldOpen()
+
+
 def reread(path: Path, offset: int, source: str) -> dict:
     """The object of the line starting at byte `offset` (from `objects`), read again."""
-    with open(path, "rb") as f:
-        f.seek(offset)
-        raw = f.readline()
+    if compressed(path):
+        raw = _held.line(path, offset)
+    else:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            raw = f.readline()
     return parse_object(decode(raw, path, 1 if offset == 0 else 2).rstrip("\r\n"), source)
 
 
 def array_items(path: Path) -> Iterator[tuple[str, dict]]:
     """(source "file:item N", object) for each item of a `.json` file holding one array of objects."""
-    text = decode(path.read_bytes(), path, 1)
+    text = decode(read_bytes(path), path, 1)
     try:
         items = json.loads(text)
     except json.JSONDecodeError as err:
@@ -97,7 +157,7 @@ def array_items(path: Path) -> Iterator[tuple[str, dict]]:
 
 def starts_with_array(path: Path) -> bool:
     """Whether a `.json` file holds an array (else it is read as JSON lines)."""
-    with open(path, "rb") as f:
+    with reading(path) as f:
         head = f.read(4096)
     return head.decode("utf-8-sig", "replace").lstrip()[:1] == "["
 

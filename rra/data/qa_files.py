@@ -23,6 +23,9 @@ then one question per row. Columns: question, topic_entities, answers (required)
 qid, hops (optional); multi-valued cells are `|`-separated. Use JSONL when an entity id itself
 contains `|`.
 
+Any of them may come compressed (`questions.jsonl.gz`, `.bz2`, `.xz`): read as it is, its format
+from the name before the compression's suffix.
+
 A question without a topic entity is an error naming file:line, unless `require_topic=False`
 (inference: entity linking will find it). With `topic_from_brackets=True` (the default) an empty
 topic is first taken from a `[...]` marking in the question, MetaQA style. Likewise a question
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from rra.data.jsonl import array_items, lines, no_lone_surrogates, parse_object
+from rra.graph.loaders import format_suffix
 from rra.records import DataFormatError, QAExample
 
 REQUIRED = ("question", "topic_entities", "answers")
@@ -49,10 +53,10 @@ FORMATS = {".jsonl": "jsonl", ".json": "json", ".tsv": "tsv", ".csv": "csv"}
 
 
 def _format(path: Path, format: str | None) -> str:
-    fmt = format or FORMATS.get(path.suffix.lower())
+    fmt = format or FORMATS.get(format_suffix(path))  # questions.jsonl.gz: jsonl, read decompressed
     if fmt not in FORMATS.values():
-        raise ValueError(f"cannot tell the question format of {path}: use .jsonl, .json, .tsv or .csv "
-                         "(or format=...)")
+        raise ValueError(f"cannot tell the question format of {path}: use .jsonl, .json, .tsv or .csv, "
+                         "optionally compressed as .gz, .bz2 or .xz (or format=...)")
     return fmt
 
 

@@ -32,6 +32,7 @@ from typing import Callable
 
 from rra.data import jsonl
 from rra.graph.cvt import DESCRIBING, domain
+from rra.graph.loaders import format_suffix
 from rra.graph.subgraphs import QuestionGraphs, Subgraph
 from rra.records import DataFormatError, QAExample
 
@@ -144,7 +145,7 @@ def load_rog(path: str, kg=None, split: str | None = None, limit: int | None = N
         return [e for shard in shards for e in load_rog(str(shard), kg=kg, split=split)][:limit]
     if p.suffix.lower() == ".parquet":
         rows = _parquet_rows(p)
-    elif p.suffix.lower() in (".jsonl", ".json"):
+    elif format_suffix(p) in (".jsonl", ".json"):  # .jsonl.gz / .bz2 / .xz read decompressed
         if not p.exists():
             raise FileNotFoundError(f"load_rog: {p} does not exist")
         rows = _json_rows(p)
@@ -179,7 +180,7 @@ def _json_rows(path: Path):
     """(file:line, row, re-reader) for each question of a JSONL file (or a JSON array), through the
     one JSON reader of the question formats (rra.data.jsonl). A JSONL row is read again from its
     byte offset when its graph is built, never held."""
-    if path.suffix.lower() == ".json" and jsonl.starts_with_array(path):
+    if format_suffix(path) == ".json" and jsonl.starts_with_array(path):
         for source, row in jsonl.array_items(path):
             yield source, row, (lambda row=row: row)
         return

@@ -144,3 +144,37 @@ def test_json_numbers_and_booleans_are_read_as_answers_are_scored(tmp_path):
     p.write_text('{"question": "who is [Ann]", "answers": [{"name": "Bob"}]}\n')
     with pytest.raises(DataFormatError, match=r"q.jsonl:1: answers must be a list of strings"):
         load_qa_file(p)
+
+
+def test_compressed_question_files_read_as_the_plain_ones(tmp_path):
+    """Question files come compressed as KG dumps do (questions.jsonl.gz, .csv.bz2, .json.xz): each
+    reads as the plain file, its format from the name before the compression's suffix, a bad row
+    named by its line; a cut-off or mislabelled file is an error that names it."""
+    import bz2
+    import gzip
+    import lzma
+
+    from rra.graph.loaders import CompressedFileError
+
+    plain = save_qa_file(examples(), tmp_path / "qs.jsonl")
+    want = [(e.question, e.topic_entities, e.answers, e.relation_path, e.qid) for e in load_qa_file(plain)]
+    csv_text = ("question,topic_entities,answers,relation_path,qid\n"
+                "who directed [Alien],Alien,Ridley Scott,directed_by,q0\n"
+                "films of the director of [Alien],Alien,Gladiator|Prometheus,directed_by|^directed_by,q1\n")
+    as_json = json.dumps([json.loads(line) for line in plain.read_text().splitlines()])
+    files = {"qs.jsonl.gz": gzip.compress(plain.read_bytes()), "qs.csv.bz2": bz2.compress(csv_text.encode()),
+             "qs.json.xz": lzma.compress(as_json.encode())}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        got = [(e.question, e.topic_entities, e.answers, e.relation_path, e.qid) for e in load_qa_file(tmp_path / name)]
+        assert got == want, name
+    (tmp_path / "bad.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes() + b"{not json\n"))
+    with pytest.raises(DataFormatError, match=r"bad.jsonl.gz:3: invalid JSON"):
+        load_qa_file(tmp_path / "bad.jsonl.gz")
+    (tmp_path / "cut.jsonl.gz").write_bytes(files["qs.jsonl.gz"][:-12])
+    (tmp_path / "plain.jsonl.gz").write_bytes(plain.read_bytes())
+    for name in ("cut.jsonl.gz", "plain.jsonl.gz"):
+        with pytest.raises(CompressedFileError, match=name):
+            load_qa_file(tmp_path / name)
+    with pytest.raises(ValueError, match="optionally compressed"):
+        load_qa_file(tmp_path / "qs.txt.gz")

@@ -176,3 +176,22 @@ def test_rog_shards_by_glob_and_hub_ids_need_datasets(files, tmp_path):
     except ImportError:  # offline here: the Hub path says what to install (its download is never tested)
         with pytest.raises(ImportError, match="pip install datasets"):
             load_subgraph_questions("rmanluo/RoG-webqsp", kg=kg, split="test")
+
+
+def test_compressed_subgraph_files_read_as_the_plain_ones(files, tmp_path):
+    """A RoG or NSM file as it is downloaded, gzip'd: the same questions, and each question's graph
+    (read again from its row when the question is answered) the same as from the plain file."""
+    import gzip
+    import shutil
+    from pathlib import Path
+
+    plain_kg, packed_kg = QuestionGraphs(), QuestionGraphs()
+    rog = load_rog(str(files["rog"]["train"]), kg=plain_kg)
+    packed = tmp_path / (Path(files["rog"]["train"]).name + ".gz")
+    with open(files["rog"]["train"], "rb") as src, gzip.open(packed, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    again = load_subgraph_questions(str(packed), kg=packed_kg)
+    assert [(e.question, e.answers) for e in again] == [(e.question, e.answers) for e in rog]
+    for a, b in [*zip(rog, again)][::-1][:6]:  # backwards: each row sought before the last one read
+        with plain_kg.scope(a) as x, packed_kg.scope(b) as y:
+            assert x.stats().triples == y.stats().triples and sorted(x.relation_types()) == sorted(y.relation_types())

@@ -437,3 +437,26 @@ def test_compressed_dumps_read_as_the_plain_files(tmp_path):
     for bad in (cut, not_packed):
         with pytest.raises(CompressedFileError, match=bad.name):
             load_graph(bad)
+
+
+def test_semicolon_csv_kgs_and_labels_read_as_comma_ones(tmp_path):
+    """Spreadsheets in locales that write a decimal comma save CSV with semicolons: a KG or labels
+    file written so reads as the comma file would (a header, a quoted cell, a value holding a
+    comma), on every backend; a comma file whose values hold semicolons stays a comma file."""
+    comma = write(tmp_path / "kg.csv", 'head,relation,tail\nAlien,directed_by,Ridley Scott\n'
+                                        '"Scott, Ridley",born_in,South Shields\nAlien,rating,"7,5"\n')
+    semi = write(tmp_path / "kg_semi.csv", 'head;relation;tail\r\nAlien;directed_by;Ridley Scott\r\n'
+                                           'Scott, Ridley;born_in;South Shields\r\nAlien;rating;7,5\r\n')
+    want = read_triples(comma)[0]
+    triples, _, report = read_triples(semi)
+    assert triples == want and report.header == "head;relation;tail" and "semicolon" in report.format
+    with_semis = write(tmp_path / "notes.csv", "Alien,note,a; b\nAlien,note,c\n")
+    assert read_triples(with_semis)[0][0].tail == "a; b"  # only some lines hold one: commas
+    labels = write(tmp_path / "labels.csv", "id;label\nRidley Scott;Scott, Sir Ridley\n")
+    for backend in ("networkx", "oxigraph"):
+        kg = load_graph(semi, backend, labels_path=labels)
+        assert kg.find_entities("Scott, Sir Ridley") == ["Ridley Scott"]
+        assert kg.neighbors("Alien", "directed_by") == ["Ridley Scott"]
+    bad = write(tmp_path / "bad.csv", "Alien;directed_by;Ridley Scott\nAlien;directed_by\n")
+    with pytest.raises(KGFormatError, match=r"bad.csv:2: expected head;relation;tail, got 2 fields"):
+        read_triples(bad)
