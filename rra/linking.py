@@ -440,14 +440,15 @@ CHECK_INSTANCES = 100
 
 
 def link_training_topics(kg: KnowledgeGraph, examples: Sequence[QAExample], max_hops: int = 3,
-                         semantics: AnswerSemantics | None = None) -> dict[str, int]:
+                         semantics: AnswerSemantics | None = None, adjacency=None) -> dict[str, int]:
     """Topic entities for training questions that give none ("who directed The Glass Atlas" with its
     answers only), linked from their text as answering links them: of the linker's candidates, best
     first, the first from which a path of at most `max_hops` relations reaches one of the question's
     answers (the KG-derived supervision's own search), else the linker's first. `datamodule.link_topics`;
-    train.py hands it to the datamodule. Returns how many questions were linked to a topic with such a
+    train.py hands it to the datamodule, which hands it the graph's adjacency it shares with the
+    other labellers (rra.data.supervision.adjacency_once; else built here). Returns how many questions were linked to a topic with such a
     path, linked without one, or found no entity in their text."""
-    from rra.data.supervision import (SupervisionConfig, build_adjacency, gold_nodes, path_candidates,
+    from rra.data.supervision import (SupervisionConfig, gold_nodes, path_candidates, resolve_adjacency,
                                       resolve_gold_answers)
 
     todo = [ex for ex in examples if not ex.topic_entities]
@@ -456,7 +457,7 @@ def link_training_topics(kg: KnowledgeGraph, examples: Sequence[QAExample], max_
         return counts
     links = TopicLinker(kg, use_gold_topic=False).link_batch(todo)
     resolve_gold_answers(kg, todo)
-    adj = build_adjacency(kg)
+    adj = resolve_adjacency(kg, adjacency)
     config = SupervisionConfig(max_hops=max_hops, semantics=semantics or AnswerSemantics())
     for ex, link in zip(todo, links):
         options = list(dict.fromkeys([*link.entities, *(c.entity for c in link.candidates if not c.value)]))[:8]

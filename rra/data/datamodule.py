@@ -26,6 +26,7 @@ The validation set, when the dataset has none, is a seeded `val_fraction` of the
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 from collections import Counter
@@ -168,6 +169,7 @@ class RetrieverDataModule(L.LightningDataModule):
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self._aliases_in_text: dict[tuple[str, str], str] = {}  # (question, topic) -> the name it is written by
         self.kg: KnowledgeGraph | None = None
+        self._adjacency = None  # during setup: rra.data.supervision.adjacency_once(kg)
         self.relations: list[str] = []
         self.splits: dict[str, list[dict]] = {}
         self.summary: dict[str, Any] = {}
@@ -200,7 +202,9 @@ class RetrieverDataModule(L.LightningDataModule):
                          counts["by_name"], counts["shared_name"], counts["not_found"])
                 self.summary.setdefault("topics_by_name", {})[split] = counts
         if examples and self.link_topics is not None and any(not e.topic_entities for e in examples):
-            counts = self.link_topics(self.kg, examples, self.max_hops, self.semantics)
+            shared = {"adjacency": self._adjacency} if self._adjacency is not None and \
+                "adjacency" in inspect.signature(self.link_topics).parameters else {}
+            counts = self.link_topics(self.kg, examples, self.max_hops, self.semantics, **shared)
             log.info("%s: topic entities linked from the text of %d questions that gave none (%d with a path to "
                      "an answer; %d without; %d with no entity of the KG named)", split,
                      sum(counts.values()) - counts["not_found"], counts["linked"], counts["no_path"], counts["not_found"])
@@ -223,6 +227,8 @@ class RetrieverDataModule(L.LightningDataModule):
         cache = self.supervision_cache
         kwargs = {} if cache is True else {"cache_dir": cache or None}
         config = SupervisionConfig(max_hops=max_hops, semantics=self.semantics)
+        if kg is self.kg and self._adjacency is not None:  # the graph read once for every labeller
+            kwargs["adjacency"] = self._adjacency
         report = label_examples(kg, examples, config, **kwargs)
         self._last_report = report.to_dict()
         log.info("KG supervision: %d of %d questions covered (%.1f s)", report.covered, report.n, report.seconds)
@@ -310,7 +316,7 @@ class RetrieverDataModule(L.LightningDataModule):
         cache = self.supervision_cache
         cache_dir = (default_cache_dir() if cache is True else cache) or None
         report = label_plans(self.kg, examples, SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics),
-                             seed=self.seed, cache_dir=cache_dir, every_question=self._ranks_chains(),
+                             adjacency=self._adjacency, seed=self.seed, cache_dir=cache_dir, every_question=self._ranks_chains(),
                              round_trips=self.round_trips)
         self.summary.setdefault("plans", {})[split] = report.to_dict()
         if any(s != "chain" for s in report.shapes):
@@ -679,6 +685,17 @@ class RetrieverDataModule(L.LightningDataModule):
             return
         rng = random.Random(self.seed)
         self.kg = self._graph()
+        try:
+            self._setup(rng)
+        finally:
+            self._adjacency = None  # read once for the labellers of this setup, then let go
+
+    def _setup(self, rng: random.Random) -> None:
+        from rra.data.supervision import adjacency_once
+
+        # one pass over the graph, on first need, for every labeller below (a per-question graph
+        # is labelled question by question, on its own subgraph)
+        self._adjacency = None if getattr(self.kg, "per_question", False) else adjacency_once(self.kg)
         self.relations = relation_vocabulary(self.kg)
         from rra.text import RelationText, relation_names
 

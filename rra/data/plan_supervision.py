@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, build_adjacency,
-                                  enumerate_paths)
+from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, enumerate_paths,
+                                  resolve_adjacency)
 from rra.plan import QueryPlan, has_order_word, question_literals
 from rra.plan_candidates import Candidate, answers_match, enumerate_plans
 from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
@@ -73,8 +73,8 @@ class GraphIndex:
     answer "2017" is the node `"2017"^^xsd:gYear`), and a graph view over the adjacency that the
     plan enumeration reads (`neighbors_batch`, `relations_batch`, `labels`) at dictionary speed."""
 
-    def __init__(self, kg, adj: Adjacency | None = None):
-        self.kg, self.adj = kg, adj or build_adjacency(kg)
+    def __init__(self, kg, adj: Adjacency | Callable[[], Adjacency] | None = None):
+        self.kg, self.adj = kg, resolve_adjacency(kg, adj)
         self._values: dict[str, list[str]] | None = None
         self._relations: dict[str, list[str]] | None = None
         self._sorted: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -263,7 +263,7 @@ def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "
 
 
 def label_plans(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
-                adjacency: Adjacency | None = None, seed: int = 0, max_chains: int = 20_000,
+                adjacency: Adjacency | Callable[[], Adjacency] | None = None, seed: int = 0, max_chains: int = 20_000,
                 max_negatives: int = 24, cache_dir=None, every_question: bool = False,
                 round_trips: bool = False) -> PlanReport:
     """Set `extra["plan_candidates"]`, `extra["plan"]` and `extra["plan_source"]` (module doc).

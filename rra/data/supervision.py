@@ -43,7 +43,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from rra.graph.base import KnowledgeGraph, inverse
 from rra.records import AnswerSemantics, QAExample
@@ -170,6 +170,27 @@ def build_adjacency(kg) -> Adjacency:
         entities.add(t)
     by_relation = {r: {e: tuple(v) for e, v in m.items()} for r, m in sorted(lists.items())}
     return Adjacency(by_relation, entities, kg)
+
+
+def adjacency_once(kg) -> Callable[[], Adjacency]:
+    """A function giving `kg`'s adjacency, built on its first call and kept: the several labellers
+    of one training setup (topics linked, paths and plans of each split) then read the graph once,
+    not once each (five passes over a cold cache; on a KG of millions of triples each pass is
+    most of a minute and a copy of the graph in memory)."""
+    built: list[Adjacency] = []
+
+    def get() -> Adjacency:
+        if not built:
+            built.append(build_adjacency(kg))
+        return built[0]
+    return get
+
+
+def resolve_adjacency(kg, adjacency: Adjacency | Callable[[], Adjacency] | None) -> Adjacency:
+    """`adjacency` as given (an Adjacency, or `adjacency_once`'s function), else built from `kg`."""
+    if adjacency is None:
+        return build_adjacency(kg)
+    return adjacency if isinstance(adjacency, Adjacency) else adjacency()
 
 
 def _expand(adj: Adjacency, frontier: set[str], only: set[str] | None) -> dict[str, set[str]]:
@@ -422,7 +443,7 @@ def label_examples(
     examples: Sequence[QAExample],
     config: SupervisionConfig | None = None,
     cache_dir: str | Path | None | object = _DEFAULT,
-    adjacency: Adjacency | None = None,
+    adjacency: Adjacency | Callable[[], Adjacency] | None = None,
     progress: bool = False,
 ) -> SupervisionReport:
     """Label `examples` in place (see the module doc) and return the report.
@@ -445,7 +466,7 @@ def label_examples(
         report.cache_hit = candidates is not None
     has = None
     if candidates is None:
-        adj = adjacency if adjacency is not None else build_adjacency(kg)
+        adj = resolve_adjacency(kg, adjacency)
         has = adj.has
         candidates = compute_candidates(adj, examples, config, progress)
         if cache_file is not None:

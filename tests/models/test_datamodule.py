@@ -173,10 +173,11 @@ def test_training_questions_without_topics_say_training_needs_them():
 
 
 
-def test_training_topics_can_be_linked_from_the_text():
+def test_training_topics_can_be_linked_from_the_text(monkeypatch):
     """datamodule.link_topics: a training question that gives no topic is linked from its text as
     answering links it; of the entities it names, the one whose paths reach its answers is taken
-    (here the class 'city' and the person are both named, and only the person leads to the answer)."""
+    (here the class 'city' and the person are both named, and only the person leads to the answer).
+    Linking and labelling every split share one pass over the graph."""
     from rra.graph.networkx_graph import NetworkXGraph
     from rra.linking import link_training_topics
     from rra.records import Triple
@@ -189,9 +190,17 @@ def test_training_topics_can_be_linked_from_the_text():
     qs.append(QAExample("where was Nobody born", [], ["Oslo"]))
     with pytest.raises(ValueError, match="link_topics=true needs the linker"):
         RetrieverDataModule(Dataset(train=qs), kg, link_topics=True)
-    dm = RetrieverDataModule(Dataset(train=qs), kg, val_fraction=0.0, dedupe=False, supervision_cache=False,
+    import rra.data.supervision as supervision
+
+    passes = []
+    build = supervision.build_adjacency
+    monkeypatch.setattr(supervision, "build_adjacency", lambda g: passes.append(g) or build(g))
+    dm = RetrieverDataModule(Dataset(train=qs, val=[QAExample("where was Person 0 born", ["ex:p0"], ["Oslo"])]),
+                             kg, dedupe=False, supervision_cache=False, plan_ranker=True,
                              link_topics=link_training_topics)
     dm.setup()
+    # topics linked, paths and plans of both splits labelled: the graph read once for them all
+    assert passes == [kg] and dm._adjacency is None and dm.summary["plans"]["val"]["ranked"] == 1
     assert [q.topic_entities[0] for q in qs[:6]] == [f"ex:p{i}" for i in range(6)]
     assert qs[6].topic_entities == [] and dm.summary["topics_linked"]["train"] == {"linked": 6, "no_path": 0, "not_found": 1}
     assert dm.summary["coverage"]["train"]["covered"] == 6
