@@ -44,6 +44,7 @@ class DictGraph(InMemoryGraph):
         self._facts.update(facts)
         self._casefold_index = None
         self._end_index = {}  # relation_ends, rebuilt on first use after a change
+        self._relation_types = None  # likewise relation_types
 
     # -- what InMemoryGraph reads -----------------------------------------------------------
     def _entity_ids(self) -> dict[str, None]:

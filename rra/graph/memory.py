@@ -133,7 +133,12 @@ class InMemoryGraph(KnowledgeGraph):
         return GraphStats(len(self._entity_ids()), sum(rels.values()), dict(rels.most_common()))
 
     def relation_types(self) -> list[str]:
-        return sorted({t.relation for t in self.all_triples()})
+        # kept until the next add_triples: a training's setup asks three times, and each pass reads
+        # every fact (2 s at 1e6 triples)
+        known = self.__dict__.get("_relation_types")
+        if known is None:
+            known = self._relation_types = sorted({t.relation for t in self.all_triples()})
+        return list(known)
 
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
         # every relation's ends in one pass, kept: the scorer asks again for each batch of new relations

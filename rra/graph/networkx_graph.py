@@ -35,6 +35,7 @@ class NetworkXGraph(InMemoryGraph):
             clear_cache(self.g)
         self._casefold_index = None
         self._end_index = {}  # relation_ends, rebuilt on first use after a change
+        self._relation_types = None  # likewise relation_types
 
     @staticmethod
     def _fill(triples: Iterable[Triple], node: dict, succ: dict, pred: dict) -> None:
