@@ -11,7 +11,7 @@ Logic lives in rra/eval/run.py; this file only composes the config.
 """
 from __future__ import annotations
 
-import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+import rra  # noqa: F401  (first: sets how OpenMP threads wait, before torch loads)
 
 import sys
 from pathlib import Path

@@ -9,7 +9,7 @@ The KG, the retriever and the LLM are loaded once; logic lives in rra/serve. Nee
 """
 from __future__ import annotations
 
-import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+import rra  # noqa: F401  (first: sets how OpenMP threads wait, before torch loads)
 
 import logging
 from pathlib import Path

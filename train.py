@@ -11,7 +11,7 @@ optimises (`optimized_metric`).
 """
 from __future__ import annotations
 
-import rra  # noqa: F401  (first: sets OMP_WAIT_POLICY before torch loads)
+import rra  # noqa: F401  (first: sets how OpenMP threads wait, before torch loads)
 
 from pathlib import Path
 

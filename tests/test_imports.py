@@ -127,3 +127,18 @@ def test_the_scan_sees_imports_inside_functions_and_up_a_floor(tmp_path):
     assert graph == {"rra.records": set(), "rra.graph.base": {"rra.pipeline.method"}, "rra.pipeline.method": {"rra.graph.base"}}
     assert cycles(graph) == [["rra.graph.base", "rra.pipeline.method"]]
     assert upward(graph) == ["rra.graph.base (floor 1) -> rra.pipeline.method (floor 5)"]
+
+
+def test_import_sets_how_openmp_threads_wait_unless_the_user_did():
+    """`import rra` (first in train.py, infer.py, serve.py: before torch loads its OpenMP runtime)
+    lets waiting threads spin 3,000 times, then sleep (docs/retriever.md); a setting of the user's wins."""
+    import os
+    import subprocess
+    import sys
+
+    show = "import os, rra; print(os.environ['OMP_WAIT_POLICY'], os.environ['GOMP_SPINCOUNT'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    run = lambda extra: subprocess.run([sys.executable, "-c", show], env={**env, **extra}, cwd=ROOT,  # noqa: E731
+                                       capture_output=True, text=True, check=True).stdout.split()
+    assert run({}) == ["PASSIVE", "3000"]
+    assert run({"GOMP_SPINCOUNT": "0", "OMP_WAIT_POLICY": "ACTIVE"}) == ["ACTIVE", "0"]
