@@ -13,15 +13,13 @@ taken from the name before that suffix, as the KG loaders do (rra.graph.loaders.
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import lzma
 import re
 import threading
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
-from rra.graph.loaders import COMPRESSIONS, CompressedFileError
+from rra.graph.loaders import COMPRESSIONS, open_bytes, read_file_bytes
 from rra.records import DataFormatError
 
 # "\ud83d" written as a JSON escape: half of a UTF-16 pair (a cut emoji) once parsed
@@ -41,31 +39,10 @@ def compressed(path: Path | str) -> bool:
     return Path(path).suffix.lower() in COMPRESSIONS
 
 
-@contextlib.contextmanager
-def reading(path: Path | str) -> Iterator[BinaryIO]:
-    """`path` open for reading bytes, decompressed where its name says; a compressed file that
-    cannot be decompressed (cut short, or not compressed at all) is a CompressedFileError naming it."""
-    opener = COMPRESSIONS.get(Path(path).suffix.lower(), open)
-    try:
-        with opener(path, "rb") as f:
-            yield f
-    except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
-        if not compressed(path) or isinstance(e, FileNotFoundError):
-            raise
-        raise CompressedFileError(
-            f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
-            f"A download cut short, or a plain file named {Path(path).suffix}?") from None
-
-
-def read_bytes(path: Path | str) -> bytes:
-    with reading(path) as f:
-        return f.read()
-
-
 def lines(path: Path) -> Iterator[tuple[int, int, str]]:
     """(line number, byte offset, text without its line break) of each line of a UTF-8 file (the
     offset is in the decompressed bytes of a compressed one)."""
-    with reading(path) as f:
+    with open_bytes(path) as f:
         lineno = 0
         while True:
             offset = f.tell()
@@ -136,7 +113,7 @@ def reread(path: Path, offset: int, source: str) -> dict:
 
 def array_items(path: Path) -> Iterator[tuple[str, dict]]:
     """(source "file:item N", object) for each item of a `.json` file holding one array of objects."""
-    text = decode(read_bytes(path), path, 1)
+    text = decode(read_file_bytes(path), path, 1)
     try:
         items = json.loads(text)
     except json.JSONDecodeError as err:
@@ -157,7 +134,7 @@ def array_items(path: Path) -> Iterator[tuple[str, dict]]:
 
 def starts_with_array(path: Path) -> bool:
     """Whether a `.json` file holds an array (else it is read as JSON lines)."""
-    with reading(path) as f:
+    with open_bytes(path) as f:
         head = f.read(4096)
     return head.decode("utf-8-sig", "replace").lstrip()[:1] == "["
 

@@ -10,6 +10,7 @@ a large dump does not cost the whole load.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import csv
 import dataclasses
 import gzip
@@ -18,7 +19,7 @@ import lzma
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import BinaryIO, Iterable, Iterator, Literal
 
 from rra.graph.base import INVERSE_PREFIX, paused_gc
 from rra.graph.rdf import (RDF_LANG_STRING, RdfMapping, canonical_literal, display, is_literal, label_rank, literal_id,
@@ -73,18 +74,30 @@ def format_suffix(path: str | Path) -> str:
     return (p.with_suffix("") if p.suffix.lower() in COMPRESSIONS else p).suffix.lower()
 
 
-def read_file_bytes(path: str | Path) -> bytes:
-    """A KG or labels file's bytes, decompressed where its name ends in .gz, .bz2 or .xz."""
-    opener = COMPRESSIONS.get(Path(path).suffix.lower())
+@contextlib.contextmanager
+def open_bytes(path: str | Path) -> Iterator[BinaryIO]:
+    """`path` open for reading bytes, decompressed where its name ends in .gz, .bz2 or .xz; a
+    compressed file that cannot be decompressed (cut short, or not compressed at all) is a
+    CompressedFileError naming it. KG, labels and question files (rra.data.jsonl) all read so."""
+    suffix = Path(path).suffix.lower()
+    opener = COMPRESSIONS.get(suffix)
     if opener is None:
-        return Path(path).read_bytes()
+        with open(path, "rb") as f:
+            yield f
+        return
     try:
         with opener(path, "rb") as f:
-            return f.read()
+            yield f
     except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
         raise CompressedFileError(
             f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
             f"A download cut short, or a plain file named {Path(path).suffix}?") from None
+
+
+def read_file_bytes(path: str | Path) -> bytes:
+    """A KG, labels or question file's bytes, decompressed where its name says (`open_bytes`)."""
+    with open_bytes(path) as f:
+        return f.read()
 
 
 def shorten(value: str, limit: int = MAX_VALUE_CHARS) -> str:
