@@ -78,20 +78,20 @@ def format_suffix(path: str | Path) -> str:
 def open_bytes(path: str | Path) -> Iterator[BinaryIO]:
     """`path` open for reading bytes, decompressed where its name ends in .gz, .bz2 or .xz; a
     compressed file that cannot be decompressed (cut short, or not compressed at all) is a
-    CompressedFileError naming it. KG, labels and question files (rra.data.jsonl) all read so."""
-    suffix = Path(path).suffix.lower()
-    opener = COMPRESSIONS.get(suffix)
-    if opener is None:
-        with open(path, "rb") as f:
-            yield f
-        return
-    try:
-        with opener(path, "rb") as f:
-            yield f
-    except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
-        raise CompressedFileError(
-            f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
-            f"A download cut short, or a plain file named {Path(path).suffix}?") from None
+    CompressedFileError naming it. KG, labels and question files (rra.data.jsonl) all read so. A file
+    that is missing or cannot be opened raises as itself: it is opened before decompression starts."""
+    opener = COMPRESSIONS.get(Path(path).suffix.lower())
+    with open(path, "rb") as raw:
+        if opener is None:
+            yield raw
+            return
+        try:
+            with opener(raw, "rb") as f:
+                yield f
+        except (OSError, EOFError, lzma.LZMAError) as e:  # BadGzipFile is an OSError; a cut-off file an EOFError
+            raise CompressedFileError(
+                f"{path}: cannot decompress it as its name says ({Path(path).suffix}): {type(e).__name__}: {e}. "
+                f"A download cut short, or a plain file named {Path(path).suffix}?") from None
 
 
 def read_file_bytes(path: str | Path) -> bytes:

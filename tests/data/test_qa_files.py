@@ -178,3 +178,9 @@ def test_compressed_question_files_read_as_the_plain_ones(tmp_path):
             load_qa_file(tmp_path / name)
     with pytest.raises(ValueError, match="optionally compressed"):
         load_qa_file(tmp_path / "qs.txt.gz")
+    # a missing file is missing, not a failed decompression, whichever reader opens it
+    from rra.data.jsonl import lines
+    from rra.graph.loaders import read_file_bytes
+    for read in (lambda p: list(lines(p)), read_file_bytes):
+        with pytest.raises(FileNotFoundError):
+            read(tmp_path / "gone.jsonl.gz")
