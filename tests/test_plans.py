@@ -757,3 +757,43 @@ def test_a_chain_that_only_walks_back_to_its_anchor_is_no_candidate(kg):
     # unless the data asks such questions (PlanLimits.round_trips, from the training set)
     found = enumerate_plans(kg, [Chain(WRITER, ("^written_by", "written_by"), 0.5)], limits=PlanLimits(round_trips=True))
     assert [c.answers for c in found if c.plan.shape == "chain"] == [[WRITER]]
+
+
+def test_what_a_question_asks_for_is_read_against_each_plans_kind():
+    """`answer_types`: a learnt attention over the question's tokens against the plan's kind adds a
+    logit to plans whose kind is known and none to the others; the attention learns where
+    candidates differ in kind; and training without kinds (a KG without classes) leaves the answer
+    type's parameters without gradients, so the rest trains exactly as it did."""
+    import torch
+
+    from rra.models.encoder import TINY_CONFIG
+    from rra.models.retriever import Retriever
+
+    torch.manual_seed(0)
+    model = Retriever(["ground", "location"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True,
+                      answer_types=True)
+    q = ["[E]'s team's home ground is in what town"]
+    texts = ["[E] team then ground giving stadium", "[E] team then ground then location giving city", "[E] team"]
+    kinds = [["stadium", "city", None]]
+    with_types = model.rank_plans(q, [texts], kinds=kinds, use_cache=False)[0]
+    without = model.rank_plans(q, [texts], use_cache=False)[0]
+    assert with_types[2] == pytest.approx(without[2], abs=1e-5)  # no kind, no answer-type logit
+    assert with_types[0] != pytest.approx(without[0], abs=1e-4) and with_types[1] != pytest.approx(without[1], abs=1e-4)
+
+    rank = {"positive": [texts[1]], "negative": [texts[0]], "weight": 1, "kinds": {texts[0]: "stadium", texts[1]: "city"}}
+    batch = {"question": ["where is [E]", q[0]], "path": [["location"], None], "ranking": [None, rank],
+             "candidates": [[["location", "ground"]], None], "texts": {}}
+    model.train()
+    out = model.model_step(batch)
+    out["loss"].backward()
+    assert model.ranker.type_query.grad is not None and model.ranker.type_query.grad.abs().sum() > 0
+    assert model.ranker.log_type_weight.grad is not None
+
+    model.zero_grad(set_to_none=True)
+    plain = {**batch, "ranking": [None, {k: v for k, v in rank.items() if k != "kinds"}]}
+    model.model_step(plain)["loss"].backward()
+    assert model.ranker.type_query.grad is None and model.ranker.log_type_weight.grad is None
+    old = Retriever(["ground"], encoder_config=TINY_CONFIG, pretrained=False, plan_ranker=True)
+    assert old.ranker.type_query is None and not any("type" in k for k in old.ranker.state_dict())
+    assert old.rank_plans(q, [texts], kinds=kinds, use_cache=False)[0] == \
+        pytest.approx(old.rank_plans(q, [texts], use_cache=False)[0])

@@ -486,6 +486,7 @@ class RetrieverDataModule(L.LightningDataModule):
             question, slots = ranker_question(e, [labels.get(t) or t for t in e.topic_entities] + list(e.topic_entities),
                                               self.mask_token or "[E]")
             parts: dict[str, list[str]] = {}
+            kinds: dict[str, str] = {}  # plan text -> what its results are, where the KG says
 
             def read(plans: list[dict]) -> list[str]:
                 texts = []
@@ -494,6 +495,8 @@ class RetrieverDataModule(L.LightningDataModule):
                     kind = d.get("kind") if self.plan_kinds else None
                     text = plan_words(plan, text_of, slots, kind=kind)
                     parts.setdefault(text, plan_parts(plan, text_of, slots))
+                    if kind:
+                        kinds.setdefault(text, kind)
                     texts.append(text)
                 return list(dict.fromkeys(texts))
 
@@ -509,12 +512,14 @@ class RetrieverDataModule(L.LightningDataModule):
                 item = merged[key]["ranking"]
                 item["negative"] = list(dict.fromkeys(item["negative"] + negative))[:cap]
                 item["parts"].update({t: parts[t] for t in item["negative"] if t in parts})
+                item["kinds"].update({t: kinds[t] for t in item["negative"] if t in kinds})
                 item["weight"] += 1
                 continue
             negative = negative[:cap]
             item = {"question": question, "path": None,
                     "ranking": {"positive": positive, "negative": negative, "weight": 1,
-                                "parts": {t: parts[t] for t in positive + negative if parts.get(t)}},
+                                "parts": {t: parts[t] for t in positive + negative if parts.get(t)},
+                                "kinds": {t: kinds[t] for t in positive + negative if t in kinds}},
                     "chain": chain}
             merged[key] = item
             out.append(item)

@@ -36,6 +36,17 @@ lacks, or another language, is read by the soft match alone, as before. Nothing 
 class: a plan over relations, attributes or shapes never seen in training is scored like any
 other, from its words and what it uses.
 
+And what the question asks for against what a plan gives (`answer_types`, where the checkpoint has
+them and the KG says what a plan's results are: rra.plan_reads.KindCheck, "city", "stadium"): a
+learnt attention over the question's tokens reads the words that name the answer ("in what *town*",
+"from which *country*"), and its cosine with the plan's kind (its words' mean token vector) adds
+`type_weight * (cos - type_offset)`, trained also on a loss of its own (`type_loss`). The pooled plan vector blurs this: the DBpedia-shaped KG's
+"in which city is [E] based" went to `headquarter, ^capital` (giving country) and "[E]'s team's home
+ground is in what town" to `team, ground` (giving stadium), since the question's other words match
+the shorter chain's relations. The attention starts uniform and learns from every question whose
+candidates differ in kind (1-hop ones too); plans without a kind get no such logit, so a KG without
+classes or typed values trains and ranks exactly as without it.
+
 Training: each question's candidates are the plans that explain its gold answers (positives, often
 several) and other enumerated plans (negatives); the loss is the negative log of the probability
 mass on the positives (a softmax over the question's own candidates), so the ranker may settle on
@@ -201,7 +212,8 @@ def phrase_hits(question: str, part: str, gap: int = 2) -> float:
 
 class PlanRanker(nn.Module):
     def __init__(self, dim: int, scale: float = 20.0, coverage: float = -1.0, part_weight: float = 5.0,
-                 part_offset: float = 0.5, phrase_weight: float | None = None):
+                 part_offset: float = 0.5, phrase_weight: float | None = None, answer_types: bool = False,
+                 type_weight: float = 5.0, type_offset: float = 0.5):
         super().__init__()
         self.dim = dim
         self.log_scale = nn.Parameter(torch.tensor(math.log(scale)))
@@ -213,6 +225,46 @@ class PlanRanker(nn.Module):
         # logit per word of an operator phrasing written beside its literal (phrase_hits); None:
         # a checkpoint from before it, which scores as it was trained
         self.phrase_weight = None if phrase_weight is None else nn.Parameter(torch.tensor(phrase_weight))
+        # answer types (`asked`, `kind_logits`, `type_loss`); zeros and constants, no random draw, so the other
+        # parameters start as they would without them. The weight lives in log space: a type cue
+        # must be able to outweigh the pooled cosine's few logits within a short schedule
+        self.type_query = nn.Parameter(torch.zeros(dim)) if answer_types else None
+        self.log_type_weight = nn.Parameter(torch.tensor(math.log(type_weight))) if answer_types else None
+        self.type_offset = nn.Parameter(torch.tensor(type_offset)) if answer_types else None
+
+    def asked(self, q_tokens: torch.Tensor, q_mask: torch.Tensor) -> torch.Tensor:
+        """(n, L, d) unit token vectors, (n, L) mask of the real tokens -> (n, d): the unit vector of
+        what each question asks for, its tokens weighed by a learnt attention (uniform at first)."""
+        q = q_tokens.float()
+        att = (q @ self.type_query).masked_fill(~q_mask.bool(), float("-inf"))
+        att = torch.where(q_mask.bool().any(-1, keepdim=True), att, torch.zeros_like(att))  # no real token: all
+        return F.normalize(torch.einsum("nl,nld->nd", att.softmax(-1), q), dim=-1)
+
+    def kind_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, kinds: torch.Tensor) -> torch.Tensor:
+        """(n, k) logits of k kinds (unit vectors) as what each of n questions asks for; a plan's
+        answer-type logit is its kind's (plans without one: none)."""
+        sims = self.asked(q_tokens, q_mask) @ kinds.to(q_tokens.device).float().T
+        return self.log_type_weight.exp().clamp(max=100.0) * (sims - self.type_offset)
+
+    @staticmethod
+    def type_loss(kind_logits: torch.Tensor, candidates: list[list[int]], positive: list[list[int]],
+                  weights: Sequence[float] | None = None) -> torch.Tensor | None:
+        """The answer type's own loss: per question i whose candidates give two or more kinds
+        (`candidates[i]`, column indices of `kind_logits`), -log P(the positives' kinds) under a
+        softmax over those kinds. Without it the attention barely learnt: the pooled cosine already
+        ranks the training questions' plans, so the summed logit gave it little to learn from, and
+        the phrasings it is for are the ones training lacks. None where no question has two kinds."""
+        losses, w = [], []
+        for i, (cands, pos) in enumerate(zip(candidates, positive)):
+            if len(cands) < 2 or not pos:
+                continue
+            row = kind_logits[i]
+            losses.append(torch.logsumexp(row[cands], 0) - torch.logsumexp(row[pos], 0))
+            w.append(float(weights[i]) if weights is not None else 1.0)
+        if not losses:
+            return None
+        wt = torch.tensor(w, device=kind_logits.device)
+        return (torch.stack(losses) * wt).sum() / wt.sum()
 
     def part_logits(self, matches: torch.Tensor, uses: torch.Tensor, hits: torch.Tensor | None = None) -> torch.Tensor:
         """(n, p) word matches of the parts, (m, p) how often plan j has part k -> (n, m); `hits`:

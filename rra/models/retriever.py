@@ -113,6 +113,8 @@ class Retriever(L.LightningModule):
         # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
         operator_phrases: bool = False,  # the ranker also reads operator phrasings written beside a literal
         # (rra.models.plan_ranker.phrase_hits); conf/model/retriever.yaml sets it, older checkpoints read without
+        answer_types: bool = False,  # the ranker reads what a question asks for against a plan's kind
+        # (rra.models.plan_ranker.PlanRanker.kind_logits); conf/model/retriever.yaml sets it, older checkpoints read without
         relation_kinds: bool = False,  # the scorer reads what a relation leads to after its name ("place of birth
         # giving city", rra.text.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
         prefix_directions: bool = True,  # the scorer's step text marks a walked relation read backwards "(reverse)";
@@ -149,8 +151,8 @@ class Retriever(L.LightningModule):
                           else RelationPathPredictor(self.encoder.dim, len(self.relations), dropout))
         # the query-plan ranker (rra.models.plan_ranker) where the data asks for one (datamodule.plan_ranker:
         # plans beyond one chain, or chains ranked whole); a retriever trained without has none
-        self.ranker = PlanRanker(self.encoder.dim, plan_scale, phrase_weight=2.0 if operator_phrases else None) \
-            if plan_ranker else None
+        self.ranker = PlanRanker(self.encoder.dim, plan_scale, phrase_weight=2.0 if operator_phrases else None,
+                                 answer_types=answer_types) if plan_ranker else None
         sep = self.encoder.tokenizer.sep_token
         self.sep = sep if sep else "|"
 
@@ -175,6 +177,8 @@ class Retriever(L.LightningModule):
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
         self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_marks) (ranker, inference)
         self._part_bank: dict[str, tuple] = {}  # the same without gradients (ranker, one epoch of training)
+        self._kind_cache: dict[str, torch.Tensor] = {}  # a plan kind's text -> unit vector (ranker, inference)
+        self._kind_bank: dict[str, torch.Tensor] = {}  # the same, one epoch of training
         self._bank_step = -1  # global step whose weights encoded the banks
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
         self.noise: dict[str, float] = {}  # standard error of each accuracy of the last validation
@@ -252,8 +256,18 @@ class Retriever(L.LightningModule):
         parts = self._part_logits(q_tokens, q_mask, q_regions, [parts_of.get(t, []) for t in texts],
                                   learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank,
                                   questions=[q for q, _ in items])
-        return self.ranker.loss(questions, plans, cands, positive, uncovered, parts,
-                                [r.get("weight", 1) for _, r in items])
+        kind_of = {t: k for _, r in items for t, k in (r.get("kinds") or {}).items()}
+        weights = [r.get("weight", 1) for _, r in items]
+        typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], self._kind_bank)
+        type_loss = None
+        if typed is not None:
+            kind_logits, index, uses = typed
+            parts = _plus(parts, kind_logits @ uses.T.to(kind_logits.device))
+            kinds_in = lambda ts: sorted({index[kind_of[t]] for t in ts if t in kind_of})  # noqa: E731
+            type_loss = self.ranker.type_loss(kind_logits, [kinds_in(r["positive"] + r["negative"]) for _, r in items],
+                                              [kinds_in(r["positive"]) for _, r in items], weights)
+        loss, correct = self.ranker.loss(questions, plans, cands, positive, uncovered, parts, weights)
+        return (loss if type_loss is None else loss + type_loss), correct
 
     def _tokens(self, texts: list[str], regions=slot_regions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
                                                                      torch.Tensor]:
@@ -315,6 +329,36 @@ class Retriever(L.LightningModule):
             order = grad + rest
             hits = torch.tensor([[phrase_hits(q, p) for p in order] for q in questions], dtype=torch.float32)
         return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses, hits)
+
+    def _kind_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, kinds: Sequence[str | None],
+                     bank: dict | None = None) -> tuple[torch.Tensor, dict[str, int], torch.Tensor] | None:
+        """What the n questions ask for against the distinct kinds of m plans (`kinds`, None:
+        unknown): ((n, k) logits, kind -> column, (m, k) which kind each plan gives), or None where the
+        ranker reads no answer types or no plan has a kind. A kind's vector is the mean of its words'
+        unit token vectors, encoded without gradients (a few dozen distinct texts) into `bank`
+        (training: one epoch's weights) or the inference cache."""
+        if self.ranker is None or self.ranker.type_query is None or not any(kinds):
+            return None
+        bank = self._kind_cache if bank is None else bank
+        distinct = sorted({k for k in kinds if k})
+        todo = [k for k in distinct if k not in bank]
+        if todo:
+            was = self.encoder.training
+            self.encoder.eval()
+            try:
+                with torch.no_grad():
+                    _, tokens, mask, _ = self._tokens(todo)
+            finally:
+                self.encoder.train(was)
+            for k, kind in enumerate(todo):
+                real = mask[k] if mask[k].any() else torch.ones_like(mask[k])
+                bank[kind] = F.normalize(tokens[k][real].mean(0), dim=-1)
+        index = {k: j for j, k in enumerate(distinct)}
+        uses = torch.zeros(len(kinds), len(distinct))
+        for j, kind in enumerate(kinds):
+            if kind:
+                uses[j, index[kind]] = 1.0
+        return self.ranker.kind_logits(q_tokens, q_mask, torch.stack([bank[k] for k in distinct])), index, uses
 
     def _pooled(self, plan_text: str) -> str:
         return pooled_plan_text(plan_text, self.hparams.get("pooled_operators", True))
@@ -534,6 +578,7 @@ class Retriever(L.LightningModule):
         self._relation_cache.clear()
         self._plan_cache.clear()
         self._part_cache.clear()
+        self._kind_cache.clear()
         self._batch_start = time.perf_counter()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
@@ -549,6 +594,7 @@ class Retriever(L.LightningModule):
         if not fitting or self._bank_step != self.global_step:
             self._plan_bank.clear()
             self._part_bank.clear()
+            self._kind_bank.clear()
             self._bank_step = self.global_step if fitting else -1
 
     def on_train_epoch_start(self) -> None:
@@ -829,10 +875,11 @@ class Retriever(L.LightningModule):
             self.train(was_training)
 
     @torch.no_grad()
-    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], parts=None,
+    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], parts=None, kinds=None,
                    batch_size: int = 256, use_cache: bool = True) -> list[list[float]] | None:
         """The plan ranker's logit of each candidate plan text (rra.text.plan_words) of each question
-        (rra.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.text.plan_parts). None
+        (rra.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.text.plan_parts), `kinds[i][j]`
+        what its results are (rra.plan_reads.KindCheck; None: unknown). None
         when this retriever has no ranker (trained on chains only). Plan texts repeat across
         questions: each is encoded once while the weights stay."""
         if self.ranker is None:
@@ -841,6 +888,7 @@ class Retriever(L.LightningModule):
         if was_training:
             self._plan_cache.clear()
             self._part_cache.clear()
+            self._kind_cache.clear()
         self.eval()
         try:
             out = []
@@ -855,9 +903,13 @@ class Retriever(L.LightningModule):
                                              self._plan_cache if use_cache else {})
                 index = {t: i for i, t in enumerate(texts)}
                 of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
+                kind_of = {t: k for row, krow in zip(ps, (kinds or [])[b:b + batch_size]) for t, k in zip(row, krow)}
+                extra = self._part_logits(q_tokens, q_mask, q_regions, [of.get(t, []) for t in texts], questions=qs)
+                typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], None if use_cache else {})
+                if typed is not None:
+                    extra = _plus(extra, typed[0] @ typed[2].T.to(typed[0].device))
                 logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
-                                            self._part_logits(q_tokens, q_mask, q_regions,
-                                                              [of.get(t, []) for t in texts], questions=qs))
+                                            extra)
                 out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
             return out
         finally:
@@ -941,6 +993,11 @@ class Retriever(L.LightningModule):
         if strict:
             raise RelationMismatchError(message + " (strict_relations=true)")
         return message
+
+
+def _plus(a: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor | None:
+    """The sum of two optional logit tables (None: none)."""
+    return b if a is None else a if b is None else a + b
 
 
 def few(items: Sequence[str], n: int = 8) -> str:

@@ -167,14 +167,15 @@ class PlanSearch:
             literals = question_literals(questions[i], words[i])
             cands.append(enumerate_plans(self.kg, cs, literals, r, lim, self.retrieval.semantics,
                                          read_kinds=with_kinds, reads=reads))
-        rank_texts, plan_texts, parts = [], [], []
+        rank_texts, plan_texts, parts, kinds = [], [], [], []
         text_of = self.retrieval.relation_text or relation_phrase
         for (i, _), cs in zip(jobs, cands):
             q, slots = ranker_text(questions[i], words[i])
             rank_texts.append(q)
             plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cs])
             parts.append([plan_parts(c.plan, text_of, slots) for c in cs])
-        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts) if jobs else []
+            kinds.append([c.kind if with_kinds else None for c in cs])
+        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts, kinds) if jobs else []
         per_question: dict[int, list[tuple[PlanChoice, list[str]]]] = {}
         for (i, r), cs, row, shown in zip(jobs, cands, logits, plan_texts):
             scored = sorted(zip((lg + self.settings.path_weight * c.prior for lg, c in zip(row, cs)), cs, shown),

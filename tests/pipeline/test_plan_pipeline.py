@@ -69,7 +69,7 @@ class Scripted:
             out.append([PathPrediction([path], 0.9, 1, 1.0), PathPrediction(["^published_by"], 0.05, 1, 1.0)])
         return out
 
-    def rank_plans(self, questions, plans, parts=None):
+    def rank_plans(self, questions, plans, parts=None, kinds=None):
         return [[5.0 * (kind_of_plan(t) == kind_of(q)) for t in texts] for q, texts in zip(questions, plans)]
 
 
@@ -136,7 +136,7 @@ class ReadsWholePaths(Scripted):
         return [[PathPrediction(["^written_by"], 0.9, 1, 1.0), PathPrediction(["^written_by", "set_in"], 0.08, 2, 1.0)]
                 for _ in questions]
 
-    def rank_plans(self, questions, plans, parts=None):
+    def rank_plans(self, questions, plans, parts=None, kinds=None):
         return [[8.0 * (kind_of_plan(t) == "chain") + 4.0 * ("set in" in t) for t in texts] for texts in plans]
 
 
@@ -208,7 +208,7 @@ class ReadsKinds(Scripted):
         return [[PathPrediction(["headquarters", "^locatedIn"], 0.6, 2, 1.0), PathPrediction(["headquarters"], 0.4, 1, 1.0)]
                 for _ in questions]
 
-    def rank_plans(self, questions, plans, parts=None):
+    def rank_plans(self, questions, plans, parts=None, kinds=None):
         self.read += [t for texts in plans for t in texts]
         return [[4.0 * ("giving city" in t) + 2.0 * (kind_of_plan(t) == "chain") for t in texts] for texts in plans]
 
