@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -261,8 +262,8 @@ class Retriever(L.LightningModule):
         typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], self._kind_bank)
         type_loss = None
         if typed is not None:
-            kind_logits, index, uses = typed
-            parts = _plus(parts, kind_logits @ uses.T.to(kind_logits.device))
+            kind_logits, index, plan_logits = typed
+            parts = _plus(parts, plan_logits)
             kinds_in = lambda ts: sorted({index[kind_of[t]] for t in ts if t in kind_of})  # noqa: E731
             type_loss = self.ranker.type_loss(kind_logits, [kinds_in(r["positive"] + r["negative"]) for _, r in items],
                                               [kinds_in(r["positive"]) for _, r in items], weights)
@@ -302,13 +303,8 @@ class Retriever(L.LightningModule):
         rest = [p for p in distinct if p not in set(learnt)]
         todo = sorted((p for p in rest if p not in bank), key=len)
         if todo:
-            was = self.encoder.training
-            self.encoder.eval()
-            try:
-                with torch.no_grad():
-                    _, tokens, mask, marks = self._tokens(todo, part_marks)
-            finally:
-                self.encoder.train(was)
+            with self._stable_encoder():
+                _, tokens, mask, marks = self._tokens(todo, part_marks)
             bank.update({p: (tokens[k], mask[k], marks[k]) for k, p in enumerate(todo)})
         rows: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
         if grad:
@@ -333,7 +329,7 @@ class Retriever(L.LightningModule):
     def _kind_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, kinds: Sequence[str | None],
                      bank: dict | None = None) -> tuple[torch.Tensor, dict[str, int], torch.Tensor] | None:
         """What the n questions ask for against the distinct kinds of m plans (`kinds`, None:
-        unknown): ((n, k) logits, kind -> column, (m, k) which kind each plan gives), or None where the
+        unknown): ((n, k) logits, kind -> column, (n, m) each plan's logit: its kind's), or None where the
         ranker reads no answer types or no plan has a kind. A kind's vector is the mean of its words'
         unit token vectors, encoded without gradients (a few dozen distinct texts) into `bank`
         (training: one epoch's weights) or the inference cache."""
@@ -343,13 +339,8 @@ class Retriever(L.LightningModule):
         distinct = sorted({k for k in kinds if k})
         todo = [k for k in distinct if k not in bank]
         if todo:
-            was = self.encoder.training
-            self.encoder.eval()
-            try:
-                with torch.no_grad():
-                    _, tokens, mask, _ = self._tokens(todo)
-            finally:
-                self.encoder.train(was)
+            with self._stable_encoder():
+                _, tokens, mask, _ = self._tokens(todo)
             for k, kind in enumerate(todo):
                 real = mask[k] if mask[k].any() else torch.ones_like(mask[k])
                 bank[kind] = F.normalize(tokens[k][real].mean(0), dim=-1)
@@ -358,7 +349,20 @@ class Retriever(L.LightningModule):
         for j, kind in enumerate(kinds):
             if kind:
                 uses[j, index[kind]] = 1.0
-        return self.ranker.kind_logits(q_tokens, q_mask, torch.stack([bank[k] for k in distinct])), index, uses
+        logits = self.ranker.kind_logits(q_tokens, q_mask, torch.stack([bank[k] for k in distinct]))
+        return logits, index, logits @ uses.T.to(logits.device)
+
+    @contextmanager
+    def _stable_encoder(self):
+        """Encode without gradients in eval mode (no dropout: one stable vector per text, the
+        banks' and caches' contract), then restore the encoder's mode."""
+        was = self.encoder.training
+        self.encoder.eval()
+        try:
+            with torch.no_grad():
+                yield
+        finally:
+            self.encoder.train(was)
 
     def _pooled(self, plan_text: str) -> str:
         return pooled_plan_text(plan_text, self.hparams.get("pooled_operators", True))
@@ -366,15 +370,10 @@ class Retriever(L.LightningModule):
     def _banked(self, texts: list[str]) -> torch.Tensor:
         todo = sorted({t for t in texts if t not in self._plan_bank}, key=len)  # chunks of like lengths pad less
         if todo:
-            was = self.encoder.training
-            self.encoder.eval()  # a stable vector per text (no dropout)
-            try:
-                with torch.no_grad():
-                    for b in range(0, len(todo), 256):
-                        chunk = todo[b:b + 256]
-                        self._plan_bank.update(zip(chunk, self.encoder([self._pooled(t) for t in chunk]).detach()))
-            finally:
-                self.encoder.train(was)
+            with self._stable_encoder():
+                for b in range(0, len(todo), 256):
+                    chunk = todo[b:b + 256]
+                    self._plan_bank.update(zip(chunk, self.encoder([self._pooled(t) for t in chunk]).detach()))
         return torch.stack([self._plan_bank[t] for t in texts])
 
     def _classifier_step(self, batch: dict) -> dict:
@@ -907,7 +906,7 @@ class Retriever(L.LightningModule):
                 extra = self._part_logits(q_tokens, q_mask, q_regions, [of.get(t, []) for t in texts], questions=qs)
                 typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], None if use_cache else {})
                 if typed is not None:
-                    extra = _plus(extra, typed[0] @ typed[2].T.to(typed[0].device))
+                    extra = _plus(extra, typed[2])
                 logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
                                             extra)
                 out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
