@@ -125,7 +125,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 # -- the parts ----------------------------------------------------------------------------------
 def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shape: str = "scholarly",
-           data_overrides: list[str] = (), zero_shot: bool = False) -> dict:
+           data_overrides: list[str] = (), zero_shot: bool = False, train_overrides: list[str] = ()) -> dict:
     from bench.kgs import dbpedia_shape, scholarly, wikidata_shape
 
     if shape == "dbpedia":  # another KG written fresh: Turtle, CSV questions naming topics and answers by label
@@ -145,10 +145,11 @@ def own_kg(heads: list[str], scale: float, work: Path, reuse: bool = False, shap
     data = ["data=files", f"data.kb_path={files['kg']}", *data_overrides]
     test = read_jsonl(files.get("test_questions", files["test"]))
     out = {"kg": json.loads(Path(files["stats"]).read_text()).get("kg"), "shape": shape,
-           "data_overrides": list(data_overrides), "heads": {}}
+           "data_overrides": list(data_overrides), "heads": {},
+           **({"train_overrides": list(train_overrides)} if train_overrides else {})}
     for head in heads:
         trained = train(f"{stem}_{head}", [*data, f"data.train_file={files['train']}", f"data.val_file={files['val']}",
-                                          f"model.path_head={head}"], work, reuse)
+                                          f"model.path_head={head}", *train_overrides], work, reuse)
         row = {"train_seconds": trained["seconds"], "train_command": trained["command"],
                "train_metrics": {k: v for k, v in trained["summary"].get("metrics", {}).items() if k.startswith("test/")},
                "convergence": (trained["summary"].get("convergence") or {}).get("still_improving")}
@@ -311,6 +312,8 @@ def parser():
                    help="also answer with the pretrained encoder alone (retriever=zero_shot), given topics")
     p.add_argument("--data-overrides", nargs="*", default=[],
                    help="data.* overrides for train.py and infer.py alike (e.g. 'data.property_namespaces={}')")
+    p.add_argument("--train-overrides", nargs="*", default=[],
+                   help="more train.py overrides (e.g. model.frontier_support=false)")
     p = sub.add_parser("transfer")
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
@@ -341,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     key = args.part
     if args.part == "own-kg":
         result = own_kg(args.head, args.scale, work, args.reuse_training, args.shape, args.data_overrides,
-                        args.zero_shot)
+                        args.zero_shot, args.train_overrides)
         key = "own-kg" if args.shape == "scholarly" else f"own-kg-{args.shape}"
     elif args.part == "transfer":
         result = transfer(args.ckpt, work, args.fine_tuned, args.metaqa, args.metaqa_limit)
