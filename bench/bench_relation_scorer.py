@@ -313,7 +313,7 @@ def parser():
     p.add_argument("--data-overrides", nargs="*", default=[],
                    help="data.* overrides for train.py and infer.py alike (e.g. 'data.property_namespaces={}')")
     p.add_argument("--train-overrides", nargs="*", default=[],
-                   help="more train.py overrides (e.g. model.frontier_support=false)")
+                   help="more train.py overrides (e.g. model.answer_types=true)")
     p = sub.add_parser("transfer")
     p.add_argument("--ckpt", default=str(REPO / "checkpoints" / "retriever" / "best.ckpt"))
     p.add_argument("--fine-tuned", help="the same training's fine-tuned checkpoint (train_summary.json's "
