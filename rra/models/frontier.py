@@ -121,3 +121,50 @@ class Frontier:
             return out
 
         return allowed
+
+
+TRANSITION_SAMPLE = 256  # far ends of a walked relation read to learn what may follow it
+
+
+class Transitions:
+    """Which relations a path may walk after a relation, as the graph's facts say: `rare(r, cands)`
+    are the candidates held by under `floor` of a sample of r's far ends (`relation_ends`). A graph
+    that keys its nodes by name merges an actor with a film of the same title, so the actors of a
+    film offer `starred_actors` forward (MetaQA: 0.1% of `starred_actors`' far ends have it, against
+    100% for `^starred_actors`), and a scorer unsure of a step walks that stray edge; the schema
+    says no path goes that way. A relation whose far ends number no more than the sample is read
+    whole: every candidate at its frontier is then held by one of them at least, so only composi-
+    tions under `floor` of a relation's many facts are left out. Where the backend gives no far ends
+    (per-question graphs), nothing is left out. Kept per graph for the retriever's life. Off by
+    default (`model.transition_floor`): on a KG of many kinds a relation's far ends are mostly other
+    things than a path's frontier (`^rdf:type` reaches every typed entity, under 1% of which have a
+    capital, though every instance of Country does)."""
+
+    def __init__(self, kg, floor: float = 0.01, sample: int = TRANSITION_SAMPLE):
+        self.kg, self.floor, self.sample = kg, floor, sample
+        self._share: dict[str, dict[str, float] | None] = {}
+
+    def prepare(self, relations) -> None:
+        """Read the far ends of these walked relations and the relations those ends hold, in one
+        `relation_ends` and one `relations_batch` call."""
+        todo = sorted({r for r in relations if r not in self._share})
+        if not todo or self.floor <= 0:
+            return
+        ends = self.kg.relation_ends(todo, self.sample)
+        held = self.kg.relations_batch(sorted({e for es in ends.values() for e in es}))
+        for r in todo:
+            sample = ends.get(r) or []
+            counts: dict[str, int] = {}
+            for e in sample:
+                for after in held.get(e, ()):
+                    counts[after] = counts.get(after, 0) + 1
+            self._share[r] = {a: c / len(sample) for a, c in counts.items()} if sample else None
+
+    def rare(self, relation: str, candidates) -> set[str]:
+        if self.floor <= 0:
+            return set()
+        self.prepare([relation])
+        share = self._share.get(relation)
+        if share is None:
+            return set()
+        return {c for c in candidates if share.get(c, 0.0) < self.floor}

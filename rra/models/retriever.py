@@ -39,7 +39,7 @@ from torchmetrics import MaxMetric, MeanMetric
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
 from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
-from rra.models.frontier import MAX_FRONTIER, Frontier, both_directions
+from rra.models.frontier import MAX_FRONTIER, Frontier, Transitions, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, path_phrase, step_text
 from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, phrase_hits, slot_regions, token_match
@@ -124,6 +124,8 @@ class Retriever(L.LightningModule):
         # "path_text" (the path read as one phrase most like the question: retriever=zero_shot's; `_paths_by_text`)
         length_penalty: float = 0.08,  # path_text: cosine a path loses per relation
         word_dropout: float = 0.0,  # scorer, training only: each word of a question is left out with this chance
+        transition_floor: float = 0.0,  # scorer: a relation held by under this share of the walked relation's far
+        # ends is not walked after it (rra.models.frontier.Transitions; 0: off): for graphs keyed by names (MetaQA)
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -174,6 +176,7 @@ class Retriever(L.LightningModule):
         self.cache_size = ENCODING_CACHE_SIZE
         self._predict_cache: dict[str, torch.Tensor] = {}
         self._relation_cache: dict[str, torch.Tensor] = {}  # relation text -> unit vector (scorer)
+        self._transitions: Transitions | None = None  # what may follow each relation in the last graph searched
         self._plan_cache: dict[str, torch.Tensor] = {}  # plan text -> vector (ranker, inference)
         self._plan_bank: dict[str, torch.Tensor] = {}  # plan text -> vector without gradients (ranker, one epoch)
         self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_marks) (ranker, inference)
@@ -722,6 +725,7 @@ class Retriever(L.LightningModule):
         text_of = self.relation_reader(relation_text)
         walked = self._prefix_reader(text_of)
         frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
+        transitions = self._transitions_in(kg)
         fallback: list[str] | None = None
 
         def everything() -> list[str]:
@@ -739,6 +743,8 @@ class Retriever(L.LightningModule):
         def step(items):
             if frontier is not None:
                 frontier.prepare(items)  # the round's graph lookups in a few batched calls
+            if transitions is not None:
+                transitions.prepare({p[-1] for _, p in items if p})
             prefixed = [] if phrases else [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
             vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items)
                                                 if phrases or not p}
@@ -750,6 +756,9 @@ class Retriever(L.LightningModule):
             for j, (i, p) in enumerate(items):
                 cands = frontier.relations(i, p) if frontier is not None else None
                 cands = everything() if cands is None else cands
+                if transitions is not None and p and cands:
+                    rare = transitions.rare(p[-1], cands)
+                    cands = [c for c in cands if c not in rare] if len(rare) < len(cands) else cands
                 if not cands:
                     out.append({})
                     continue
@@ -775,6 +784,16 @@ class Retriever(L.LightningModule):
                                              len(path), p_hop))
             results.append(sorted(scored, key=lambda x: -x.score))
         return results
+
+    def _transitions_in(self, kg) -> Transitions | None:
+        """What may follow each relation in `kg` (kept while the same graph is searched), or None
+        where the search leaves no composition out (no graph, `transition_floor` 0)."""
+        floor = float(self.hparams.get("transition_floor", 0.0))
+        if kg is None or floor <= 0:
+            return None
+        if self._transitions is None or self._transitions.kg is not kg or self._transitions.floor != floor:
+            self._transitions = Transitions(kg, floor)
+        return self._transitions
 
     def _paths_by_text(self, pooled: torch.Tensor, k: int, step, text_of, batch_size: int) -> list[list[tuple]]:
         """Paths whose length the question's words decide, for an end head that has not learnt when

