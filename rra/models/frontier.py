@@ -127,28 +127,30 @@ TRANSITION_SAMPLE = 256  # far ends of a walked relation read to learn what may 
 
 
 class Transitions:
-    """Which relations a path may walk after a relation, as the graph's facts say: `rare(r, cands)`
-    are the candidates held by under `floor` of a sample of r's far ends (`relation_ends`). A graph
-    that keys its nodes by name merges an actor with a film of the same title, so the actors of a
-    film offer `starred_actors` forward (MetaQA: 0.1% of `starred_actors`' far ends have it, against
-    100% for `^starred_actors`), and a scorer unsure of a step walks that stray edge; the schema
-    says no path goes that way. A relation whose far ends number no more than the sample is read
-    whole: every candidate at its frontier is then held by one of them at least, so only composi-
-    tions under `floor` of a relation's many facts are left out. Where the backend gives no far ends
-    (per-question graphs), nothing is left out. Kept per graph for the retriever's life. Off by
-    default (`model.transition_floor`): on a KG of many kinds a relation's far ends are mostly other
-    things than a path's frontier (`^rdf:type` reaches every typed entity, under 1% of which have a
-    capital, though every instance of Country does)."""
+    """Which relations a path may walk after a relation, as the graph's facts say. `rare(r, cands)`
+    are the candidates c that barely touch r in both directions: under `floor` of a sample of r's far
+    ends hold c, and under `floor` of a sample of the entities that hold c are far ends of r
+    (`relation_ends` of r and of c's inverse). A graph that keys its nodes by name merges an actor
+    with a film of the same title, so the actors of a film offer `starred_actors` forward (MetaQA:
+    0.4% of `starred_actors`' far ends hold it, and none of the films are actors in the sample), and
+    a scorer unsure of a step walked that stray edge. One direction alone is not enough: from a class,
+    `^rdf:type` reaches every typed entity, under 1% of which have a capital, but every entity with a
+    capital is typed. A relation whose far ends number no more than the sample is read whole. Where
+    the backend gives no far ends (per-question graphs), nothing is left out. Kept per graph for the
+    retriever's life."""
 
     def __init__(self, kg, floor: float = 0.01, sample: int = TRANSITION_SAMPLE):
         self.kg, self.floor, self.sample = kg, floor, sample
         self._share: dict[str, dict[str, float] | None] = {}
 
-    def prepare(self, relations) -> None:
-        """Read the far ends of these walked relations and the relations those ends hold, in one
+    def prepare(self, walked, candidates=()) -> None:
+        """Read what `rare` needs for these walked relations and candidates: the far ends of each
+        walked relation and of each candidate's inverse, and the relations those ends hold, in one
         `relation_ends` and one `relations_batch` call."""
-        todo = sorted({r for r in relations if r not in self._share})
-        if not todo or self.floor <= 0:
+        if self.floor <= 0:
+            return
+        todo = sorted({*walked, *map(inverse, candidates)} - set(self._share))
+        if not todo:
             return
         ends = self.kg.relation_ends(todo, self.sample)
         held = self.kg.relations_batch(sorted({e for es in ends.values() for e in es}))
@@ -163,8 +165,13 @@ class Transitions:
     def rare(self, relation: str, candidates) -> set[str]:
         if self.floor <= 0:
             return set()
-        self.prepare([relation])
-        share = self._share.get(relation)
-        if share is None:
+        self.prepare([relation], candidates)
+        after = self._share.get(relation)
+        if after is None:
             return set()
-        return {c for c in candidates if share.get(c, 0.0) < self.floor}
+
+        def before(c: str) -> float:  # the share of c's holders that are far ends of `relation`
+            holders = self._share.get(inverse(c))
+            return 1.0 if holders is None else holders.get(inverse(relation), 0.0)
+
+        return {c for c in candidates if after.get(c, 0.0) < self.floor and before(c) < self.floor}

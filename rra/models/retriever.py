@@ -124,8 +124,8 @@ class Retriever(L.LightningModule):
         # "path_text" (the path read as one phrase most like the question: retriever=zero_shot's; `_paths_by_text`)
         length_penalty: float = 0.08,  # path_text: cosine a path loses per relation
         word_dropout: float = 0.0,  # scorer, training only: each word of a question is left out with this chance
-        transition_floor: float = 0.0,  # scorer: a relation held by under this share of the walked relation's far
-        # ends is not walked after it (rra.models.frontier.Transitions; 0: off): for graphs keyed by names (MetaQA)
+        transition_floor: float = 0.01,  # scorer: a candidate that barely touches the walked relation (under this share
+        # both ways) is not walked after it (rra.models.frontier.Transitions; 0: off); older checkpoints search with it
     ):
         super().__init__()
         # tokenizer_state is a large JSON string; it travels in checkpoint["rra"], not in hparams
@@ -743,8 +743,10 @@ class Retriever(L.LightningModule):
         def step(items):
             if frontier is not None:
                 frontier.prepare(items)  # the round's graph lookups in a few batched calls
-            if transitions is not None:
-                transitions.prepare({p[-1] for _, p in items if p})
+            cands_of = [frontier.relations(i, p) if frontier is not None else None for i, p in items]
+            if transitions is not None:  # the round's far-end reads in one batch
+                transitions.prepare({p[-1] for _, p in items if p},
+                                    {c for (_, p), cs in zip(items, cands_of) if p and cs for c in cs})
             prefixed = [] if phrases else [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
             vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items)
                                                 if phrases or not p}
@@ -754,8 +756,7 @@ class Retriever(L.LightningModule):
                 vectors.update({j: enc[k] for k, (j, _) in enumerate(prefixed)})
             out = []
             for j, (i, p) in enumerate(items):
-                cands = frontier.relations(i, p) if frontier is not None else None
-                cands = everything() if cands is None else cands
+                cands = everything() if cands_of[j] is None else cands_of[j]
                 if transitions is not None and p and cands:
                     rare = transitions.rare(p[-1], cands)
                     cands = [c for c in cands if c not in rare] if len(rare) < len(cands) else cands
@@ -788,7 +789,7 @@ class Retriever(L.LightningModule):
     def _transitions_in(self, kg) -> Transitions | None:
         """What may follow each relation in `kg` (kept while the same graph is searched), or None
         where the search leaves no composition out (no graph, `transition_floor` 0)."""
-        floor = float(self.hparams.get("transition_floor", 0.0))
+        floor = float(self.hparams.get("transition_floor", 0.01))
         if kg is None or floor <= 0:
             return None
         if self._transitions is None or self._transitions.kg is not kg or self._transitions.floor != floor:

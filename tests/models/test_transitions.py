@@ -28,6 +28,18 @@ def test_a_composition_under_the_floor_of_many_facts_is_rare():
     assert Transitions(kg, floor=0.0).rare("starred_actors", ["starred_actors"]) == set()  # off
 
 
+def test_a_class_reaches_a_few_of_every_typed_entity_but_its_instances_are_typed():
+    """From a class, `^type` reaches every typed entity; under 1% of them have a capital, but every
+    entity with a capital is typed: a composition left out must barely touch in both directions."""
+    triples = [Triple(f"Person {i:03d}", "type", "Person") for i in range(300)]
+    triples += [Triple(f"Country {i}", "type", "Country") for i in range(2)]
+    triples += [Triple(f"Country {i}", "capital", f"City {i}") for i in range(2)]
+    kg = NetworkXGraph(triples)
+    t = Transitions(kg, floor=0.01)
+    assert kg.relation_ends(["^type"], 256)["^type"][-1].startswith("Person")  # the sample: mostly persons
+    assert t.rare("^type", ["capital", "type"]) == set()
+
+
 def test_a_relation_with_few_facts_is_read_whole_so_a_walked_composition_stays():
     kg = films(40)  # 1 of 40: over the floor, and the sample holds every far end
     assert Transitions(kg, floor=0.01).rare("starred_actors", ["^starred_actors", "starred_actors"]) == set()
@@ -63,14 +75,13 @@ def test_the_search_does_not_offer_the_stray_edge(tiny_kwargs, floor):
     assert all(("starred_actors" in c) == (floor == 0) for c in second)
 
 
-def test_off_by_default_and_for_older_checkpoints(tiny_kwargs):
-    """A KG of many kinds: `^rdf:type` from a class reaches its instances, whose relations are a small
-    share of every typed entity's, so the floor would leave them out (docs/retriever.md)."""
+def test_on_by_default_and_for_older_checkpoints(tiny_kwargs):
     model = Retriever(relations=["r"], max_hops=2, mask_token="[E]", **tiny_kwargs)
-    assert model.hparams.transition_floor == 0.0 and model._transitions_in(films(10)) is None
+    assert model._transitions_in(films(10)).floor == 0.01
     hparams = dict(model.hparams)
     hparams.pop("transition_floor")
-    assert Retriever(**hparams)._transitions_in(films(10)) is None
+    assert Retriever(**hparams)._transitions_in(films(10)).floor == 0.01
+    assert Retriever(**hparams, transition_floor=0.0)._transitions_in(films(10)) is None
 
 
 def test_inference_sets_the_floor_over_the_checkpoints(tiny_kwargs, tmp_path):
@@ -78,7 +89,7 @@ def test_inference_sets_the_floor_over_the_checkpoints(tiny_kwargs, tmp_path):
 
     from rra.pipeline.retrieve import PathRetrieval
 
-    model = Retriever(relations=["r"], max_hops=2, mask_token="[E]", transition_floor=0.01, **tiny_kwargs)
+    model = Retriever(relations=["r"], max_hops=2, mask_token="[E]", **tiny_kwargs)
     trainer = L.Trainer(max_steps=0, logger=False, enable_checkpointing=False, enable_progress_bar=False,
                         accelerator="cpu")
     trainer.strategy.connect(model)
@@ -89,7 +100,7 @@ def test_inference_sets_the_floor_over_the_checkpoints(tiny_kwargs, tmp_path):
     assert off.hparams.transition_floor == 0.0 and off._transitions_in(films(10)) is None
 
 
-def test_experiment_metaqa_sets_the_floor(cfg_train, cfg_infer):
+def test_the_config_sets_the_floor_and_inference_overrides_it(cfg_train, cfg_infer):
+    assert cfg_train().model.transition_floor == 0.01
     assert cfg_train(["experiment=metaqa"]).model.transition_floor == 0.01  # MetaQA merges nodes by name
-    assert cfg_train().model.transition_floor == 0.0
     assert cfg_infer(["retriever.transition_floor=0"]).retriever.transition_floor == 0
