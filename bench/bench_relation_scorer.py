@@ -332,6 +332,8 @@ def parser():
     p.add_argument("--hop", type=int, default=2)
     p.add_argument("--limit", type=int, default=300)
     p.add_argument("--overrides", nargs="*", default=[], help="more infer.py overrides (data.root=...)")
+    p.add_argument("--names", nargs=2, default=["scorer", "classifier"],
+                   help="what the two checkpoints are called in the record (e.g. floor_on floor_off)")
     ap.add_argument("--out", default=str(OUT), help="the record to merge into")
     return ap
 
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.part == "subgraphs":
         result = subgraph_methods(args.head, work, args.train_overrides, not args.no_baselines)
     else:
-        result = speed({"scorer": args.scorer, "classifier": args.classifier}, args.data, args.hop, args.limit,
+        result = speed(dict(zip(args.names, (args.scorer, args.classifier))), args.data, args.hop, args.limit,
                        args.overrides)
     record = previous(args.out)
     parts = {k: v for k, v in record.items() if k not in ("benchmark", "command", "config", "machine", "load", "timestamp")}
