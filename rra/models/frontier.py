@@ -130,10 +130,10 @@ class Transitions:
     """Which relations a path may walk after a relation, as the graph's facts say. `rare(r, cands)`
     are the candidates c that barely touch r in both directions: under `floor` of a sample of r's far
     ends hold c, and under `floor` of a sample of the entities that hold c are far ends of r
-    (`relation_ends` of r and of c's inverse). A graph that keys its nodes by name merges an actor
-    with a film of the same title, so the actors of a film offer `starred_actors` forward (MetaQA:
-    0.4% of `starred_actors`' far ends hold it, and none of the films are actors in the sample), and
-    a scorer unsure of a step walked that stray edge. One direction alone is not enough: from a class,
+    (`relation_ends` of r and of c's inverse); `keep(r, cands)` the others. A graph that keys its
+    nodes by name merges an actor with a film of the same title, so the actors of a film offer
+    `starred_actors` forward (0.4% of that relation's far ends hold it, and none of the films are
+    actors in the sample), and a scorer unsure of a step walked that stray edge. One direction alone is not enough: from a class,
     `^rdf:type` reaches every typed entity, under 1% of which have a capital, but every entity with a
     capital is typed. A relation whose far ends number no more than the sample is read whole. Where
     the backend gives no far ends (per-question graphs), nothing is left out. Kept per graph for the
@@ -149,7 +149,7 @@ class Transitions:
         `relation_ends` and one `relations_batch` call."""
         if self.floor <= 0:
             return
-        todo = sorted({*walked, *map(inverse, candidates)} - set(self._share))
+        todo = sorted({r for r in (*walked, *map(inverse, candidates)) if r not in self._share})
         if not todo:
             return
         ends = self.kg.relation_ends(todo, self.sample)
@@ -175,3 +175,8 @@ class Transitions:
             return 1.0 if holders is None else holders.get(inverse(relation), 0.0)
 
         return {c for c in candidates if after.get(c, 0.0) < self.floor and before(c) < self.floor}
+
+    def keep(self, relation: str, candidates: list[str]) -> list[str]:
+        """The candidates a path may walk after `relation`: all but the rare ones, unless every one is."""
+        rare = self.rare(relation, candidates)
+        return [c for c in candidates if c not in rare] if len(rare) < len(candidates) else candidates

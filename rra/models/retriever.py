@@ -758,8 +758,7 @@ class Retriever(L.LightningModule):
             for j, (i, p) in enumerate(items):
                 cands = everything() if cands_of[j] is None else cands_of[j]
                 if transitions is not None and p and cands:
-                    rare = transitions.rare(p[-1], cands)
-                    cands = [c for c in cands if c not in rare] if len(rare) < len(cands) else cands
+                    cands = transitions.keep(p[-1], cands)
                 if not cands:
                     out.append({})
                     continue

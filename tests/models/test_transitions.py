@@ -26,6 +26,8 @@ def test_a_composition_under_the_floor_of_many_facts_is_rare():
                                                                                             "directed_by"}
     assert t.rare("^starred_actors", ["starred_actors", "directed_by"]) == set()  # every film has both
     assert Transitions(kg, floor=0.0).rare("starred_actors", ["starred_actors"]) == set()  # off
+    assert t.keep("starred_actors", ["^starred_actors", "starred_actors"]) == ["^starred_actors"]
+    assert t.keep("starred_actors", ["starred_actors", "directed_by"]) == ["starred_actors", "directed_by"]  # all rare
 
 
 def test_a_class_reaches_a_few_of_every_typed_entity_but_its_instances_are_typed():
