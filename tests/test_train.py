@@ -192,3 +192,26 @@ def test_metaqa_keeps_its_conventions_in_its_own_config(cfg_train):
     assert metaqa.datamodule.inverse_negatives == "after_reversed" and not cfg_train().datamodule.inverse_negatives
     assert cfg_train(["experiment=metaqa_classifier"]).get("pretrained_mix") is None
     assert list(cfg_train().pretrained_mix.alphas) == [0.9, 0.8, 0.7]
+
+
+def test_weight_average_publishes_the_average_and_resumes_from_the_raw_weights(cfg_train, tmp_path):
+    """callbacks=weight_average: the published checkpoint is the average that validation chose, weights
+    only; last.ckpt keeps the raw weights beside it, and resuming from it goes on training them."""
+    import torch
+
+    from rra.models.retriever import Retriever
+
+    over = ["callbacks=weight_average", "callbacks.weight_average.decay=0.5", "trainer.min_steps=0", "test=false",
+            "callbacks.budget.extend=0"]
+    train(cfg_train(BASE + over + ["trainer.max_epochs=2"]))
+    best = tmp_path / "checkpoints" / "retriever" / "best.ckpt"
+    published = torch.load(best, weights_only=False)
+    assert not {"current_model_state", "averaging_state", "optimizer_states"} & set(published)
+    Retriever.load(best)
+    last_path = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    last = torch.load(last_path, weights_only=False)
+    key = next(k for k, v in last["state_dict"].items() if v.is_floating_point() and "encoder" in k)
+    assert not torch.equal(last["state_dict"][key], last["current_model_state"][key])  # average and raw differ
+    train(cfg_train(BASE + over + ["trainer.max_epochs=3", "publish_best=false", f"ckpt_path={last_path}"]))
+    after = torch.load(last_path, weights_only=False)
+    assert after["global_step"] == last["global_step"] * 3 // 2 and "current_model_state" in after

@@ -576,12 +576,24 @@ class Retriever(L.LightningModule):
         self.val_retrieval_acc_best.reset()
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
-        self._predict_cache.clear()  # weights are about to change
+        self._forget_caches()  # weights are about to change
+        self._batch_start = time.perf_counter()
+
+    def _forget_caches(self) -> None:
+        self._predict_cache.clear()
         self._relation_cache.clear()
         self._plan_cache.clear()
         self._part_cache.clear()
         self._kind_cache.clear()
-        self._batch_start = time.perf_counter()
+
+    def weights_swapped(self) -> None:
+        """Other weights were loaded in place (callbacks.weight_average swaps its average in and out
+        around each validation): nothing encoded with the previous ones may be reused."""
+        self._forget_caches()
+        self._bank_step = -1
+        self._plan_bank.clear()
+        self._part_bank.clear()
+        self._kind_bank.clear()
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
         n = len(batch["question"])

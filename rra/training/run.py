@@ -34,7 +34,8 @@ def instantiate_all(group: DictConfig | None) -> list:
 
 def publish(best: str, target: str | None) -> None:
     """Copy the best checkpoint to a stable path for inference (atomic rename, so a reader never sees
-    half a file). The copy drops optimizer and scheduler state (two thirds of a retriever checkpoint);
+    half a file). The copy drops optimizer and scheduler state (two thirds of a retriever checkpoint) and,
+    with callbacks.weight_average, the raw weights beside the averaged ones;
     resuming uses the run directory's last.ckpt, which keeps them."""
     if not best or not target:
         return
@@ -44,7 +45,7 @@ def publish(best: str, target: str | None) -> None:
     target_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = target_path.with_suffix(".tmp")
     ckpt = torch.load(best, map_location="cpu", weights_only=False)
-    for key in ("optimizer_states", "lr_schedulers"):
+    for key in ("optimizer_states", "lr_schedulers", "current_model_state", "averaging_state"):
         ckpt.pop(key, None)
     torch.save(ckpt, tmp)
     tmp.replace(target_path)
