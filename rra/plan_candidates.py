@@ -178,7 +178,7 @@ def _intermediates(reads: PlanReads, per_anchor, named, base) -> None:
                         hit = middle & linked
                         if not hit:
                             continue
-                        nodes = walker.reach(a, c.path[k:], start=hit)
+                        nodes = walker.reach(a, c.path[k:], start=hit, walked=k)
                         if nodes and nodes != ends:  # the named node must matter
                             base(QueryPlan([a], [list(c.path)], via=Via(k, inverse(r), e)), nodes, _log(c.score))
 

@@ -76,20 +76,23 @@ class Walker:
         self._raw: dict[tuple[str, tuple[str, ...]], set | None] = {}
         self._sets: dict[tuple[str, tuple[str, ...]], frozenset | None] = {}
 
-    def reach(self, anchor: str, path: Sequence[str], start: frozenset | None = None) -> frozenset | None:
-        """The set `path` reaches from `anchor` (or from `start`, a subset of what its prefix reached)."""
+    def reach(self, anchor: str, path: Sequence[str], start: frozenset | None = None,
+              walked: int = 0) -> frozenset | None:
+        """The set `path` reaches from `anchor` (or from `start`, a subset of what a prefix of `walked`
+        relations reached)."""
         path = tuple(path)
         if start is None:
             key = (anchor, path)
             if key not in self._sets:
                 self.prefill([key])
                 raw = self._raw.get(key) if path else {anchor}
-                self._sets[key] = None if raw is None else self._kept(anchor, raw, last=True)
+                self._sets[key] = None if raw is None else self._kept(anchor, raw, last=True, hops=len(path))
             return self._sets[key]
         frontier = start
         for k, relation in enumerate(path):
             found = self.kg.neighbors_batch(sorted(frontier), relation) if frontier else {}
-            frontier = self._kept(anchor, {n for ns in found.values() for n in ns}, k + 1 == len(path))
+            frontier = self._kept(anchor, {n for ns in found.values() for n in ns}, k + 1 == len(path),
+                                  hops=walked + k + 1)
             if frontier is None:
                 break
         return frontier
@@ -122,12 +125,12 @@ class Walker:
         if not prefix:
             return frozenset([anchor])
         raw = self._raw[(anchor, prefix)]
-        return None if raw is None else self._kept(anchor, raw, last=False)
+        return None if raw is None else self._kept(anchor, raw, last=False, hops=len(prefix))
 
-    def _kept(self, anchor: str, reached: set, last: bool) -> frozenset | None:
+    def _kept(self, anchor: str, reached: set, last: bool, hops: int) -> frozenset | None:
         sem = self.semantics
         if sem is not None and anchor in reached and (
-                (not last and not sem.revisit_topic) or (last and not sem.topic_can_be_answer)):
+                (not last and not sem.revisit_topic) or (last and not sem.topic_answers(hops))):
             reached = reached - {anchor}
         return None if len(reached) > self.max_frontier else frozenset(reached)
 

@@ -75,14 +75,26 @@ class AnswerSemantics:
     films), so conf/data/metaqa.yaml sets both flags to false.
     """
 
-    topic_can_be_answer: bool = True  # a path that ends at the topic entity answers with it
+    # a path that ends at the topic entity answers with it: true, false, or "one_hop" (only a path of
+    # one relation, a self-loop: MetaQA's 1-hop answers hold the film "Lemmy" starring Lemmy, its
+    # multi-hop answers never their topic)
+    topic_can_be_answer: bool | str = True
     revisit_topic: bool = True  # a path may pass through the topic entity on its way
+
+    def __post_init__(self):
+        if self.topic_can_be_answer not in (True, False, "one_hop"):
+            raise ValueError("data.semantics.topic_can_be_answer must be true, false or one_hop, "
+                             f"not {self.topic_can_be_answer!r}")
+
+    def topic_answers(self, hops: int) -> bool:
+        """Whether a path of `hops` relations that ends at its topic answers with it."""
+        return self.topic_can_be_answer is True or (self.topic_can_be_answer == "one_hop" and hops == 1)
 
     def keeps(self, entities, topic: str) -> bool:
         """Whether a walk (its entities, topic first) is an answer path under these rules."""
         if not self.revisit_topic and topic in entities[1:-1]:
             return False
-        return self.topic_can_be_answer or entities[-1] != topic
+        return entities[-1] != topic or self.topic_answers(len(entities) - 1)
 
     @classmethod
     def of(cls, value) -> "AnswerSemantics":
@@ -95,7 +107,7 @@ class AnswerSemantics:
         if unknown:
             raise ValueError(f"unknown answer-semantics keys {sorted(unknown)}; expected "
                              "topic_can_be_answer, revisit_topic")
-        return cls(**{k: bool(v) for k, v in dict(value).items()})
+        return cls(**{k: v if isinstance(v, str) else bool(v) for k, v in dict(value).items()})
 
 
 # --------------------------------------------------------------------------- graph facts

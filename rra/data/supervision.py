@@ -241,7 +241,7 @@ def enumerate_paths(
                 rels = {r for r in rels if into_answers.may_reach(frontier, r)}
             for r, ends in _expand(adj, frontier, rels).items():
                 path = prefix + (r,)
-                scored = ends if sem.topic_can_be_answer else ends - {topic}
+                scored = ends if sem.topic_answers(depth) else ends - {topic}
                 if scored and (end_relations is None or r in end_relations):
                     out[path] = scored
                 onward = ends if sem.revisit_topic else ends - {topic}

@@ -45,6 +45,31 @@ def test_metaqa_rule_topic_is_never_an_answer_nor_walked_through(tiny_kg):
     assert all("m1" not in ends for ends in revisit.values())
 
 
+def test_one_hop_rule_answers_with_the_topic_only_through_a_self_loop():
+    """MetaQA's questions: the film "Lemmy" stars Lemmy ("who acted in [Lemmy]": Lemmy), but "films
+    by the director of [X]" are the other films. `topic_can_be_answer: one_hop` labels both so."""
+    from rra.data.question_generator import path_answers
+    from rra.graph import NetworkXGraph
+    from rra.records import Triple
+
+    kg = NetworkXGraph([Triple("Lemmy", "starred_actors", "Lemmy"), Triple("Lemmy", "directed_by", "Greg"),
+                        Triple("Other", "directed_by", "Greg")])
+    adj = build_adjacency(kg)
+    rule = AnswerSemantics.of({"topic_can_be_answer": "one_hop", "revisit_topic": False})
+    paths = enumerate_paths(adj, "Lemmy", SupervisionConfig(semantics=rule))
+    assert paths[("starred_actors",)] == {"Lemmy"} and paths[("directed_by", "^directed_by")] == {"Other"}
+    assert ("starred_actors",) not in enumerate_paths(adj, "Lemmy", SupervisionConfig(semantics=METAQA_RULE))
+    assert path_answers(adj, "Lemmy", ["^starred_actors"], rule) == {"Lemmy"}
+    assert path_answers(adj, "Lemmy", ["directed_by", "^directed_by"], rule) == {"Other"}
+    from rra.plan_reads import Walker  # what query plans execute with
+
+    walker = Walker(kg, rule)
+    assert walker.reach("Lemmy", ["starred_actors"]) == {"Lemmy"}
+    assert walker.reach("Lemmy", ["directed_by", "^directed_by"]) == {"Other"}
+    assert walker.reach("Lemmy", ["^directed_by"], start=frozenset({"Greg"}), walked=1) == {"Other"}
+    assert Walker(kg, METAQA_RULE).reach("Lemmy", ["starred_actors"]) == frozenset()
+
+
 def test_general_rule_lets_the_topic_be_an_answer_and_be_walked_through(tiny_kg):
     adj = build_adjacency(tiny_kg)
     paths = enumerate_paths(adj, "m1", SupervisionConfig())  # the default: the general rule

@@ -111,6 +111,14 @@ def test_general_rule_answers_with_the_topic_when_the_path_leads_back():
     r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse"], 0.9, 2)], semantics=metaqa)
     assert r.status == "no_path" and not r.paths
     assert sample_triples(kg, "Ann", [Cand(["child", "^child"], 0.9, 2)], semantics=metaqa).paths[0].ends == ["Bob"]
+    # MetaQA as its questions have it: a self-loop answers with its own entity (the film "Lemmy" starring
+    # Lemmy: 3 of 9,947 1-hop test questions), a longer path never with its topic
+    one_hop = AnswerSemantics.of({"topic_can_be_answer": "one_hop", "revisit_topic": False})
+    assert sample_triples(kg, "Dee", [Cand(["likes"], 0.9)], semantics=one_hop).paths[0].ends == ["Dee"]
+    assert sample_triples(kg, "Dee", [Cand(["likes"], 0.9)], semantics=metaqa).status == "no_path"
+    assert sample_triples(kg, "Ann", [Cand(["spouse", "spouse"], 0.9, 2)], semantics=one_hop).status == "no_path"
+    with pytest.raises(ValueError, match="topic_can_be_answer must be true, false or one_hop, not 'sometimes'"):
+        AnswerSemantics.of({"topic_can_be_answer": "sometimes"})
     # a waypoint rule alone: Ann -> Bob -> Ann -> Cid is dropped, Ann -> Bob -> Cid kept
     no_revisit = AnswerSemantics(topic_can_be_answer=True, revisit_topic=False)
     r = sample_triples(kg, "Ann", [Cand(["spouse", "spouse", "child"], 0.9, 3)], semantics=no_revisit)
