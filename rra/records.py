@@ -72,7 +72,7 @@ class AnswerSemantics:
     The defaults are the general rule: a relation path's answers are simply the entities it ends
     at, so "the spouse of X's spouse" may be X, and a self-loop answers with its own entity.
     MetaQA builds its multi-hop answers otherwise ("films by the director of X" are the *other*
-    films), so conf/data/metaqa.yaml sets both flags to false.
+    films), so conf/data/metaqa.yaml sets `revisit_topic: false` and `topic_can_be_answer: one_hop`.
     """
 
     # a path that ends at the topic entity answers with it: true, false, or "one_hop" (only a path of

@@ -8,9 +8,9 @@ optimizer step, swapped in for validation), with three differences:
   its average's score.
 - A full checkpoint (last.ckpt, for resuming) written while the average is in holds it as
   `state_dict` and the raw weights as `current_model_state`, as Lightning's own does.
-- When fit ends (teardown, after last.ckpt holds both), the average is copied into the model and dropped. Left in place, it would be
-  swapped in by every later validation, and choosing the pretrained mix (rra/training/pretrained_mix.py)
-  would score the average instead of the mixed weights it loaded.
+- When fit ends (teardown, after last.ckpt holds both), the average is copied into the model and
+  dropped. Left in place, it would be swapped in by every later validation, and choosing the pretrained
+  mix (rra/training/pretrained_mix.py) would score the average instead of the mixed weights it loaded.
 """
 from __future__ import annotations
 
