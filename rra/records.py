@@ -71,13 +71,12 @@ class AnswerSemantics:
 
     The defaults are the general rule: a relation path's answers are simply the entities it ends
     at, so "the spouse of X's spouse" may be X, and a self-loop answers with its own entity.
-    MetaQA builds its multi-hop answers otherwise ("films by the director of X" are the *other*
-    films), so conf/data/metaqa.yaml sets `revisit_topic: false` and `topic_can_be_answer: one_hop`.
+    A dataset whose multi-hop answers exclude the topic ("films by the director of X" are the *other*
+    films) sets `revisit_topic: false` and `topic_can_be_answer: false` or `one_hop` in its data config.
     """
 
     # a path that ends at the topic entity answers with it: true, false, or "one_hop" (only a path of
-    # one relation, a self-loop: MetaQA's 1-hop answers hold the film "Lemmy" starring Lemmy, its
-    # multi-hop answers never their topic)
+    # one relation, a self-loop; a longer path never answers with its topic)
     topic_can_be_answer: bool | str = True
     revisit_topic: bool = True  # a path may pass through the topic entity on its way
 

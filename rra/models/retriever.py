@@ -590,7 +590,10 @@ class Retriever(L.LightningModule):
         """Other weights were loaded in place (callbacks.weight_average swaps its average in and out
         around each validation): nothing encoded with the previous ones may be reused."""
         self._forget_caches()
+        self._clear_banks()
         self._bank_step = -1
+
+    def _clear_banks(self) -> None:
         self._plan_bank.clear()
         self._part_bank.clear()
         self._kind_bank.clear()
@@ -606,9 +609,7 @@ class Retriever(L.LightningModule):
         Outside fitting (validate / test of loaded or mixed weights) they always start empty."""
         fitting = self._trainer is not None and self.trainer.state.fn == "fit"
         if not fitting or self._bank_step != self.global_step:
-            self._plan_bank.clear()
-            self._part_bank.clear()
-            self._kind_bank.clear()
+            self._clear_banks()
             self._bank_step = self.global_step if fitting else -1
 
     def on_train_epoch_start(self) -> None:

@@ -26,7 +26,6 @@ class WeightAverage(EMAWeightAveraging):
             raise ValueError(f"callbacks.weight_average.decay must be in (0, 1), not {decay!r}")
         # buffers (the encoder's position ids: integers) are copied from the model, not averaged
         super().__init__(decay=decay, update_starting_at_step=int(start_step), use_buffers=False)
-        self.decay = decay
         self._swapped = False  # the model holds the average, the average's module the raw weights
 
     def _swap_models(self, pl_module) -> None:
