@@ -130,7 +130,7 @@ class Walker:
     def _kept(self, anchor: str, reached: set, last: bool, hops: int) -> frozenset | None:
         sem = self.semantics
         if sem is not None and anchor in reached and (
-                (not last and not sem.revisit_topic) or (last and not sem.topic_answers(hops))):
+                (not last and not sem.passes_topic(hops)) or (last and not sem.topic_answers(hops))):
             reached = reached - {anchor}
         return None if len(reached) > self.max_frontier else frozenset(reached)
 

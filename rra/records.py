@@ -76,7 +76,10 @@ class AnswerSemantics:
     """
 
     # a path that ends at the topic entity answers with it: true, false, or "one_hop" (only a path of
-    # one relation, a self-loop; a longer path never answers with its topic)
+    # one relation, a self-loop; a longer path never answers with its topic). With one_hop, the far end
+    # of a self-loop stands for another entity of the same name (a dataset that merges entities by
+    # name): it answers a 1-hop question, and a longer walk may go on from it even where
+    # revisit_topic is false
     topic_can_be_answer: bool | str = True
     revisit_topic: bool = True  # a path may pass through the topic entity on its way
 
@@ -89,9 +92,14 @@ class AnswerSemantics:
         """Whether a path of `hops` relations that ends at its topic answers with it."""
         return self.topic_can_be_answer is True or (self.topic_can_be_answer == "one_hop" and hops == 1)
 
+    def passes_topic(self, hops: int) -> bool:
+        """Whether a walk that is at its topic after `hops` relations (not its last) may go on: always
+        under revisit_topic; else only from a self-loop's far end under one_hop (the first step)."""
+        return self.revisit_topic or (hops == 1 and self.topic_can_be_answer == "one_hop")
+
     def keeps(self, entities, topic: str) -> bool:
         """Whether a walk (its entities, topic first) is an answer path under these rules."""
-        if not self.revisit_topic and topic in entities[1:-1]:
+        if any(e == topic and not self.passes_topic(i) for i, e in enumerate(entities[1:-1], start=1)):
             return False
         return entities[-1] != topic or self.topic_answers(len(entities) - 1)
 

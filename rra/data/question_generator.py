@@ -43,7 +43,7 @@ def path_answers(adj: Adjacency, topic: str, path: Sequence[str],
         reached: set[str] = set()
         reached.update(*filter(None, map(step.get, frontier)))
         last = i == len(path) - 1
-        if (not last and not semantics.revisit_topic) or (last and not semantics.topic_answers(len(path))):
+        if (not last and not semantics.passes_topic(i + 1)) or (last and not semantics.topic_answers(len(path))):
             reached.discard(topic)
         frontier = reached
         if not frontier:

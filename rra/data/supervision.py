@@ -49,7 +49,8 @@ from rra.graph.base import KnowledgeGraph, inverse
 from rra.records import AnswerSemantics, QAExample
 
 # Bump when the labelling semantics change, so old cache files stop matching.
-SUPERVISION_VERSION = 3  # 3: answers resolved to KG nodes (values by value), canonical literal ids
+SUPERVISION_VERSION = 4  # 3: answers resolved to KG nodes (values by value), canonical literal ids;
+#                         4: under one_hop, a walk goes on from a self-loop's far end
 
 # Why a question got no path (SupervisionReport.reasons, ex.extra["no_path_reason"]).
 TOPIC_MISSING = "topic not in KG"
@@ -244,7 +245,7 @@ def enumerate_paths(
                 scored = ends if sem.topic_answers(depth) else ends - {topic}
                 if scored and (end_relations is None or r in end_relations):
                     out[path] = scored
-                onward = ends if sem.revisit_topic else ends - {topic}
+                onward = ends if sem.passes_topic(depth) else ends - {topic}
                 if onward and not last:
                     grown.append((path, onward))
         level = grown

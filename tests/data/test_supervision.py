@@ -70,6 +70,37 @@ def test_one_hop_rule_answers_with_the_topic_only_through_a_self_loop():
     assert Walker(kg, METAQA_RULE).reach("Lemmy", ["starred_actors"]) == frozenset()
 
 
+def test_one_hop_rule_walks_on_from_a_self_loop_and_nowhere_else_through_the_topic():
+    """MetaQA merges entities by name: the writer Antwone Fisher wrote the film Antwone Fisher, one node
+    with a self-loop, and "the actors of the screenwriter [Antwone Fisher]" walks through it. Under
+    one_hop the self-loop's far end is the same-named other entity, so a walk goes on from it; a walk
+    that comes back to the topic later still stops there. Every reader of the rule agrees."""
+    from rra.data.question_generator import path_answers
+    from rra.graph import NetworkXGraph
+    from rra.plan_reads import Walker
+    from rra.records import Triple
+
+    kg = NetworkXGraph([Triple("Fisher", "written_by", "Fisher"), Triple("Fisher", "starred_actors", "Derek"),
+                        Triple("Other", "starred_actors", "Derek"), Triple("Other", "written_by", "Wes")])
+    adj = build_adjacency(kg)
+    rule = AnswerSemantics.of({"topic_can_be_answer": "one_hop", "revisit_topic": False})
+    assert rule.passes_topic(1) and not rule.passes_topic(2) and not METAQA_RULE.passes_topic(1)
+    stays = ("^written_by", "starred_actors")
+    assert enumerate_paths(adj, "Fisher", SupervisionConfig(semantics=rule))[stays] == {"Derek"}
+    assert stays not in enumerate_paths(adj, "Fisher", SupervisionConfig(semantics=METAQA_RULE))
+    assert path_answers(adj, "Fisher", stays, rule) == {"Derek"}
+    assert path_answers(adj, "Fisher", stays, METAQA_RULE) == set()
+    assert Walker(kg, rule).reach("Fisher", list(stays)) == {"Derek"}
+    assert Walker(kg, METAQA_RULE).reach("Fisher", list(stays)) == frozenset()
+    # back at the topic after two relations: no walk goes on from there, under either rule
+    back = ("starred_actors", "^starred_actors", "written_by")
+    assert path_answers(adj, "Fisher", back, rule) == {"Wes"}  # through Other only
+    assert Walker(kg, rule).reach("Fisher", list(back)) == {"Wes"}
+    assert not rule.keeps(["Fisher", "Derek", "Fisher", "Fisher"], "Fisher")  # a walk, entities in order
+    assert rule.keeps(["Fisher", "Fisher", "Derek"], "Fisher")
+    assert not METAQA_RULE.keeps(["Fisher", "Fisher", "Derek"], "Fisher")
+
+
 def test_general_rule_lets_the_topic_be_an_answer_and_be_walked_through(tiny_kg):
     adj = build_adjacency(tiny_kg)
     paths = enumerate_paths(adj, "m1", SupervisionConfig())  # the default: the general rule
