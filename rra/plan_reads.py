@@ -129,8 +129,7 @@ class Walker:
 
     def _kept(self, anchor: str, reached: set, last: bool, hops: int) -> frozenset | None:
         sem = self.semantics
-        if sem is not None and anchor in reached and (
-                (not last and not sem.passes_topic(hops)) or (last and not sem.topic_answers(hops))):
+        if sem is not None and anchor in reached and sem.drops_topic(hops, last):
             reached = reached - {anchor}
         return None if len(reached) > self.max_frontier else frozenset(reached)
 

@@ -97,9 +97,15 @@ class AnswerSemantics:
         under revisit_topic; else only from a self-loop's far end under one_hop (the first step)."""
         return self.revisit_topic or (hops == 1 and self.topic_can_be_answer == "one_hop")
 
+    def drops_topic(self, hops: int, last: bool) -> bool:
+        """Whether a walk's entity set after `hops` relations loses the topic: at its end where the
+        topic is no answer there, on its way where no walk may go on from it (set-based walkers)."""
+        return not (self.topic_answers(hops) if last else self.passes_topic(hops))
+
     def keeps(self, entities, topic: str) -> bool:
         """Whether a walk (its entities, topic first) is an answer path under these rules."""
-        if any(e == topic and not self.passes_topic(i) for i, e in enumerate(entities[1:-1], start=1)):
+        if not self.revisit_topic and any(e == topic and not self.passes_topic(i)
+                                          for i, e in enumerate(entities[1:-1], start=1)):
             return False
         return entities[-1] != topic or self.topic_answers(len(entities) - 1)
 

@@ -42,8 +42,7 @@ def path_answers(adj: Adjacency, topic: str, path: Sequence[str],
         step = adj.by_relation.get(relation, {})
         reached: set[str] = set()
         reached.update(*filter(None, map(step.get, frontier)))
-        last = i == len(path) - 1
-        if (not last and not semantics.passes_topic(i + 1)) or (last and not semantics.topic_answers(len(path))):
+        if semantics.drops_topic(i + 1, last=i == len(path) - 1):
             reached.discard(topic)
         frontier = reached
         if not frontier:

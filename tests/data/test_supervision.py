@@ -85,6 +85,8 @@ def test_one_hop_rule_walks_on_from_a_self_loop_and_nowhere_else_through_the_top
     adj = build_adjacency(kg)
     rule = AnswerSemantics.of({"topic_can_be_answer": "one_hop", "revisit_topic": False})
     assert rule.passes_topic(1) and not rule.passes_topic(2) and not METAQA_RULE.passes_topic(1)
+    assert rule.drops_topic(2, last=False) and not rule.drops_topic(1, last=False)
+    assert rule.drops_topic(2, last=True) and not rule.drops_topic(1, last=True)
     stays = ("^written_by", "starred_actors")
     assert enumerate_paths(adj, "Fisher", SupervisionConfig(semantics=rule))[stays] == {"Derek"}
     assert stays not in enumerate_paths(adj, "Fisher", SupervisionConfig(semantics=METAQA_RULE))
