@@ -552,10 +552,14 @@ class TopicLinker:
         A question linked lexically to several candidate topics asks the retriever once per
         candidate (the first `link_candidates` entities) and keeps the one whose best predicted
         path has an answer instance from it (under `semantics`), by path score times
-        RANK_DISCOUNT per step down the lexical ranking; `links[i]` is reordered to match."""
+        RANK_DISCOUNT per step down the lexical ranking; `links[i]` is reordered to match.
+        A class the question names ("the capital of the country where [Acme Ltd.] is based") is an
+        option only where nothing else is: from the class, every instance's path reaches answers, so
+        it would outscore the entity the question is about."""
         queries: list[tuple[int, Candidate | None]] = []
         for i in todo:
-            options = distinct_entities(links[i].candidates)[: self.link_candidates]
+            found = distinct_entities(links[i].candidates)
+            options = ([c for c in found if not c.type_node] or found)[: self.link_candidates]
             queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
         texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
         found: dict[int, list] = {}

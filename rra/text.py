@@ -581,10 +581,15 @@ def mention_forms(text: str) -> list[str]:
     """The forms a span of a question may name an entity by, tried in this order: as written ("Paris,
     Texas."), without the sentence's punctuation ("Paper (Extended Version)?" keeps its closing
     bracket: only the sentence's mark goes first), without edge punctuation, and without a possessive
-    ("Jürgen MacDonald's affiliation": the possessive is the question's, not the name's)."""
-    bare = text.rstrip(SENTENCE_END)
+    ("Jürgen MacDonald's affiliation": the possessive is the question's, not the name's). The
+    sentence's marks go one at a time, so a name that ends in a full stop keeps it where the question
+    ends right after it ("Who works for Acme Ltd.?" names "Acme Ltd.", not "Acme Ltd")."""
+    forms, bare = [text], text
+    while bare and bare[-1] in SENTENCE_END:
+        bare = bare[:-1]
+        forms.append(bare)
     owner = bare[:-2] if bare[-2:] in ("'s", "’s") else bare
-    return [f for f in dict.fromkeys([text, bare, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
+    return [f for f in dict.fromkeys([*forms, text.strip(EDGE_PUNCT), owner]) if f.strip(EDGE_PUNCT)]
 
 
 def name_in_text(kg: KnowledgeGraph, question: str, entity: str, label: str, max_ngram: int = 16,

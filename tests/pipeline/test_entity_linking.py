@@ -355,3 +355,54 @@ def test_a_kg_whose_names_cannot_be_read_links_without_the_fuzzy_index(caplog):
         assert link_entities(g, "who wrote The Iron Atlass?", fuzzy=fuzzy).status == "no_topic_entity"
         assert link_entities(g, "who wrote The Iron Atlas", fuzzy=fuzzy).entities == ["b1"]
     assert NamesTimeOut.calls == 1 and "fuzzy linking is off" in caplog.text and "timed out" in caplog.text
+
+
+def test_a_name_ending_in_a_full_stop_links_when_the_question_mark_follows_it():
+    """"Who works for Acme Ltd.?": the question's mark goes, the name's full stop stays (companies,
+    "Jr.", "St."); stripping both found only the album "Acme" inside it."""
+    g = NetworkXGraph([Triple("acme_ltd", "employer_of", "Ann"), Triple("acme_album", "artist", "Bo")],
+                      labels={"acme_ltd": "Acme Ltd.", "acme_album": "Acme"})
+    for q in ("Who works for Acme Ltd.?", "who works for Acme Ltd.", "Where is Acme Ltd.'s office?"):
+        assert link_entities(g, q).entities == ["acme_ltd"], q
+
+
+def test_the_retriever_does_not_choose_a_class_over_the_entity_the_question_is_about():
+    """"what is the capital of the country where [Acme] is based": `Country` is a class (an object of
+    rdf:type) the question names; from it `^type, capital` reaches every country's capital, and a
+    retriever sure of that path would make it the topic. The entity is chosen; a class alone is still
+    a topic."""
+    from dataclasses import dataclass
+
+    from rra.pipeline.answer import GraphScorer
+    from rra.pipeline.method import RRAPipeline
+    from rra.pipeline.retrieve import PathRetrieval
+    from rra.pipeline.rewrite import TripleRewriter
+    from rra.records import QAExample
+
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+    @dataclass
+    class P:
+        path: list
+        score: float
+        hop: int = 1
+
+    class Fake:
+        def __init__(self):
+            self.asked = []
+
+        def predict(self, questions, topk, hops=None, try_second_hop=False, **kw):
+            self.asked += questions
+            return [[P(["^" + rdf_type, "capital"], 0.99)] if "[country]" in q else
+                    [P(["headquarter", "country", "capital"], 0.6)] for q in questions]
+
+    g = NetworkXGraph([Triple("acme", "headquarter", "lyon"), Triple("lyon", "country", "fr"),
+                       Triple("fr", "capital", "paris"), Triple("de", "capital", "berlin"),
+                       Triple("fr", rdf_type, "Country"), Triple("de", rdf_type, "Country")],
+                      labels={"acme": "Acme", "Country": "country", "fr": "France", "de": "Germany",
+                              "paris": "Paris", "berlin": "Berlin", "lyon": "Lyon"})
+    model = Fake()
+    pipe = RRAPipeline(g, PathRetrieval(model), TripleRewriter(), GraphScorer(), use_gold_topic=False)
+    (pred,) = pipe.answer_batch([QAExample("what is the capital of the country where Acme is based", [], ["Paris"])])
+    assert "what is the capital of the [country] where Acme is based" not in model.asked
+    assert pred.topic_entities[0] == "acme" and pred.answers[0] == "paris"
