@@ -1,3 +1,5 @@
+from dataclasses import dataclass
+
 from rra.linking import link_entities
 from rra.text import strip_brackets
 from rra.graph import NetworkXGraph, Triple
@@ -67,34 +69,40 @@ def test_ranked_lexical_linking_demotes_common_and_relation_words():
     assert link_entities(g, "Who wrote Calendar Girl?").mentions[0] == "Calendar Girl"
 
 
-def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
-    from dataclasses import dataclass
+@dataclass
+class Scored:
+    path: list
+    score: float
+    hop: int = 1
 
+
+class Scripted:
+    """A retriever whose candidate paths for each (marked) question `paths_for` gives; `asked` lists
+    the questions it was asked."""
+
+    def __init__(self, paths_for):
+        self.paths_for, self.asked = paths_for, []
+
+    def predict(self, questions, topk, hops=None, try_second_hop=False, **kw):
+        self.asked += questions
+        return [self.paths_for(q) for q in questions]
+
+
+def pipeline(g, model):
     from rra.pipeline.answer import GraphScorer
     from rra.pipeline.method import RRAPipeline
-    from rra.records import QAExample
     from rra.pipeline.retrieve import PathRetrieval
     from rra.pipeline.rewrite import TripleRewriter
 
-    @dataclass
-    class P:
-        path: list
-        score: float
-        hop: int = 1
+    return RRAPipeline(g, PathRetrieval(model), TripleRewriter(), GraphScorer(), use_gold_topic=False)
 
-    class Fake:
-        """Predicts `directed_by` whatever is marked: only Heat has an instance of it."""
 
-        def __init__(self):
-            self.asked = []
-
-        def predict(self, questions, topk, hops=None, try_second_hop=False):
-            self.asked += questions
-            return [[P(["directed_by"], 0.9)] for _ in questions]
+def test_pipeline_lets_the_retriever_choose_between_candidate_topics():
+    from rra.records import QAExample
 
     g = NetworkXGraph([Triple("Heat", "directed_by", "Michael Mann"), Triple("Director", "job_of", "Michael Mann")])
-    model = Fake()
-    pipe = RRAPipeline(g, PathRetrieval(model), TripleRewriter(), GraphScorer(), use_gold_topic=False)
+    model = Scripted(lambda q: [Scored(["directed_by"], 0.9)])  # whatever is marked: only Heat has an instance
+    pipe = pipeline(g, model)
     (pred,) = pipe.answer_batch([QAExample("which Director made Heat", [], ["Michael Mann"])])
     assert link_entities(g, "which Director made Heat").entities[0] == "Director"  # lexical rank alone
     assert set(model.asked) == {"which [Director] made Heat", "which Director made [Heat]"}
@@ -371,38 +379,20 @@ def test_the_retriever_does_not_choose_a_class_over_the_entity_the_question_is_a
     rdf:type) the question names; from it `^type, capital` reaches every country's capital, and a
     retriever sure of that path would make it the topic. The entity is chosen; a class alone is still
     a topic."""
-    from dataclasses import dataclass
-
-    from rra.pipeline.answer import GraphScorer
-    from rra.pipeline.method import RRAPipeline
-    from rra.pipeline.retrieve import PathRetrieval
-    from rra.pipeline.rewrite import TripleRewriter
     from rra.records import QAExample
 
     rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-
-    @dataclass
-    class P:
-        path: list
-        score: float
-        hop: int = 1
-
-    class Fake:
-        def __init__(self):
-            self.asked = []
-
-        def predict(self, questions, topk, hops=None, try_second_hop=False, **kw):
-            self.asked += questions
-            return [[P(["^" + rdf_type, "capital"], 0.99)] if "[country]" in q else
-                    [P(["headquarter", "country", "capital"], 0.6)] for q in questions]
-
+    model = Scripted(lambda q: [Scored(["^" + rdf_type, "capital"], 0.99)] if "[country]" in q else
+                     [Scored(["headquarter", "country", "capital"], 0.6)])
     g = NetworkXGraph([Triple("acme", "headquarter", "lyon"), Triple("lyon", "country", "fr"),
                        Triple("fr", "capital", "paris"), Triple("de", "capital", "berlin"),
                        Triple("fr", rdf_type, "Country"), Triple("de", rdf_type, "Country")],
                       labels={"acme": "Acme", "Country": "country", "fr": "France", "de": "Germany",
                               "paris": "Paris", "berlin": "Berlin", "lyon": "Lyon"})
-    model = Fake()
-    pipe = RRAPipeline(g, PathRetrieval(model), TripleRewriter(), GraphScorer(), use_gold_topic=False)
+    pipe = pipeline(g, model)
     (pred,) = pipe.answer_batch([QAExample("what is the capital of the country where Acme is based", [], ["Paris"])])
     assert "what is the capital of the [country] where Acme is based" not in model.asked
     assert pred.topic_entities[0] == "acme" and pred.answers[0] == "paris"
+    (alone,) = pipeline(g, Scripted(lambda q: [Scored(["^" + rdf_type], 0.9)])).answer_batch(
+        [QAExample("list every country", [], ["France", "Germany"])])
+    assert alone.topic_entities == ["Country"] and sorted(alone.answers) == ["de", "fr"]
