@@ -558,8 +558,8 @@ class TopicLinker:
         it would outscore the entity the question is about."""
         queries: list[tuple[int, Candidate | None]] = []
         for i in todo:
-            found = distinct_entities(links[i].candidates)
-            options = ([c for c in found if not c.type_node] or found)[: self.link_candidates]
+            linked = distinct_entities(links[i].candidates)
+            options = ([c for c in linked if not c.type_node] or linked)[: self.link_candidates]
             queries += [(i, c) for c in options] if len(options) > 1 else [(i, None)]
         texts = [marked(examples[i].question, links[i], c.mention if c else None) for i, c in queries]
         found: dict[int, list] = {}
