@@ -130,6 +130,8 @@ class RetrieverDataModule(L.LightningDataModule):
         # (train.py passes rra.linking.link_training_topics when datamodule.link_topics=true)
         relation_kinds: bool = True,  # scorer: a relation's text says what it leads to ("place of birth giving city"),
         # where the KG says (classes, typed values); a KG that says it for none trains on names alone
+        walk_questions: float = 0.0,  # scorer: training items written from walks over the graph, per training item
+        # (rra.data.walk_questions: "what is the birth place of the director of [E]?"); 0: none
     ):
         super().__init__()
         self.dataset, self.kg_source = Dataset.of(dataset), kg
@@ -160,6 +162,9 @@ class RetrieverDataModule(L.LightningDataModule):
         self.inverse_negatives = inverse_negatives
         self.chain_rankings, self.plan_kinds = chain_rankings, plan_kinds
         self.relation_kinds = relation_kinds
+        if walk_questions < 0:
+            raise ValueError(f"datamodule.walk_questions must be 0 or more (walk items per training item), not {walk_questions}")
+        self.walk_questions = walk_questions
         if link_topics is True:
             raise ValueError("datamodule.link_topics=true needs the linker, which train.py passes "
                              "(rra.linking.link_training_topics); give a callable when building the datamodule yourself")
@@ -353,10 +358,10 @@ class RetrieverDataModule(L.LightningDataModule):
                         100 * covered / n, "\n".join(lines), "!" * 72)
         return out
 
-    def _items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+    def _items(self, examples: list[QAExample], dedupe: bool, walks: bool = False) -> list[dict]:
         self._read_topic_labels(examples)
         if self.path_head == "scorer":
-            return self._scorer_items(examples, dedupe)
+            return self._scorer_items(examples, dedupe, walks)
         items, owners = [], []
         for e in examples:
             plan = e.extra.get("plan") if self.plans else None
@@ -547,7 +552,7 @@ class RetrieverDataModule(L.LightningDataModule):
         return items
 
     # -- the relation scorer's items -------------------------------------------------------------
-    def _scorer_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
+    def _scorer_items(self, examples: list[QAExample], dedupe: bool, walks: bool = False) -> list[dict]:
         """Items for the relation scorer: as for the classifier, plus where each item starts (its
         anchor, and its subgraph on per-question graphs) and, per step, the relations at the
         frontier in the graph (the candidates the scorer must choose from, gold included).
@@ -570,6 +575,8 @@ class RetrieverDataModule(L.LightningDataModule):
                 owners.append(e)
         if dedupe:
             items = self._vote(items, owners)
+        if walks and self.walk_questions > 0:
+            items += self._walk_items(items)
         rng = random.Random(self.seed)
         read = []
         for x in items:
@@ -585,6 +592,26 @@ class RetrieverDataModule(L.LightningDataModule):
         for x, rels in read:
             x["texts"] = {r: text_of(r) for r in rels}
         return self._attach(items, self._ranking_items(examples, dedupe))
+
+    def _walk_items(self, items: list[dict]) -> list[dict]:
+        """`walk_questions` items per training item, walked from the training items' anchors (so
+        from the kinds of entity the questions ask about), with a generator of their own: the
+        dataset's items and their negatives are the same with walks or without."""
+        from rra.data.walk_questions import walk_questions
+        from rra.text import relation_words
+
+        if getattr(self.kg, "per_question", False):
+            log.warning("datamodule.walk_questions: per-question graphs have no graph to walk outside a question; none written")
+            return []
+        real = [x for x in items if x["path"] is not None and x.get("anchor")]
+        anchors = sorted({a for x in real for a, _ in x.get("starts") or [(x["anchor"], None)]})
+        count = round(self.walk_questions * len(real))
+        names = self.relation_text.names
+        walked = walk_questions(self.kg, anchors, lambda r: relation_words(r, names), count, self.max_hops,
+                                random.Random(f"walks-{self.seed}"), mask=self.mask_token or "[E]",
+                                lengths=[len(x["path"]) for x in real])
+        self.summary["walk_items"] = len(walked)
+        return [{**w, "graph_key": None, "starts": [(w["anchor"], None)]} for w in walked]
 
     def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
         votes: dict[str, Counter] = {}
@@ -730,7 +757,7 @@ class RetrieverDataModule(L.LightningDataModule):
         if self.max_test is not None and len(test) > self.max_test:
             test = rng.sample(test, self.max_test)
         self.splits = {
-            "train": self._items(train, self.dedupe),
+            "train": self._items(train, self.dedupe, walks=True),
             "val": self._cap(self._items(val, self.dedupe), self.max_val, rng),
             "test": self._items(test, dedupe=False),  # per question, so accuracy is per question
         }
