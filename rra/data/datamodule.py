@@ -164,6 +164,9 @@ class RetrieverDataModule(L.LightningDataModule):
         self.relation_kinds = relation_kinds
         if walk_questions < 0:
             raise ValueError(f"datamodule.walk_questions must be 0 or more (walk items per training item), not {walk_questions}")
+        if walk_questions and path_head != "scorer":
+            raise ValueError("datamodule.walk_questions trains the relation scorer (model.path_head=scorer); "
+                             f"the {path_head} has no frontier to walk")
         self.walk_questions = walk_questions
         if link_topics is True:
             raise ValueError("datamodule.link_topics=true needs the linker, which train.py passes "

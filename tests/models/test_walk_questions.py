@@ -62,6 +62,8 @@ def test_walk_items_add_to_the_training_items_and_leave_the_datasets_items_as_th
     assert with_walks.splits["val"] == without.splits["val"]  # validation is the dataset's alone
 
 
-def test_walk_questions_must_not_be_negative():
-    with pytest.raises(ValueError, match="walk_questions"):
+def test_walk_questions_must_not_be_negative_and_need_the_relation_scorer():
+    with pytest.raises(ValueError, match="walk_questions must be 0 or more"):
         RetrieverDataModule(Dataset(train=toy_questions(4)), toy_kg(), walk_questions=-1)
+    with pytest.raises(ValueError, match="relation scorer"):
+        RetrieverDataModule(Dataset(train=toy_questions(4)), toy_kg(), walk_questions=0.5, path_head="classifier")
