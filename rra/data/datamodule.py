@@ -38,7 +38,7 @@ from torch.utils.data import DataLoader
 from rra.data.dataset import Dataset
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, inverse, is_inverse
 from rra.records import QAExample
-from rra.text import mask_topic, names_in_text, normalize_answer
+from rra.text import mask_topic, names_in_text, normalize_answer, relation_words
 
 log = logging.getLogger(__name__)
 
@@ -601,7 +601,6 @@ class RetrieverDataModule(L.LightningDataModule):
         from the kinds of entity the questions ask about), with a generator of their own: the
         dataset's items and their negatives are the same with walks or without."""
         from rra.data.walk_questions import walk_questions
-        from rra.text import relation_words
 
         if getattr(self.kg, "per_question", False):
             log.warning("datamodule.walk_questions: per-question graphs have no graph to walk outside a question; none written")

@@ -38,12 +38,13 @@ def walk_questions(kg: KnowledgeGraph, anchors: Sequence[str], name_of: Callable
                    max_hops: int, rng: random.Random, mask: str = "[E]", attempts: int = 4,
                    lengths: Sequence[int] | None = None) -> list[dict]:
     """`count` items {question, path, anchor}: from an anchor drawn from `anchors`, a walk of 1 to
-    `max_hops` relations (lengths drawn evenly, or from `lengths` as often as they occur there) that ends on something other than the anchor, each
-    step a relation drawn evenly from those at the walk's frontier. Straight back over the relation
-    just walked is a step too (`directed_by, ^directed_by` asks for the films of [E]'s director);
-    a class membership is not (`TYPE_RELATIONS`: "the type of [E]" is asked of classes, which the
-    KG's own questions teach where they ask it). A walk that cannot go on at its length is drawn
-    again, up to `attempts` times per item."""
+    `max_hops` relations (lengths drawn evenly, or from `lengths` as often as they occur there) that
+    ends on something other than the anchor, each step a relation drawn evenly from those at the
+    walk's frontier. Straight back over the relation just walked is a step too (`directed_by,
+    ^directed_by` asks for the films of [E]'s director); a class membership is not
+    (`TYPE_RELATIONS`: "the type of [E]" is asked of classes, which the KG's own questions teach
+    where they ask it). A walk that cannot go on at its length is drawn again, up to `attempts`
+    times per item."""
     anchors = [a for a in dict.fromkeys(anchors) if kg.has_entity(a)]
     if not anchors or count <= 0:
         return []
