@@ -1,12 +1,14 @@
 """Side-by-side comparison of QA runs: one markdown table, one JSON, one PNG.
 
     python infer.py -m method=rra,tog,structgpt,kgqp,vector,llm_only data=metaqa limit=300 ...
-    python -m rra.eval.compare <multirun dir> [more dirs ...] --out <dir>
+    python -m rra.eval.compare <multirun dir> [more dirs ...] --out <dir> [--baseline LABEL]
 
 Every folder under the given paths that holds a `metrics.json` (written by infer.py through
 `rra.eval.metrics`) is one run. Its label is the method name plus the overrides that differ
 between the runs (read from Hydra's `.hydra/overrides.yaml`, e.g. `tog llm=none`). The plot puts
 Hits@1 against LLM calls per question (left) and against median latency per question (right).
+With `--baseline`, every other run is also compared with that one question by question
+(rra.eval.paired: questions won and lost, a 95% interval for the difference, the sign test).
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import sys
 from pathlib import Path
 
 from rra.cli import run_command
+from rra.eval.paired import describe, paired_difference
+from rra.eval.report import read_predictions
 
 COLUMNS = [  # (metrics.json key, column title, format)
     ("n", "n", "{:.0f}"),
@@ -172,18 +176,51 @@ def plot(runs: list[dict], path: str | Path, title: str = "") -> None:
     plt.close(fig)
 
 
-def compare(paths: list[str | Path], out: str | Path, title: str = "Comparison") -> dict:
+def paired_against(runs: list[dict], baseline: str) -> tuple[dict, list[dict]]:
+    """Every run against the one labelled `baseline` (its whole label, or a part of it that only one
+    run's label holds), question by question from their predictions.jsonl."""
+    chosen = [r for r in runs if r["label"] == baseline] or [r for r in runs if baseline in r["label"]]
+    if len(chosen) != 1:
+        found = "no run" if not chosen else f"{len(chosen)} runs ({', '.join(r['label'] for r in chosen)})"
+        raise ValueError(f"--baseline {baseline!r} names {found}; the runs are: {', '.join(r['label'] for r in runs)}")
+    base = chosen[0]
+
+    def predictions(r: dict) -> list[dict]:
+        f = Path(r["dir"]) / "predictions.jsonl"
+        if not f.exists():
+            raise FileNotFoundError(f"{f}: a paired comparison needs each run's predictions.jsonl")
+        return read_predictions(f)
+
+    ref = predictions(base)
+    pairs = [{"label": r["label"], **paired_difference(ref, predictions(r), names=(base["label"], r["label"]))}
+             for r in runs if r is not base]
+    return base, pairs
+
+
+def paired_lines(base: dict, pairs: list[dict]) -> list[str]:
+    lines = ["", f"Question by question against {base['label']} (rra.eval.paired; the interval covers which "
+             "questions were asked, not another training's seed):", ""]
+    return lines + [f"- {describe(p, base['label'], p['label'])}" for p in pairs]
+
+
+def compare(paths: list[str | Path], out: str | Path, title: str = "Comparison", baseline: str | None = None) -> dict:
     runs = collect(paths)
     skipped = skipped_jobs(paths)
+    paired = paired_against(runs, baseline) if baseline else None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown_table(runs, title, skipped)
+    if paired:
+        table += "\n".join(paired_lines(*paired)) + "\n"
+    record = {"runs": runs, "skipped": skipped}
+    if paired:
+        record["paired"] = {"baseline": paired[0]["label"], "runs": paired[1]}
     (out / "compare.md").write_text(table)
-    (out / "compare.json").write_text(json.dumps({"runs": runs, "skipped": skipped}, indent=2))
+    (out / "compare.json").write_text(json.dumps(record, indent=2))
     plot(runs, out / "compare.png", title)
     if skipped:
         print(f"compare: {len(skipped)} job(s) skipped (no metrics.json), listed in compare.md", file=sys.stderr)
-    return {"runs": runs, "skipped": skipped, "markdown": table, "png": str(out / "compare.png")}
+    return {**record, "markdown": table, "png": str(out / "compare.png")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,10 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("paths", nargs="+", help="multirun folder(s) or run folder(s) holding metrics.json")
     ap.add_argument("--out", required=True, help="folder for compare.md, compare.json, compare.png")
     ap.add_argument("--title", default="Comparison")
+    ap.add_argument("--baseline", help="a run's label (or a part only its label holds): every other run is compared "
+                                       "with it question by question")
     args = ap.parse_args(argv)
 
     def command() -> None:
-        print(compare(args.paths, args.out, args.title)["markdown"])
+        print(compare(args.paths, args.out, args.title, args.baseline)["markdown"])
         print(f"wrote {args.out}/compare.md, compare.json, compare.png")
 
     return run_command("compare", command, (FileNotFoundError, ValueError))
