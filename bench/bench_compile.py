@@ -42,11 +42,15 @@ def timed_steps(model, tokenizer, steps: int, seed: int) -> dict:
             "steps_s": [round(x, 3) for x in rest]}
 
 
-def main(argv: list[str] | None = None) -> None:
+def parser():
     ap = arguments("bench_compile", __doc__)
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--out", default="bench/results/bench_compile.json")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     # compile from scratch, as a fresh training would (inductor otherwise reuses /tmp/torchinductor_*)
     cache = os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_compile_")
     torch.manual_seed(0)

@@ -1,6 +1,7 @@
 """Is run B better than run A on the same questions? A paired comparison of two predictions files.
 
     python -m rra.eval.paired A/predictions.jsonl B/predictions.jsonl
+    python -m rra.eval.paired A_seed42,A_seed1,A_seed2 B_seed42,B_seed1,B_seed2   (trainings paired by seed)
     python -m rra.eval.compare RUNS ... --out DIR --baseline LABEL   (every run against one)
 
 Two runs answered the same test questions, so their Hits@1 differ only where one got a question
@@ -12,7 +13,8 @@ p-value over the questions that differ (McNemar's exact test).
 What it does not cover: a second training with another seed moves a figure too (by about two
 points on the DBpedia-shaped KG, docs/results.md), and questions written from one template fail
 together, so the interval is narrower than the spread between trainings. Compare trainings of
-several seeds for that.
+several seeds for that: given comma-separated runs, each of A's is paired with B's in the same place
+(the same seed), and the trainings' differences are summed up beside each pair's.
 """
 from __future__ import annotations
 
@@ -81,10 +83,25 @@ def describe(d: dict, a: str = "A", b: str = "B") -> str:
             f"sign test p {d['p_sign_test']:.3g}{left}")
 
 
+def over_trainings(pairs: list[dict]) -> dict:
+    """Several trainings' paired differences (one per seed) summed up: their mean, the lowest and
+    highest, and questions won and lost over all of them."""
+    diffs = [p["difference"] for p in pairs]
+    return {"trainings": len(pairs), "mean_difference": round(sum(diffs) / len(diffs), 2),
+            "lowest": min(diffs), "highest": max(diffs), "won": sum(p["won"] for p in pairs),
+            "lost": sum(p["lost"] for p in pairs), "better_in": sum(d > 0 for d in diffs),
+            "worse_in": sum(d < 0 for d in diffs)}
+
+
+def describe_trainings(d: dict) -> str:
+    return (f"over {d['trainings']} trainings: {d['mean_difference']:+.2f} points on average (from {d['lowest']:+.2f} "
+            f"to {d['highest']:+.2f}), better in {d['better_in']}, worse in {d['worse_in']}; {d['won']} won / {d['lost']} lost")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("a", help="the baseline's predictions.jsonl (or its run folder)")
-    ap.add_argument("b", help="the other run's predictions.jsonl (or its run folder)")
+    ap.add_argument("a", help="the baseline's predictions.jsonl or run folder (several, comma-separated: one per seed)")
+    ap.add_argument("b", help="the other run's, as many as the baseline's, in the same order of seeds")
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -97,8 +114,15 @@ def main(argv: list[str] | None = None) -> int:
         return read_predictions(p)
 
     def command() -> None:
-        d = paired_difference(read(args.a), read(args.b), resamples=args.resamples, seed=args.seed, names=(args.a, args.b))
-        print(describe(d, args.a, args.b))
+        a_runs, b_runs = args.a.split(","), args.b.split(",")
+        if len(a_runs) != len(b_runs):
+            raise ValueError(f"{len(a_runs)} baseline run(s) against {len(b_runs)}: give one of each per seed, in the same order")
+        pairs = []
+        for a, b in zip(a_runs, b_runs):
+            pairs.append(paired_difference(read(a), read(b), resamples=args.resamples, seed=args.seed, names=(a, b)))
+            print(describe(pairs[-1], a, b))
+        if len(pairs) > 1:
+            print(describe_trainings(over_trainings(pairs)))
 
     return run_command("paired", command, (FileNotFoundError, ValueError))
 

@@ -82,3 +82,17 @@ def test_compare_with_a_baseline_pairs_every_other_run(tmp_path, capsys):
     assert saved["paired"]["baseline"] == "tog" and saved["paired"]["runs"][0]["won"] == 3
     assert compare_main([str(tmp_path / "multi"), "--out", str(tmp_path / "cmp"), "--baseline", "kgqp"]) == 2
     assert "--baseline 'kgqp' names no run; the runs are: tog, rra" in capsys.readouterr().err
+
+
+def test_trainings_of_several_seeds_are_paired_by_place_and_summed_up(tmp_path, capsys):
+    runs = {"a1": [True] * 9 + [False], "a2": [True] * 8 + [False] * 2,
+            "b1": [True] * 10, "b2": [True] * 7 + [False] * 3}
+    for name, hits in runs.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows(hits)))
+    a, b = (",".join(str(tmp_path / f"{x}{i}.jsonl") for i in (1, 2)) for x in "ab")
+    assert main([a, b]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "+10.00 points" in out[0] and "-10.00 points" in out[1]
+    assert out[2] == "over 2 trainings: +0.00 points on average (from -10.00 to +10.00), better in 1, worse in 1; 1 won / 1 lost"
+    assert main([a, str(tmp_path / "b1.jsonl")]) == 2
+    assert "2 baseline run(s) against 1" in capsys.readouterr().err
