@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         return read_predictions(p)
 
     def command() -> None:
-        a_runs, b_runs = args.a.split(","), args.b.split(",")
+        # a path that exists is one run even where its name holds a comma (a sweep's "method=tog,llm=none")
+        a_runs, b_runs = ([x] if Path(x).exists() else x.split(",") for x in (args.a, args.b))
         if len(a_runs) != len(b_runs):
             raise ValueError(f"{len(a_runs)} baseline run(s) against {len(b_runs)}: give one of each per seed, in the same order")
         pairs = []

@@ -96,3 +96,11 @@ def test_trainings_of_several_seeds_are_paired_by_place_and_summed_up(tmp_path, 
     assert out[2] == "over 2 trainings: +0.00 points on average (from -10.00 to +10.00), better in 1, worse in 1; 1 won / 1 lost"
     assert main([a, str(tmp_path / "b1.jsonl")]) == 2
     assert "2 baseline run(s) against 1" in capsys.readouterr().err
+
+
+def test_a_run_folder_whose_name_holds_a_comma_is_one_run(tmp_path, capsys):
+    for name, hits in (("0_method=tog,llm=none", [False] * 4), ("1_method=rra,llm=none", [True] * 4)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows(hits)))
+    assert main([str(tmp_path / "0_method=tog,llm=none"), str(tmp_path / "1_method=rra,llm=none")]) == 0
+    assert "+100.00 points" in capsys.readouterr().out
