@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 from rra.cli import run_command
-from rra.eval.paired import describe, paired_difference
-from rra.eval.report import read_predictions
+from rra.eval.paired import describe, paired_difference, read_run
 
 COLUMNS = [  # (metrics.json key, column title, format)
     ("n", "n", "{:.0f}"),
@@ -184,15 +183,8 @@ def paired_against(runs: list[dict], baseline: str) -> tuple[dict, list[dict]]:
         found = "no run" if not chosen else f"{len(chosen)} runs ({', '.join(r['label'] for r in chosen)})"
         raise ValueError(f"--baseline {baseline!r} names {found}; the runs are: {', '.join(r['label'] for r in runs)}")
     base = chosen[0]
-
-    def predictions(r: dict) -> list[dict]:
-        f = Path(r["dir"]) / "predictions.jsonl"
-        if not f.exists():
-            raise FileNotFoundError(f"{f}: a paired comparison needs each run's predictions.jsonl")
-        return read_predictions(f)
-
-    ref = predictions(base)
-    pairs = [{"label": r["label"], **paired_difference(ref, predictions(r), names=(base["label"], r["label"]))}
+    ref = read_run(base["dir"])
+    pairs = [{"label": r["label"], **paired_difference(ref, read_run(r["dir"]), names=(base["label"], r["label"]))}
              for r in runs if r is not base]
     return base, pairs
 
@@ -210,10 +202,9 @@ def compare(paths: list[str | Path], out: str | Path, title: str = "Comparison",
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = markdown_table(runs, title, skipped)
-    if paired:
-        table += "\n".join(paired_lines(*paired)) + "\n"
     record = {"runs": runs, "skipped": skipped}
     if paired:
+        table += "\n".join(paired_lines(*paired)) + "\n"
         record["paired"] = {"baseline": paired[0]["label"], "runs": paired[1]}
     (out / "compare.md").write_text(table)
     (out / "compare.json").write_text(json.dumps(record, indent=2))

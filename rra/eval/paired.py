@@ -27,7 +27,7 @@ import numpy as np
 
 from rra.cli import run_command
 from rra.eval.metrics import hit_at_1
-from rra.eval.report import read_predictions
+from rra.eval.report import PREDICTIONS, read_predictions
 
 
 def _keyed(predictions: list[dict], where: str) -> dict[str, dict]:
@@ -40,6 +40,15 @@ def _keyed(predictions: list[dict], where: str) -> dict[str, dict]:
             raise ValueError(f"{where}: row {i + 1} has neither a qid nor a question to pair it by")
         out[str(key)] = p
     return out
+
+
+def read_run(path: str | Path) -> list[dict]:
+    """A run's predictions: its predictions.jsonl, or the run folder that holds it."""
+    p = Path(path)
+    p = p / PREDICTIONS if p.is_dir() else p
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such predictions file (a paired comparison reads each run's {PREDICTIONS})")
+    return read_predictions(p)
 
 
 def sign_test(won: int, lost: int) -> float:
@@ -76,7 +85,8 @@ def paired_difference(a: list[dict], b: list[dict], metric: Callable[[dict], boo
 
 
 def describe(d: dict, a: str = "A", b: str = "B") -> str:
-    """One line: "B against A: +1.14 points (95% CI -0.2 to +2.5), 22 won / 12 lost of 880, p 0.12"."""
+    """One line: "B against A: +0.57 points (96.70 -> 97.27; 95% CI -0.68 to +1.82), 17 won / 12 lost of 880,
+    sign test p 0.458"."""
     left = f"; {d['only_a']} only in {a}, {d['only_b']} only in {b} (left out)" if d["only_a"] or d["only_b"] else ""
     return (f"{b} against {a}: {d['difference']:+.2f} points ({d['a']:.2f} -> {d['b']:.2f}; 95% CI "
             f"{d['ci95'][0]:+.2f} to {d['ci95'][1]:+.2f}), {d['won']} won / {d['lost']} lost of {d['n']}, "
@@ -106,13 +116,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    def read(path: str) -> list[dict]:
-        p = Path(path)
-        p = p / "predictions.jsonl" if p.is_dir() else p
-        if not p.exists():
-            raise FileNotFoundError(f"{p}: no such predictions file")
-        return read_predictions(p)
-
     def command() -> None:
         # a path that exists is one run even where its name holds a comma (a sweep's "method=tog,llm=none")
         a_runs, b_runs = ([x] if Path(x).exists() else x.split(",") for x in (args.a, args.b))
@@ -120,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"{len(a_runs)} baseline run(s) against {len(b_runs)}: give one of each per seed, in the same order")
         pairs = []
         for a, b in zip(a_runs, b_runs):
-            pairs.append(paired_difference(read(a), read(b), resamples=args.resamples, seed=args.seed, names=(a, b)))
+            pairs.append(paired_difference(read_run(a), read_run(b), resamples=args.resamples, seed=args.seed, names=(a, b)))
             print(describe(pairs[-1], a, b))
         if len(pairs) > 1:
             print(describe_trainings(over_trainings(pairs)))
