@@ -56,7 +56,7 @@ def test_breakdowns_per_hop_relation_and_any_field():
     assert types == {"r1", "r1 > r2", "r2 > r3", "r3"}
     assert {"hop", "question_type", "relation"} <= set(BREAKDOWNS)
     names = [t.name for t in build_tables(PREDS, ["hop", "shape"])]
-    assert names == ["predictions", "by_hop", "by_shape"]
+    assert names == ["predictions", "misses_by_wording", "by_hop", "by_shape"]
 
 
 def test_infer_logs_tables_and_charts_to_an_offline_wandb_run(trained_root, tmp_path, monkeypatch):
@@ -98,7 +98,7 @@ def test_infer_writes_tables_and_charts_for_the_csv_logger(trained_root, tmp_pat
     cfg = compose_cfg("infer", trained_root, ["limit=6", "llm=none", "logger=csv"])
     run_split(cfg, tmp_path / "out")
     folder = next(Path(cfg.paths.output_dir).rglob("predictions.csv")).parent
-    for name in ("predictions", "by_hop", "by_question_type", "by_relation"):
+    for name in ("predictions", "misses_by_wording", "by_hop", "by_question_type", "by_relation"):
         assert (folder / f"{name}.csv").is_file() and (folder / f"{name}.json").is_file()
     assert (folder / "by_hop.png").stat().st_size > 1000 and (folder / "summary.md").is_file()
     rows = json.loads((folder / "predictions.json").read_text())

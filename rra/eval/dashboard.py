@@ -1,6 +1,6 @@
 """What an infer run shows on a dashboard besides its scalars: a predictions table for error
-analysis and the metrics broken down by hop, question type and gold-path relation, as tables and
-bar charts; the run's summary.md beside them.
+analysis, the misses grouped by wording (rra.eval.misses), and the metrics broken down by hop,
+question type and gold-path relation, as tables and bar charts; the run's summary.md beside them.
 
 Tables are plain (columns, rows) so every logger gets the same thing: W&B (`wandb.Table`,
 `wandb.plot.bar`, the summary as an artifact and an HTML panel) and the CSV logger (CSV + JSON
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from rra.eval import misses
 from rra.eval.metrics import compute_metrics, hit_at_1, hit_at_1_strict, scored
 
 log = logging.getLogger(__name__)
@@ -113,9 +114,15 @@ def predictions_table(preds: Sequence[dict], max_rows: int = 2000) -> Table:
     return Table("predictions", PREDICTION_COLUMNS, rows)
 
 
+def misses_table(preds: Sequence[dict], max_rows: int = 2000) -> Table:
+    """The misses grouped by the question's wording and what answered it (rra.eval.misses), largest first."""
+    groups = misses.miss_groups(preds)[: max(0, int(max_rows))]
+    return Table("misses_by_wording", misses.COLUMNS, misses.rows(groups))
+
+
 def build_tables(preds: Sequence[dict], fields: Iterable[str] = ("hop", "question_type", "relation"),
                  max_rows: int = 2000) -> list[Table]:
-    return [predictions_table(preds, max_rows)] + [breakdown(preds, f) for f in fields]
+    return [predictions_table(preds, max_rows), misses_table(preds, max_rows)] + [breakdown(preds, f) for f in fields]
 
 
 # --- loggers ---------------------------------------------------------------------------------

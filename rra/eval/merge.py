@@ -20,7 +20,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from rra.eval import integrity, report, shards
+from rra.eval import integrity, misses, report, shards
 from rra.eval.metrics import compute_metrics
 from rra.eval.shards import ShardError
 
@@ -165,7 +165,7 @@ def write_merged(out: Path, dirs: list[Path], record: dict, manifest: dict, pred
              "output": str(out)}
     text = report.summary_markdown(metrics, f"rra infer: {method} on {manifest['split']} ({len(dirs)} shards merged)",
                                    setup, [d for d in preds if d.get("status") != "ok"], warnings,
-                                   [d for d in preds if d.get("status") == "ok"])
+                                   [d for d in preds if d.get("status") == "ok"], misses.miss_groups(preds))
     report.write_text(out / report.SUMMARY, text)
     return metrics
 

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from rra.records import Prediction
 
@@ -152,7 +152,9 @@ def md(text) -> str:
 
 def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None = None,
                      failures: Iterable[dict] = (), warnings: Iterable[str] = (),
-                     examples: Iterable[dict] = ()) -> str:
+                     examples: Iterable[dict] = (), miss_groups: Sequence = (), shown_misses: int = 10) -> str:
+    """The run's summary.md. `miss_groups`: rra.eval.misses.MissGroup, largest first; the first
+    `shown_misses` are tabled (the command that lists them all is named with the run's output)."""
     lines = [f"# {title}", ""]
     for w in warnings:
         lines += [f"> **Warning:** {md(w)}", ""]
@@ -183,6 +185,15 @@ def summary_markdown(metrics: dict, title: str = "rra run", setup: dict | None =
                   "count the top-ranked answer only."]
     lines += ["", "| status | questions |", "|---|---|"]
     lines += [f"| {s} | {c} |" for s, c in metrics.get("status", {}).items()]
+    groups = list(miss_groups)
+    if groups:
+        where = (setup or {}).get("output")
+        lines += ["", f"Misses by wording: {sum(g.misses for g in groups)} misses in {len(groups)} groups of the question's "
+                  f"wording (topics as [E], numbers as [N]) and what answered it; the largest "
+                  f"{min(len(groups), shown_misses)} (all: `python -m rra.eval.misses {where or 'OUTPUT_DIR'}`):", "",
+                  "| wording | answered with | missed | of | gold path |", "|---|---|---|---|---|"]
+        lines += [f"| {md(g.wording)} | {md(g.chosen)} | {g.misses} | {g.asked} | {md(g.gold or '')} |"
+                  for g in groups[:shown_misses]]
     shown = list(examples)[:3]
     if shown:
         lines += ["", "Example answers (ranked, with scores and evidence paths):", ""]

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from rra.config import build_graph, graph_description
 from rra.data.coverage import question_coverage
 from rra.data.dataset import SPLITS, Dataset
-from rra.eval import integrity, report, shards
+from rra.eval import integrity, misses, report, shards
 from rra.eval.metrics import compute_metrics
 from rra.methods import QAMethod
 from rra.records import Prediction, QAExample, Status
@@ -294,7 +294,7 @@ def _run_split(cfg: DictConfig, out: Path, spec: shards.ShardSpec | None = None)
     setup.update(method.describe())
     text = report.summary_markdown(metrics, f"rra infer: {metrics['method']} on {cfg.split}", setup,
                                    [d for d in preds if d.get("status") != "ok"], warnings,
-                                   [d for d in preds if d.get("status") == "ok"])
+                                   [d for d in preds if d.get("status") == "ok"], misses.miss_groups(preds))
     report.write_text(out / report.SUMMARY, text)
     log_to_loggers(cfg, metrics, preds, out / report.SUMMARY)
     if cfg.get("show_summary", True):
