@@ -71,10 +71,12 @@ class PretrainedReading:
         return out
 
     def rerank(self, masked: Sequence[str], found: list[list[tuple[tuple[str, ...], float]]],
-               text_of: Callable[[str], str], weight: float) -> list[list[tuple[tuple[str, ...], float]]]:
+               text_of: Callable[[str], str], weight: float,
+               novelty: Sequence[float] | None = None) -> list[list[tuple[tuple[str, ...], float]]]:
         """`found[i]`: question i's (path, log score) from the search; the same paths, their log
-        scores re-shared as the module says, best first."""
-        novelty = self.novelty(masked)
+        scores re-shared as the module says, best first. `novelty`: `self.novelty(masked)` where
+        already known."""
+        novelty = self.novelty(masked) if novelty is None else novelty
         out = []
         for q, paths, g in zip(masked, found, novelty):
             if len(paths) < 2 or g <= 0:

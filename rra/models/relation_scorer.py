@@ -91,7 +91,7 @@ def _top(scores: dict, k: int) -> list:
 
 
 def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequence[int | None] | None = None,
-                 min_ratio: float = 0.02) -> list[list[tuple[tuple[str, ...], float]]]:
+                 min_ratio: float | Sequence[float] = 0.02) -> list[list[tuple[tuple[str, ...], float]]]:
     """The `beam` best relation paths of each query i, of any length 1..max_hops (or exactly
     `lengths[i]` where given), with their log scores, best first.
 
@@ -100,19 +100,20 @@ def search_paths(n: int, beam: int, max_hops: int, step: StepFn, lengths: Sequen
     carries prefix + log P(r) + log P(go on) into the next step; at max_hops (or a given length) a
     path ends whatever the end head says. Lazy expansion: a prefix is encoded only while its score
     can still beat the k-th best path found so far (step log-probs are <= 0) and is within
-    `min_ratio` of the best finished path (a continuation fifty times less likely than the best
+    `min_ratio` (one for all queries, or one each) of the best finished path (a continuation fifty times less likely than the best
     path cannot change the answers), so a confident model costs one encoder pass per depth of
     the path it finds."""
     lengths = list(lengths) if lengths is not None else [None] * n
     k = max(1, beam)
-    floor = math.log(min_ratio) if min_ratio > 0 else float("-inf")
+    ratios = [min_ratio] * n if isinstance(min_ratio, (int, float)) else list(min_ratio)
+    floors = [math.log(r) if r > 0 else float("-inf") for r in ratios]
     finished: list[list[tuple[tuple[str, ...], float]]] = [[] for _ in range(n)]
     beams: list[list[tuple[tuple[str, ...], float]]] = [[((), 0.0)] for _ in range(n)]
 
     def bar(i: int) -> float:
         pool = sorted((s for _, s in finished[i]), reverse=True)
         kth = pool[k - 1] if len(pool) >= k else float("-inf")
-        return max(kth, pool[0] + floor) if pool else kth
+        return max(kth, pool[0] + floors[i]) if pool else kth
 
     for depth in range(max_hops):
         grown: dict[int, list] = {i: [] for i in range(n)}

@@ -784,14 +784,23 @@ class Retriever(L.LightningModule):
                 out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
             return out
 
+        novelty = None  # per question, how unlike the training wordings (pretrained_reading)
         if hops is None and phrases:
             found = self._paths_by_text(pooled, topk, step, text_of, batch_size)
         else:
+            prune = [self.hparams.prune_ratio] * len(masked)
+            if pretrained_reading > 0:
+                # a second reading chooses among the paths the search keeps, and pruning drops the continuations
+                # the trained end head made unlikely, the ones it may overrule ("the band that recorded [E] is from
+                # which country": artist, hometown, country after artist, hometown at P(end) near 1); so questions
+                # it will re-read are searched unpruned, the others as without it
+                novelty = self.pretrained_reader().novelty(masked)
+                prune = [0.0 if g > 0 else r for g, r in zip(novelty, prune)]
             found = search_paths(len(masked), topk, self.hparams.max_hops, step,
-                                 [hops] * len(masked) if hops is not None else None, self.hparams.prune_ratio)
+                                 [hops] * len(masked) if hops is not None else None, prune)
         if pretrained_reading > 0:  # paths read as phrases by name alone, as the pretrained encoder reads text
             names = relation_text if relation_text is not None else relation_phrase
-            found = self.pretrained_reader().rerank(masked, found, names, pretrained_reading)
+            found = self.pretrained_reader().rerank(masked, found, names, pretrained_reading, novelty)
         weight = self.hparams.hop_weight if hop_weight is None else hop_weight
         results = []
         for i, paths in enumerate(found):

@@ -77,7 +77,7 @@ def test_infer_setting_reaches_the_search_and_reorders_an_unfamiliar_question(tr
     monkeypatch.setattr(model, "_pretrained_reading", PretrainedReading(tiny_encoder(), model.training_wordings))
     seen = []
     rerank = model._pretrained_reading.rerank
-    monkeypatch.setattr(model._pretrained_reading, "rerank", lambda *a, **k: seen.append(a[-1]) or rerank(*a, **k))
+    monkeypatch.setattr(model._pretrained_reading, "rerank", lambda *a, **k: seen.append(a[3]) or rerank(*a, **k))
     plain = PathRetrieval(model)
     reread = PathRetrieval(model, pretrained_reading=20.0)
     questions, topics = batch["question"][:4], batch["anchor"][:4]
@@ -86,6 +86,7 @@ def test_infer_setting_reaches_the_search_and_reorders_an_unfamiliar_question(tr
     assert seen == [20.0]
     odd = ["tell me please which person [Movie 3] was directed by"]
     a, b = plain.predict(odd, kg, ["Movie 3"])[0], reread.predict(odd, kg, ["Movie 3"])[0]
-    assert sorted(p.path for p in a) == sorted(p.path for p in b)  # the same paths, scored anew
-    assert sum(p.score for p in a) == pytest.approx(sum(p.score for p in b), rel=1e-4)
-    assert [p.score for p in a] != [p.score for p in b]
+    # a question it re-reads is searched unpruned (a second reading may overrule the end head)
+    assert {tuple(p.path) for p in a} <= {tuple(p.path) for p in b}
+    scores = {tuple(p.path): p.score for p in a}
+    assert any(abs(scores[tuple(p.path)] - p.score) > 1e-6 for p in b if tuple(p.path) in scores)

@@ -142,6 +142,14 @@ def test_search_stops_encoding_prefixes_that_cannot_matter():
     assert asked == [()]  # ("a",) scores 0.999*0.001 < the finished ("a",): never encoded
 
 
+def test_the_pruning_ratio_can_differ_by_query():
+    # ("a",) ends at 0.99: its continuation ("a", "c") scores 0.0099, under 0.02 of the finished ("a",)
+    table = {(): {"a": (1.0, 0.99)}, ("a",): {"c": (1.0, 0.99)}, ("a", "c"): {"d": (1.0, 0.5)}}
+    pruned, kept = search_paths(2, beam=3, max_hops=2, step=_steps(table), min_ratio=[0.02, 0.0])
+    assert [p for p, _ in pruned] == [("a",)]
+    assert [p for p, _ in kept] == [("a",), ("a", "c")]
+
+
 def test_dedupe_keeps_the_path_each_anchor_can_walk():
     """'the youngest member of [E]': clubs (players via ^plays_for) outnumber countries (via
     ^nationality) in training; a country cannot walk ^plays_for, so its questions keep their own
