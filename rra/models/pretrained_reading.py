@@ -15,7 +15,9 @@ pretrained cosine of at least FAMILIAR with one) and rises to 1 as the wording m
 wordings the scorer was trained on keep its reading (MetaQA's "who co-wrote films with [E]" had
 been re-read as co-starring, ungated), and a question worded as none of them leans on the
 pretrained reading. A checkpoint saved before it kept its training wordings (no `training_wordings`)
-re-reads every question.
+re-reads every question. The retriever searches a question it will re-read without pruning
+(rra.models.relation_scorer.search_paths' `min_ratio`), so the continuations the trained end head
+made unlikely are among the paths re-read.
 """
 from __future__ import annotations
 
