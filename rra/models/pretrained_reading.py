@@ -29,6 +29,7 @@ from torch.nn import functional as F
 from rra.models.path_predictor import path_phrase
 
 FAMILIAR = 0.9  # pretrained cosine with the nearest training wording at which a wording counts as trained
+CACHE_SIZE = 50_000  # question and path-phrase vectors kept (a server answers for long: bounded, oldest dropped)
 
 
 def _key(text: str) -> str:
@@ -37,7 +38,8 @@ def _key(text: str) -> str:
 
 class PretrainedReading:
     """The pretrained encoder (not a submodule of the retriever: no weights in its checkpoint) with
-    the training wordings' vectors and a cache of path phrases."""
+    the training wordings' vectors (encoded once, when first built: 489 wordings on the DBpedia-shaped
+    KG, about a second on a CPU) and a bounded cache of question and path-phrase vectors."""
 
     def __init__(self, encoder, training_wordings: Sequence[str] = (), batch_size: int = 256):
         self.encoder = encoder.eval()
@@ -57,7 +59,11 @@ class PretrainedReading:
         if not cache:
             return torch.stack([found[t] for t in texts])
         self.cache.update(found)
-        return torch.stack([self.cache[t] for t in texts])
+        out = torch.stack([self.cache[t] for t in texts])
+        if len(self.cache) > CACHE_SIZE:
+            for key in list(self.cache)[: len(self.cache) - CACHE_SIZE]:
+                del self.cache[key]
+        return out
 
     def novelty(self, masked: Sequence[str]) -> list[float]:
         """Per question, 0 (worded as a training question) .. 1 (unlike any, or no wordings kept)."""
