@@ -124,6 +124,22 @@ def length_groups(lengths: list[int]) -> list[list[int]]:
     return [[k for v in values[j:i] for k in by_length[v]] for j, i in reversed(bounds)]
 
 
+def encode_cached(encode, texts: list[str], cache: dict, batch_size: int = 256,
+                  limit: int | None = None) -> tuple[torch.Tensor, int]:
+    """`encode(texts)` of each distinct text not in `cache` (text -> vector) once, in batches of like
+    lengths; the vectors of `texts` stacked, and how many texts were encoded. `limit`: the cache
+    then keeps its newest `limit` entries."""
+    todo = sorted({t for t in texts if t not in cache}, key=len)
+    for b in range(0, len(todo), batch_size):
+        chunk = todo[b : b + batch_size]
+        cache.update(zip(chunk, encode(chunk)))
+    out = torch.stack([cache[t] for t in texts])
+    if limit is not None and len(cache) > limit:  # bounded: drop the oldest entries
+        for key in list(cache)[: len(cache) - limit]:
+            del cache[key]
+    return out, len(todo)
+
+
 def load_encoder(
     name: str = DEFAULT_ENCODER,
     config: dict | None = None,

@@ -12,9 +12,9 @@ How: the trained search's best paths keep their probability mass, shared anew in
 P(path) * exp(weight * novelty * cos(question, path phrase)), the cosine from the pretrained encoder.
 `novelty` is 0 for a question worded as a training question (its masked text among them, or a
 pretrained cosine of at least FAMILIAR with one) and rises to 1 as the wording moves away, so
-wordings the scorer was trained on keep its reading (MetaQA's "who co-wrote films with [E]" had
-been re-read as co-starring, ungated), and a question worded as none of them leans on the
-pretrained reading. A checkpoint saved before it kept its training wordings (no `training_wordings`)
+wordings the scorer was trained on keep its reading (ungated, a training wording the scorer had
+right at 0.98 was re-read as another path: docs/retriever.md), and a question worded as none of
+them leans on the pretrained reading. A checkpoint saved before it kept its training wordings (no `training_wordings`)
 re-reads every question. The retriever searches a question it will re-read without pruning
 (rra.models.relation_scorer.search_paths' `min_ratio`), so the continuations the trained end head
 made unlikely are among the paths re-read.
@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 import torch
 from torch.nn import functional as F
 
+from rra.models.encoder import encode_cached
 from rra.models.path_predictor import path_phrase
 
 FAMILIAR = 0.9  # pretrained cosine with the nearest training wording at which a wording counts as trained
@@ -51,19 +52,9 @@ class PretrainedReading:
 
     @torch.no_grad()
     def vectors(self, texts: list[str], cache: bool = True) -> torch.Tensor:
-        todo = [t for t in dict.fromkeys(texts) if not cache or t not in self.cache]
-        found = {}
-        for b in range(0, len(todo), self.batch_size):
-            chunk = todo[b:b + self.batch_size]
-            found.update(zip(chunk, F.normalize(self.encoder(chunk).float(), dim=-1)))
-        if not cache:
-            return torch.stack([found[t] for t in texts])
-        self.cache.update(found)
-        out = torch.stack([self.cache[t] for t in texts])
-        if len(self.cache) > CACHE_SIZE:
-            for key in list(self.cache)[: len(self.cache) - CACHE_SIZE]:
-                del self.cache[key]
-        return out
+        """Unit vectors of `texts`, kept in the bounded cache (cache=False: encoded apart, not kept)."""
+        unit = lambda chunk: F.normalize(self.encoder(chunk).float(), dim=-1)  # noqa: E731
+        return encode_cached(unit, texts, self.cache if cache else {}, self.batch_size, CACHE_SIZE)[0]
 
     def novelty(self, masked: Sequence[str]) -> list[float]:
         """Per question, 0 (worded as a training question) .. 1 (unlike any, or no wordings kept)."""

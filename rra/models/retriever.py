@@ -38,7 +38,7 @@ from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
-from rra.models.encoder import freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
+from rra.models.encoder import encode_cached, freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
 from rra.models.frontier import MAX_FRONTIER, Frontier, Transitions, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, beam_search, path_phrase, step_text
@@ -206,16 +206,8 @@ class Retriever(L.LightningModule):
         """Encode each distinct text once (masked templates repeat a lot), length-sorted batches.
         `cache` (text -> vector) carries encodings across calls; predict() passes its own, which
         training clears, since the weights change."""
-        cache = cache if cache is not None else {}
-        todo = sorted({t for t in texts if t not in cache}, key=len)
-        for b in range(0, len(todo), batch_size):
-            chunk = todo[b : b + batch_size]
-            cache.update(zip(chunk, self.encode(chunk)))
-        self.encoded_texts += len(todo)
-        out = torch.stack([cache[t] for t in texts])
-        if len(cache) > self.cache_size:  # bounded: drop the oldest entries
-            for key in list(cache)[: len(cache) - self.cache_size]:
-                del cache[key]
+        out, encoded = encode_cached(self.encode, texts, cache if cache is not None else {}, batch_size, self.cache_size)
+        self.encoded_texts += encoded
         return out
 
     def path_ids(self, path: Sequence[str], where: str = "") -> list[int]:
