@@ -53,7 +53,8 @@ from rapidfuzz import fuzz, process
 from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEntityError, inverse
 from rra.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
-from rra.text import BRACKETED, EDGE_PUNCT, UNSEGMENTED_CHAR, mention_forms, name_in_text, named_in_text, spans
+from rra.text import (BRACKETED, EDGE_PUNCT, UNSEGMENTED_CHAR, local_name, mention_forms, name_in_text, named_in_text,
+                      spans)
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +315,7 @@ def relation_vocabulary(kg: KnowledgeGraph) -> frozenset[str]:
     words = set()
     relations = kg.relation_types()
     for r in relations:
-        local = re.split(r"[/#]", r.rstrip("/#"))[-1]
+        local = local_name(r)
         local = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", local)
         words.update(w.casefold() for w in re.split(r"[\W_]+", local) if w)
     for name in kg.relation_labels(relations).values():

@@ -55,13 +55,18 @@ def relation_display(relation: str, names: Mapping[str, str] | None = None) -> s
     return f"{shown}{INVERSE_MARK}" if is_inverse(relation) else shown
 
 
+def local_name(iri: str) -> str:
+    """An IRI's last segment (`http://x/ontology/birthPlace` -> `birthPlace`); a plain name as it is."""
+    return re.split(r"[/#]", iri.rstrip("/#"))[-1]
+
+
 def relation_phrase(relation: str, names: Mapping[str, str] | None = None) -> str:
     """`directed_by` -> "directed by"; `^directed_by` -> "directed by (reverse)"; URIs -> local name."""
     named = _named(relation, names)
     if named:
         return f"{named.lower()}{INVERSE_MARK}" if is_inverse(relation) else named.lower()
     name = base_relation(relation)
-    name = re.split(r"[/#]", name.rstrip("/#"))[-1]  # http://x/ontology/birthPlace -> birthPlace
+    name = local_name(name)  # http://x/ontology/birthPlace -> birthPlace
     name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)  # camelCase -> camel Case
     name = re.sub(r"[_.\-]+", " ", name).strip().lower()
     return f"{name}{INVERSE_MARK}" if is_inverse(relation) else name

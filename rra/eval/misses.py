@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 
 from rra.cli import run_command
 from rra.eval.metrics import hit_at_1, scored
+from rra.text import local_name
 
 MASK = "[E]"
 NUMBER = re.compile(r"(?<![\w\[])[-+]?\d+(?:[.,:/-]\d+)*(?![\w\]])")  # 2015, 3.5, 1999-05-02: conditions' values
@@ -55,7 +56,7 @@ def short(relation: str) -> str:
     """An IRI's local name (`^http://dbpedia.org/ontology/artist` -> `^artist`); a name as it is."""
     inverse = relation.startswith("^")
     name = relation[1:] if inverse else relation
-    name = re.split(r"[/#]", name.rstrip("/#"))[-1] or name
+    name = local_name(name) or name
     return ("^" if inverse else "") + name
 
 
@@ -86,12 +87,12 @@ def chosen(p: dict) -> str:
 def miss_groups(predictions: Iterable[dict]) -> list[MissGroup]:
     """Labelled questions answered wrong (failures included), grouped by (wording, chosen), the
     largest groups first."""
-    labelled = [p for p in predictions if p.get("gold_answers")]
-    asked = Counter(wording(p) for p in labelled)
+    labelled = [(p, wording(p)) for p in predictions if p.get("gold_answers")]
+    asked = Counter(form for _, form in labelled)
     groups: dict[tuple[str, str], list[dict]] = {}
-    for p in labelled:
+    for p, form in labelled:
         if p.get("status", "ok") != "ok" or not hit_at_1(p):
-            groups.setdefault((wording(p), chosen(p)), []).append(p)
+            groups.setdefault((form, chosen(p)), []).append(p)
     out = []
     for (form, what), ps in groups.items():
         golds = Counter(_path(scored(p, "gold_path")) for p in ps if scored(p, "gold_path"))
