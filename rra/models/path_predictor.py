@@ -27,7 +27,7 @@ def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]",
 
 def path_phrase(path: Sequence[str], text_of: Callable[[str], str] | None = None) -> str:
     """A relation path read as one phrase ("doctoral advisor, affiliation, country"), to compare
-    with a question as a whole (rra.models.retriever.Retriever._paths_by_text)."""
+    with a question as a whole (rra.models.path_search.PathSearch._paths_by_text)."""
     return ", ".join((text_of or relation_phrase)(r) for r in path)
 
 

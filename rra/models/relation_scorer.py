@@ -15,7 +15,7 @@ compete in one beam (no hop count vetoes a length). Deciding the end with the st
 relation costs no encoder pass of its own: a path of L relations costs L passes, as the classifier's.
 
 `search_paths` is that beam search over any candidate function: the model supplies the candidates
-(graph frontier) and the step log-probabilities; see rra.models.retriever.Retriever.predict.
+(graph frontier) and the step log-probabilities; see rra.models.path_search.PathSearch.predict.
 """
 from __future__ import annotations
 

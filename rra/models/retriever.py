@@ -16,6 +16,10 @@ Why one LightningModule with a shared encoder and two heads, not two models:
   the head), so `Retriever.load(path)` is the whole loading story.
 - Multi-task training is a mild regulariser; the heads stay separate modules with their own loss.
 
+This file holds the LightningModule's heads, training and checkpoints. Two parts live beside it, in
+mixins the class inherits: rra.models.path_search (`predict`, the searches for relation paths) and
+rra.models.plan_ranking (the plan ranker's training step and `rank_plans`).
+
 Inference for the pipeline:
     model = Retriever.load("checkpoints/retriever/best.ckpt", map_location="cpu")
     preds = model.predict(["who directed [Alien]"], topk=3, kg=kg, topics=["Alien"])
@@ -25,28 +29,27 @@ from __future__ import annotations
 import logging
 import math
 import time
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 import lightning as L
 import torch
 from torch.nn import ModuleDict
-from torch.nn import functional as F
 from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
-from rra.models.encoder import encode_cached, freeze_lower, load_encoder, mean_pool, tokenizer_from_state, tokenizer_to_state
-from rra.models.frontier import MAX_FRONTIER, Frontier, Transitions, both_directions
+from rra.models.encoder import encode_cached, freeze_lower, load_encoder, tokenizer_from_state, tokenizer_to_state
+from rra.models.frontier import MAX_FRONTIER, Transitions
 from rra.models.hop_classifier import HopClassifier
-from rra.models.path_predictor import RelationPathPredictor, beam_search, path_phrase, step_text
-from rra.models.plan_ranker import PlanRanker, coverage_features, part_marks, phrase_hits, slot_regions, token_match
-from rra.models.relation_scorer import RelationScorer, search_paths
+from rra.models.path_predictor import RelationPathPredictor, step_text
+from rra.models.path_search import PathPrediction, PathSearch  # noqa: F401 (PathPrediction: re-exported)
+from rra.models.plan_ranker import PlanRanker
+from rra.models.plan_ranking import PlanRanking
+from rra.models.relation_scorer import RelationScorer
 from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_ENCODER
-from rra.text import mask_topic, pooled_plan_text, relation_phrase, without_direction
+from rra.text import mask_topic, relation_phrase
 
 log = logging.getLogger(__name__)
 
@@ -62,18 +65,7 @@ class RelationMismatchError(ValueError):
     """The checkpoint was trained on a KG with a different relation set."""
 
 
-@dataclass
-class PathPrediction:
-    path: list[str]  # relations, inverse ones written `^r`
-    score: float  # product of the step probabilities
-    hop: int  # path length the search was run for
-    hop_prob: float  # the hop classifier's probability of that length
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-class Retriever(L.LightningModule):
+class Retriever(PathSearch, PlanRanking, L.LightningModule):
     def __init__(
         self,
         relations: Sequence[str] | None = None,  # the training KG's (classifier head, no-graph fallback)
@@ -229,149 +221,6 @@ class Retriever(L.LightningModule):
             out["loss"] = out["loss"] + self.hparams.plan_loss_weight * loss
             out["plan_correct"] = correct
         return out
-
-    def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """The plan ranker's loss over the batch's ranking items. Questions and each item's first
-        positive (its label) with its modifier texts are encoded with gradients, so both sides of
-        the bi-encoder learn. The other candidates and modifiers (most are negatives, repeated
-        across the epoch) come from banks encoded without gradients once per epoch (`_plan_bank`,
-        `_part_bank`, emptied when an epoch starts unless validation just filled them with the same
-        weights: `_fresh_banks`): their backward pass, or an encoder pass per batch, would multiply
-        the ranker's cost for little."""
-        items = [(q, r) for q, r in zip(batch["question"], batch["ranking"]) if r]
-        learnt = sorted({r["positive"][0] for _, r in items})
-        banked = sorted({t for _, r in items for t in r["positive"] + r["negative"]} - set(learnt))
-        texts = learnt + banked
-        index = {t: i for i, t in enumerate(texts)}
-        questions, q_tokens, q_mask, q_regions = self._tokens([q for q, _ in items])
-        plans = self.encode([self._pooled(t) for t in learnt])
-        if banked:
-            plans = torch.cat([plans, self._banked(banked).to(plans.dtype)])
-        parts_of = {t: ps for _, r in items for t, ps in (r.get("parts") or {}).items()}
-        cands = [[index[t] for t in r["positive"] + r["negative"]] for _, r in items]
-        positive = [[True] * len(r["positive"]) + [False] * len(r["negative"]) for _, r in items]
-        uncovered = coverage_features([q for q, _ in items], texts, self.hparams.mask_token or "[E]")
-        parts = self._part_logits(q_tokens, q_mask, q_regions, [parts_of.get(t, []) for t in texts],
-                                  learnt={p for t in learnt for p in parts_of.get(t, [])}, bank=self._part_bank,
-                                  questions=[q for q, _ in items])
-        kind_of = {t: k for _, r in items for t, k in (r.get("kinds") or {}).items()}
-        weights = [r.get("weight", 1) for _, r in items]
-        typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], self._kind_bank)
-        type_loss = None
-        if typed is not None:
-            kind_logits, index, plan_logits = typed
-            parts = _plus(parts, plan_logits)
-            kinds_in = lambda ts: sorted({index[kind_of[t]] for t in ts if t in kind_of})  # noqa: E731
-            type_loss = self.ranker.type_loss(kind_logits, [kinds_in(r["positive"] + r["negative"]) for _, r in items],
-                                              [kinds_in(r["positive"]) for _, r in items], weights)
-        loss, correct = self.ranker.loss(questions, plans, cands, positive, uncovered, parts, weights)
-        return (loss if type_loss is None else loss + type_loss), correct
-
-    def _tokens(self, texts: list[str], regions=slot_regions) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
-                                                                     torch.Tensor]:
-        """(pooled vectors, unit token vectors, mask of the real tokens: no padding, no [CLS]/[SEP],
-        `regions(text, offsets)` per token: a question's literal-slot regions, a modifier's
-        part_marks) of `texts`, in one encoder pass."""
-        enc = self.encoder
-        fast = getattr(enc.tokenizer, "is_fast", False)  # offsets need a fast tokenizer; else no regions
-        tok = enc.tokenizer(texts, padding=True, truncation=True, max_length=enc.max_length, return_tensors="pt",
-                            return_special_tokens_mask=True, return_offsets_mapping=fast)
-        special = tok.pop("special_tokens_mask").bool()
-        offsets = tok.pop("offset_mapping").tolist() if fast else [[(0, 0)] * special.shape[1]] * len(texts)
-        marks = torch.tensor([regions(t, o) for t, o in zip(texts, offsets)], dtype=torch.long)
-        device = next(enc.model.parameters()).device
-        tok = {k: v.to(device) for k, v in tok.items()}
-        hidden = enc.model(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"]).last_hidden_state
-        return mean_pool(hidden, tok["attention_mask"]), F.normalize(hidden.float(), dim=-1), \
-            tok["attention_mask"].bool() & ~special.to(device), marks
-
-    def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, q_regions: torch.Tensor,
-                     parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None,
-                     questions: Sequence[str] | None = None) -> torch.Tensor | None:
-        """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
-        `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
-        vectors come from `bank` (text -> (tokens, mask, part_marks)), encoded without gradients when
-        missing. `questions`: the n texts, for the phrasings written beside a literal (phrase_hits)."""
-        distinct = sorted({p for ps in parts for p in ps})
-        if not distinct:
-            return None
-        bank = self._part_cache if bank is None else bank
-        grad = [p for p in distinct if p in set(learnt)]
-        rest = [p for p in distinct if p not in set(learnt)]
-        todo = sorted((p for p in rest if p not in bank), key=len)
-        if todo:
-            with self._stable_encoder():
-                _, tokens, mask, marks = self._tokens(todo, part_marks)
-            bank.update({p: (tokens[k], mask[k], marks[k]) for k, p in enumerate(todo)})
-        rows: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-        if grad:
-            _, tokens, mask, marks = self._tokens(grad, part_marks)
-            rows += [(tokens[k], mask[k], marks[k]) for k in range(len(grad))]
-        rows += [bank[p] for p in rest]
-        width = max(int(m.shape[0]) for _, m, _ in rows)
-        p_tokens = torch.stack([F.pad(t, (0, 0, 0, width - t.shape[0])) for t, _, _ in rows])
-        p_mask = torch.stack([F.pad(m, (0, width - m.shape[0])) for _, m, _ in rows])
-        p_marks = torch.stack([F.pad(k, (0, 0, 0, width - k.shape[0])) for _, _, k in rows])
-        index = {p: k for k, p in enumerate(grad + rest)}
-        uses = torch.zeros(len(parts), len(distinct))
-        for j, ps in enumerate(parts):
-            for p in ps:
-                uses[j, index[p]] += 1
-        hits = None
-        if questions is not None and self.ranker.phrase_weight is not None:
-            order = grad + rest
-            hits = torch.tensor([[phrase_hits(q, p) for p in order] for q in questions], dtype=torch.float32)
-        return self.ranker.part_logits(token_match(q_tokens, q_mask, p_tokens, p_mask, q_regions, p_marks), uses, hits)
-
-    def _kind_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, kinds: Sequence[str | None],
-                     bank: dict | None = None) -> tuple[torch.Tensor, dict[str, int], torch.Tensor] | None:
-        """What the n questions ask for against the distinct kinds of m plans (`kinds`, None:
-        unknown): ((n, k) logits, kind -> column, (n, m) each plan's logit: its kind's), or None where the
-        ranker reads no answer types or no plan has a kind. A kind's vector is the mean of its words'
-        unit token vectors, encoded without gradients (a few dozen distinct texts) into `bank`
-        (training: one epoch's weights) or the inference cache."""
-        if self.ranker is None or self.ranker.type_query is None or not any(kinds):
-            return None
-        bank = self._kind_cache if bank is None else bank
-        distinct = sorted({k for k in kinds if k})
-        todo = [k for k in distinct if k not in bank]
-        if todo:
-            with self._stable_encoder():
-                _, tokens, mask, _ = self._tokens(todo)
-            for k, kind in enumerate(todo):
-                real = mask[k] if mask[k].any() else torch.ones_like(mask[k])
-                bank[kind] = F.normalize(tokens[k][real].mean(0), dim=-1)
-        index = {k: j for j, k in enumerate(distinct)}
-        uses = torch.zeros(len(kinds), len(distinct))
-        for j, kind in enumerate(kinds):
-            if kind:
-                uses[j, index[kind]] = 1.0
-        logits = self.ranker.kind_logits(q_tokens, q_mask, torch.stack([bank[k] for k in distinct]))
-        return logits, index, logits @ uses.T.to(logits.device)
-
-    @contextmanager
-    def _stable_encoder(self):
-        """Encode without gradients in eval mode (no dropout: one stable vector per text, the
-        banks' and caches' contract), then restore the encoder's mode."""
-        was = self.encoder.training
-        self.encoder.eval()
-        try:
-            with torch.no_grad():
-                yield
-        finally:
-            self.encoder.train(was)
-
-    def _pooled(self, plan_text: str) -> str:
-        return pooled_plan_text(plan_text, self.hparams.get("pooled_operators", True))
-
-    def _banked(self, texts: list[str]) -> torch.Tensor:
-        todo = sorted({t for t in texts if t not in self._plan_bank}, key=len)  # chunks of like lengths pad less
-        if todo:
-            with self._stable_encoder():
-                for b in range(0, len(todo), 256):
-                    chunk = todo[b:b + 256]
-                    self._plan_bank.update(zip(chunk, self.encoder([self._pooled(t) for t in chunk]).detach()))
-        return torch.stack([self._plan_bank[t] for t in texts])
 
     def _classifier_step(self, batch: dict) -> dict:
         """model_step for the paper's classifier head."""
@@ -666,305 +515,6 @@ class Retriever(L.LightningModule):
         warmup = int(hp.warmup_ratio * total) if math.isfinite(total) else 0
         return {"optimizer": optimizer, "lr_scheduler": warmup_schedule(optimizer, total, warmup, hp.schedule)}
 
-    # -- inference ---------------------------------------------------------------------------
-    def _search(self, questions: list[str], first_logits: torch.Tensor, lengths: list[int], beam: int,
-                query_question: list[int] | None = None, batch_size: int = 256, cache: dict | None = None,
-                allowed=None):
-        """Beam search for query j over question `query_question[j]` (default j) with `lengths[j]` steps.
-        `allowed(items)`: optional graph pruning over (question index, prefix) items."""
-        qq = query_question if query_question is not None else list(range(len(lengths)))
-
-        def score(items):
-            texts = [step_text(questions[qq[j]], [self.relations[r] for r in prefix], self.sep) for j, prefix in items]
-            return F.log_softmax(self.path_head(self.encode_unique(texts, batch_size, cache)).float(), -1)
-
-        allow = (lambda items: allowed([(qq[j], prefix) for j, prefix in items])) if allowed else None
-        first_logp = F.log_softmax(first_logits.float(), -1)[torch.tensor(qq, device=first_logits.device)]
-        return beam_search(first_logp, lengths, beam, score, allow)
-
-    def graph_pruner(self, kg, topics: Sequence[str | None], max_frontier: int | None = None):
-        """The classifier's `allowed` for beam search: relation ids with an instance from where a
-        prefix leads from question i's topic (rra.models.frontier; None: no pruning there)."""
-        return Frontier(kg, topics, max_frontier or self.hparams.max_frontier).allowed_ids(self.rel_index)
-
-    def relation_reader(self, relation_text=None):
-        """How this scorer reads a relation: as it was trained, with what the relation leads to
-        (`relation_kinds`: rra.text.RelationText.with_kinds) or by its name alone."""
-        if relation_text is None:
-            return relation_phrase
-        if self.hparams.get("relation_kinds", False) and hasattr(relation_text, "with_kinds"):
-            return relation_text.with_kinds()
-        return relation_text
-
-    def _prefix_reader(self, text_of):
-        """How a step text reads the relations already walked: with their direction mark, or without
-        it where `prefix_directions` is false. A query whose prefix says "(reverse)" resembles every
-        candidate that says it too, so a scorer that never saw a relation's reverse as a negative (a
-        training frontier rarely holds it) chooses it after a reversed step wherever a wide frontier
-        offers it (a film named after a year: `^release_year`). Without the mark, the prefix's names
-        pull the same way on candidates of the same name, unless `datamodule.inverse_negatives`
-        teaches direction too; together they were not better overall (docs/retriever.md).
-        Candidates always keep their mark."""
-        if self.hparams.get("prefix_directions", True):
-            return text_of
-        return lambda r: without_direction(text_of(r))
-
-    def _relation_vectors(self, relations: Sequence[str], text_of, batch_size: int = 256,
-                          after: tuple[str, ...] = ()) -> torch.Tensor:
-        """Unit vectors of the relations' texts, each text encoded once while the weights stay
-        (cleared at every training step). `after`: each relation read at the end of these walked
-        ones, the whole path as one phrase (length_rule path_text)."""
-        if hasattr(text_of, "prepare"):
-            text_of.prepare(relations)  # the relations' names and kinds in one batch of graph reads
-        texts = [path_phrase((*after, r), text_of) for r in relations] if after else [text_of(r) for r in relations]
-        todo = [t for t in dict.fromkeys(texts) if t not in self._relation_cache]
-        if todo:
-            self._relation_cache.update(zip(todo, F.normalize(self.encode_unique(todo, batch_size).float(), dim=-1)))
-        return torch.stack([self._relation_cache[t] for t in texts]) if texts else torch.zeros(0, self.encoder.dim)
-
-    def _scorer_predict(self, masked: list[str], pooled: torch.Tensor, hop_prob: torch.Tensor, topk: int,
-                        hops: int | None, batch_size: int, cache: dict | None, kg, topics, relation_text,
-                        hop_weight: float | None, pretrained_reading: float = 0.0) -> list[list[PathPrediction]]:
-        """Graph-constrained search with the relation scorer (see rra.models.relation_scorer).
-        Candidates at each step: the relations at the prefix's frontier from the question's topic;
-        where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
-        (both directions), else the training vocabulary."""
-        text_of = self.relation_reader(relation_text)
-        walked = self._prefix_reader(text_of)
-        frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
-        transitions = self._transitions_in(kg)
-        fallback: list[str] | None = None
-
-        def everything() -> list[str]:
-            nonlocal fallback
-            if fallback is None:
-                fallback = both_directions(kg.relation_types()) if kg is not None else list(self.relations)
-                if not fallback:
-                    raise ValueError("the relation scorer needs a graph to choose relations from (kg=..., topics=...)")
-            return fallback
-
-        scale = float(self.path_head.scale)
-        # path_text: every step compares the question alone with the path so far read as one phrase
-        phrases = self.hparams.get("length_rule", "end_head") == "path_text"
-
-        def step(items):
-            if frontier is not None:
-                frontier.prepare(items)  # the round's graph lookups in a few batched calls
-            cands_of = [frontier.relations(i, p) if frontier is not None else None for i, p in items]
-            if transitions is not None:  # the round's far-end reads in one batch
-                transitions.prepare({p[-1] for _, p in items if p},
-                                    {c for (_, p), cs in zip(items, cands_of) if p and cs for c in cs})
-            prefixed = [] if phrases else [(j, (i, p)) for j, (i, p) in enumerate(items) if p]
-            vectors: dict[int, torch.Tensor] = {j: pooled[i].float() for j, (i, p) in enumerate(items)
-                                                if phrases or not p}
-            if prefixed:
-                texts = [step_text(masked[i], p, self.sep, walked) for _, (i, p) in prefixed]
-                enc = self.encode_unique(texts, batch_size, cache).float()
-                vectors.update({j: enc[k] for k, (j, _) in enumerate(prefixed)})
-            out = []
-            for j, (i, p) in enumerate(items):
-                cands = everything() if cands_of[j] is None else cands_of[j]
-                if transitions is not None and p and cands:
-                    cands = transitions.keep(p[-1], cands)
-                if not cands:
-                    out.append({})
-                    continue
-                rel = self._relation_vectors(cands, text_of, batch_size, tuple(p) if phrases else ())
-                logp = F.log_softmax(scale * (rel @ F.normalize(vectors[j], dim=-1)), -1).tolist()
-                end = self.path_head.end_logits(vectors[j], rel)
-                lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
-                out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
-            return out
-
-        novelty = None  # per question, how unlike the training wordings (pretrained_reading)
-        if hops is None and phrases:
-            found = self._paths_by_text(pooled, topk, step, text_of, batch_size)
-        else:
-            prune = [self.hparams.prune_ratio] * len(masked)
-            if pretrained_reading > 0:
-                # a second reading chooses among the paths the search keeps, and pruning drops the continuations
-                # the trained end head made unlikely, the ones it may overrule ("the band that recorded [E] is from
-                # which country": artist, hometown, country after artist, hometown at P(end) near 1); so questions
-                # it will re-read are searched unpruned, the others as without it
-                novelty = self.pretrained_reader().novelty(masked)
-                prune = [0.0 if g > 0 else r for g, r in zip(novelty, prune)]
-            found = search_paths(len(masked), topk, self.hparams.max_hops, step,
-                                 [hops] * len(masked) if hops is not None else None, prune)
-        if pretrained_reading > 0:  # paths read as phrases by name alone, as the pretrained encoder reads text
-            names = relation_text if relation_text is not None else relation_phrase
-            found = self.pretrained_reader().rerank(masked, found, names, pretrained_reading, novelty)
-        weight = self.hparams.hop_weight if hop_weight is None else hop_weight
-        results = []
-        for i, paths in enumerate(found):
-            scored = []
-            for path, logscore in paths:
-                p_hop = float(hop_prob[i, len(path) - 1])
-                scored.append(PathPrediction(list(path), math.exp(logscore + weight * math.log(max(p_hop, 1e-12))),
-                                             len(path), p_hop))
-            results.append(sorted(scored, key=lambda x: -x.score))
-        return results
-
-    def pretrained_reader(self):
-        """The pretrained encoder this retriever was fine-tuned from (read by name: the packaged one
-        offline) with the wordings it trained on, loaded once."""
-        if self._pretrained_reading is None:
-            from rra.models.pretrained_reading import PretrainedReading
-
-            encoder = load_encoder(self.hparams.encoder).to(self.device)
-            self._pretrained_reading = PretrainedReading(encoder, self.training_wordings)
-        return self._pretrained_reading
-
-    def _transitions_in(self, kg) -> Transitions | None:
-        """What may follow each relation in `kg` (kept while the same graph is searched), or None
-        where the search leaves no composition out (no graph, `transition_floor` 0)."""
-        floor = float(self.hparams.get("transition_floor", 0.01))
-        if kg is None or floor <= 0:
-            return None
-        if self._transitions is None or self._transitions.kg is not kg or self._transitions.floor != floor:
-            self._transitions = Transitions(kg, floor)
-        return self._transitions
-
-    def _paths_by_text(self, pooled: torch.Tensor, k: int, step, text_of, batch_size: int) -> list[list[tuple]]:
-        """Paths whose length the question's words decide, for an end head that has not learnt when
-        a path ends (retriever=zero_shot: P(end) = 0.5 at every step, so the shortest path always
-        won and no 2- or 3-hop question was answered). `step` (phrases mode) scores a path so far by
-        the cosine of the question with the path read as one phrase ("doctoral advisor,
-        affiliation, country"); the `k` best paths of each length 1..max_hops by those step scores
-        are then ranked by that cosine less `length_penalty` per relation: a longer phrase shares
-        more words with any question, so a relation must raise the cosine by more than that to be
-        walked (0.08 was the best of those tried on two KGs, docs/retriever.md)."""
-        n = len(pooled)
-        pools: list[dict[tuple[str, ...], float]] = [{} for _ in range(n)]
-        for length in range(1, self.hparams.max_hops + 1):
-            for i, paths in enumerate(search_paths(n, k, length, step, [length] * n, 0.0)):
-                pools[i].update(paths)
-        scale, penalty = float(self.path_head.scale), float(self.hparams.get("length_penalty", 0.08))
-        found = []
-        for i, pool in enumerate(pools):
-            paths = list(pool)
-            if not paths:
-                found.append([])
-                continue
-            # the phrases' vectors are those the last step of each search encoded (cached, no new pass)
-            phrases = self._relation_vectors(paths, lambda path: path_phrase(path, text_of), batch_size)
-            cos = phrases @ F.normalize(pooled[i].float(), dim=-1)
-            fit = cos - penalty * torch.tensor([len(p) for p in paths], dtype=cos.dtype)
-            logp = F.log_softmax(scale * fit, -1).tolist()
-            found.append(sorted(zip(paths, logp), key=lambda c: (-c[1], len(c[0]), c[0]))[:k])
-        return found
-
-    @torch.no_grad()
-    def predict(
-        self,
-        questions: Sequence[str],
-        topk: int = 3,
-        hops: int | None = None,
-        try_second_hop: bool = False,
-        batch_size: int = 256,
-        topic_entities: Sequence[Sequence[str]] | None = None,
-        use_cache: bool = True,
-        kg=None,
-        topics: Sequence[str | None] | None = None,
-        graph_pruning: bool = True,
-        relation_text=None,
-        hop_weight: float | None = None,
-        pretrained_reading: float = 0.0,
-    ) -> list[list[PathPrediction]]:
-        """Top-`topk` relation paths per question, best first.
-
-        The scorer head searches the graph: kg + topics (each question's topic id) give every step
-        its candidates, `relation_text` how a relation reads (rra.text.RelationText; default its id
-        as words); `hop_weight` weighs the hop classifier's prior (default: the model's setting);
-        `pretrained_reading` > 0 re-reads the found paths of questions worded unlike training with the
-        pretrained encoder, at that weight (rra.models.pretrained_reading).
-        `hops` forces a length; `try_second_hop` and `graph_pruning` are the classifier's.
-
-        hops: None -> the hop classifier's choice; an int forces that length.
-        try_second_hop: also search the classifier's second-best length; those paths follow the
-            first length's (so a caller can fall back when the first ones have no KG instance).
-        topic_entities: per question, entity strings to mask when the question has no `[...]` span.
-        use_cache: reuse encodings of texts seen by earlier calls (bounded by `cache_size`); with
-            masked topic entities, templated questions then cost almost no encoder passes.
-        """
-        if hops is not None and not 1 <= hops <= self.hparams.max_hops:
-            raise ValueError(f"hops={hops} outside 1..{self.hparams.max_hops}")
-        was_training = self.training
-        if was_training:  # in training mode the weights may have changed since the last call
-            self._predict_cache.clear()
-        self.eval()
-        try:
-            mask_with = topic_entities or [()] * len(questions)
-            masked = [self.mask(q, t) for q, t in zip(questions, mask_with)]
-            cache = self._predict_cache if use_cache else None
-            pooled = self.encode_unique(masked, batch_size, cache)
-            if topics is not None and len(topics) != len(masked):
-                raise ValueError(f"predict: {len(topics)} topics for {len(masked)} questions")
-            if self.scorer:
-                hop_prob = self.hop_head(pooled).float().softmax(-1)
-                return self._scorer_predict(masked, pooled, hop_prob, topk, hops, batch_size, cache, kg, topics,
-                                            relation_text, hop_weight, pretrained_reading)
-            hop_rank, hop_prob = HopClassifier.predict(self.hop_head(pooled))
-            first_logits = self.path_head(pooled)
-            queries = []  # (question index, hop, hop probability)
-            for i in range(len(masked)):
-                if hops is not None:
-                    queries.append((i, hops, float(hop_prob[i][hop_rank[i] == hops])))
-                    continue
-                for rank in range(2 if try_second_hop and self.hparams.max_hops > 1 else 1):
-                    queries.append((i, int(hop_rank[i, rank]), float(hop_prob[i, rank])))
-            allowed = self.graph_pruner(kg, topics) if graph_pruning and kg is not None and topics else None
-            beams = self._search(masked, first_logits, [h for _, h, _ in queries], topk,
-                                 [i for i, _, _ in queries], batch_size, cache, allowed)
-            results: list[list[PathPrediction]] = [[] for _ in masked]
-            for (i, hop, p), found in zip(queries, beams):
-                results[i] += [
-                    PathPrediction([self.relations[r] for r in ids], math.exp(s), hop, p) for ids, s in found
-                ]
-            return results
-        finally:
-            self.train(was_training)
-
-    @torch.no_grad()
-    def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], parts=None, kinds=None,
-                   batch_size: int = 256, use_cache: bool = True) -> list[list[float]] | None:
-        """The plan ranker's logit of each candidate plan text (rra.text.plan_words) of each question
-        (rra.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.text.plan_parts), `kinds[i][j]`
-        what its results are (rra.plan_reads.KindCheck; None: unknown). None
-        when this retriever has no ranker (trained on chains only). Plan texts repeat across
-        questions: each is encoded once while the weights stay."""
-        if self.ranker is None:
-            return None
-        was_training = self.training
-        if was_training:
-            self._plan_cache.clear()
-            self._part_cache.clear()
-            self._kind_cache.clear()
-        self.eval()
-        try:
-            out = []
-            for b in range(0, len(questions), batch_size):
-                qs, ps = list(questions[b:b + batch_size]), plans[b:b + batch_size]
-                q, q_tokens, q_mask, q_regions = self._tokens(qs)
-                texts = sorted({t for row in ps for t in row})
-                if not texts:
-                    out += [[] for _ in qs]
-                    continue
-                vectors = self.encode_unique([self._pooled(t) for t in texts], batch_size,
-                                             self._plan_cache if use_cache else {})
-                index = {t: i for i, t in enumerate(texts)}
-                of = {t: p for row, prow in zip(ps, (parts or [])[b:b + batch_size]) for t, p in zip(row, prow)}
-                kind_of = {t: k for row, krow in zip(ps, (kinds or [])[b:b + batch_size]) for t, k in zip(row, krow)}
-                extra = self._part_logits(q_tokens, q_mask, q_regions, [of.get(t, []) for t in texts], questions=qs)
-                typed = self._kind_logits(q_tokens, q_mask, [kind_of.get(t) for t in texts], None if use_cache else {})
-                if typed is not None:
-                    extra = _plus(extra, typed[2])
-                logits = self.ranker.logits(q, vectors, coverage_features(qs, texts, self.hparams.mask_token or "[E]"),
-                                            extra)
-                out += [[float(logits[i, index[t]]) for t in row] for i, row in enumerate(ps)]
-            return out
-        finally:
-            self.train(was_training)
-
     # -- checkpoints -------------------------------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint["rra"] = {
@@ -1046,11 +596,6 @@ class Retriever(L.LightningModule):
         if strict:
             raise RelationMismatchError(message + " (strict_relations=true)")
         return message
-
-
-def _plus(a: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor | None:
-    """The sum of two optional logit tables (None: none)."""
-    return b if a is None else a if b is None else a + b
 
 
 def few(items: Sequence[str], n: int = 8) -> str:

@@ -274,7 +274,7 @@ class PathRetrieval:
         """The pretrained encoder alone as the relation scorer, no training (conf/retriever/zero_shot.yaml):
         relations ranked by the cosine of their names with the question. `length_rule`: path_text
         ranks paths of every length by the cosine of the question with the path read as one phrase,
-        less `length_penalty` per relation (rra.models.retriever.Retriever._paths_by_text); end_head
+        less `length_penalty` per relation (rra.models.path_search.PathSearch._paths_by_text); end_head
         leaves it to the untrained end head, which gives every step the same chance of ending, so
         the shortest path wins (before 2026-11-29). `relation_kinds`: a relation reads with what it
         leads to, where the graph says ("place of birth giving city"). `ckpt` is ignored."""

@@ -10,7 +10,7 @@ import pytest
 from rra.data.builtin import load_builtin_graph
 from rra.data.records import QAExample
 from rra.graph import NetworkXGraph, Triple
-from rra.models.retriever import PathPrediction
+from rra.models.path_search import PathPrediction
 from rra.pipeline.answer import GraphScorer, candidate_entities
 from rra.pipeline.method import RRAPipeline
 from rra.pipeline import plans

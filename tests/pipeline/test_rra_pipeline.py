@@ -7,7 +7,7 @@ from rra.llm import ScriptedLLM
 from rra.methods import QAMethod
 from rra.pipeline.method import RRAPipeline
 from rra.pipeline.retrieve import PathRetrieval
-from rra.models.retriever import PathPrediction
+from rra.models.path_search import PathPrediction
 from rra.pipeline.rewrite import LLMRewriter, Rewriter, TemplateRewriter
 
 
