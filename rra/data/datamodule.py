@@ -386,17 +386,7 @@ class RetrieverDataModule(L.LightningDataModule):
             # supervision), then how often it was the label. Per-question KG labels are noisy where
             # two relations reach the same answers (a film's director is often its writer); summed
             # over a template, the relation the question is about wins.
-            votes: dict[str, Counter] = {}
-            for e, x in zip(owners, items):
-                v = votes.setdefault(x["question"], Counter())
-                path = tuple(x["path"]) if x["path"] is not None else None
-                if e.extra.get("label_source") == "given" or x.get("focus") or path is None:
-                    v[path] += 1.0  # the dataset's own path (or a plan's), one full vote
-                    continue
-                v[path] += 1e-6  # tie-break: the most frequent label
-                for cand in e.extra.get("path_candidates") or ():
-                    if len(cand["path"]) <= self.max_hops:
-                        v[tuple(cand["path"])] += float(cand.get("f1", 0.0))
+            votes = self._votes(items, owners)
             items = []
             for q, v in votes.items():
                 path = v.most_common(1)[0][0]
@@ -621,7 +611,10 @@ class RetrieverDataModule(L.LightningDataModule):
         self.summary["walk_items"] = len(walked)
         return [{**w, "graph_key": None, "starts": [(w["anchor"], None)]} for w in walked]
 
-    def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
+    def _votes(self, items: list[dict], owners: list[QAExample]) -> dict[str, Counter]:
+        """Per masked wording, each path's vote: the summed answer-F1 of its questions' KG-derived
+        candidate paths, plus 1e-6 per question labelled with it (a tie-break: the most frequent
+        label); a dataset's own path, or a plan's, is one full vote."""
         votes: dict[str, Counter] = {}
         for e, x in zip(owners, items):
             v = votes.setdefault(x["question"], Counter())
@@ -633,6 +626,12 @@ class RetrieverDataModule(L.LightningDataModule):
             for cand in e.extra.get("path_candidates") or ():
                 if len(cand["path"]) <= self.max_hops:
                     v[tuple(cand["path"])] += float(cand.get("f1", 0.0))
+        return votes
+
+    def _vote(self, items: list[dict], owners: list[QAExample]) -> list[dict]:
+        """The scorer's de-duplication (see `_scorer_items`): per question, the best-voted path of its
+        wording that it can walk; one item per (wording, path)."""
+        votes = self._votes(items, owners)
         kept: dict[tuple, dict] = {}
         for e, x in zip(owners, items):
             path = tuple(x["path"]) if x["path"] is not None else None
