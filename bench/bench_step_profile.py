@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import torch
 
-from bench.common import Run, arguments, compose
+from bench.common import Run, arguments, retriever_and_data
 
 # the Retriever method whose encoder calls a part counts (the innermost one running wins)
 PARTS = {"_scorer_step": "scorer", "_ranking_step": "ranker plans", "_tokens": "ranker questions",
@@ -88,18 +88,9 @@ def counted(model, stats: dict):
 
 
 def profile(overrides: list[str], steps: int, seed: int = 0) -> dict:
-    from hydra.utils import instantiate
-
     from rra.models.schedule import adamw
-    from rra.training.run import build_datamodule
 
-    cfg = compose("train", overrides)
-    torch.manual_seed(seed)
-    datamodule = build_datamodule(cfg)
-    datamodule.setup("fit")
-    model = instantiate(cfg.model, **datamodule.model_kwargs())
-    if getattr(datamodule, "kg", None) is not None:
-        model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))
+    model, datamodule = retriever_and_data(overrides, seed)
     loader = datamodule.train_dataloader()
     batches = [b for _, b in zip(range(steps + 1), loader)]
     hp = model.hparams

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 import torch
 
-from bench.common import Run, arguments, compose
+from bench.common import Run, arguments, retriever_and_data
 from rra.config import cpu_precision
 
 
@@ -131,17 +131,7 @@ def same_function(model, initial: dict, batch: dict, variants: dict) -> dict:
 
 
 def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0, with_bf16: bool = True) -> dict:
-    from hydra.utils import instantiate
-
-    from rra.training.run import build_datamodule
-
-    cfg = compose("train", overrides)
-    torch.manual_seed(seed)
-    datamodule = build_datamodule(cfg)
-    datamodule.setup("fit")
-    model = instantiate(cfg.model, **datamodule.model_kwargs())
-    if getattr(datamodule, "kg", None) is not None:
-        model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))
+    model, datamodule = retriever_and_data(overrides, seed)
     loader = datamodule.train_dataloader()
     batches = [b for _, b in zip(range(steps), loader)]
     initial = copy.deepcopy(model.state_dict())

@@ -131,6 +131,25 @@ def compose(name: str, overrides: list[str] = (), root: str | Path | None = None
     return compose_config(name, [*quiet, *overrides], config_dir=REPO / "conf", root=root, output_dir=output_dir)
 
 
+def retriever_and_data(overrides: list[str], seed: int = 0):
+    """(model, datamodule) as train.py builds them from `python train.py OVERRIDES`: the datamodule
+    set up, the model made from its kwargs with the graph attached (validation decodes on it), torch
+    seeded first. For benchmarks that time a training step."""
+    import torch
+    from hydra.utils import instantiate
+
+    from rra.training.run import build_datamodule
+
+    cfg = compose("train", overrides)
+    torch.manual_seed(seed)
+    datamodule = build_datamodule(cfg)
+    datamodule.setup("fit")
+    model = instantiate(cfg.model, **datamodule.model_kwargs())
+    if getattr(datamodule, "kg", None) is not None:
+        model.attach_graph(datamodule.kg, getattr(datamodule, "relation_text", None))
+    return model, datamodule
+
+
 def infer_config(overrides: list[str]):
     """conf/infer.yaml composed with `overrides`: benchmarks build their methods from it
     (`instantiate(cfg.method, kg=..., llm=...)`) as infer.py does."""

@@ -18,16 +18,10 @@ def test_every_encoder_call_of_a_step_is_counted_under_its_part():
 
 
 def test_the_scorers_count_is_its_step_texts_and_relation_texts():
-    from hydra.utils import instantiate
-
-    from bench.common import compose
+    from bench.common import retriever_and_data
     from rra.models.retriever import Retriever
-    from rra.training.run import build_datamodule
 
-    cfg = compose("train", ["model=retriever_tiny", "datamodule.batch_size=8", "datamodule.plans=false"])
-    dm = build_datamodule(cfg)
-    dm.setup("fit")
-    model = instantiate(cfg.model, **dm.model_kwargs())
+    model, dm = retriever_and_data(["model=retriever_tiny", "datamodule.batch_size=8", "datamodule.plans=false"])
     batch = next(iter(dm.train_dataloader()))
     stats = defaultdict(lambda: [0, 0, 0.0, False])
     with counted(model, stats):
