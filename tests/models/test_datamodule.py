@@ -210,7 +210,7 @@ def test_training_topics_can_be_linked_from_the_text(monkeypatch):
 def test_a_plan_ranker_on_chain_only_data_when_asked_for():
     """plan_ranker=true: a set of chain questions trains a ranker over chains too, every question
     (none sampled away), at most CHAIN_RANKING_NEGATIVES wrong plans each; auto keeps it off."""
-    from rra.data.datamodule import CHAIN_RANKING_NEGATIVES
+    from rra.data.training_items import CHAIN_RANKING_NEGATIVES
 
     def ranked(setting):
         dm = RetrieverDataModule(Dataset(train=toy_questions(40, templates=4)), toy_kg(), val_fraction=0.0,
