@@ -36,7 +36,6 @@ class PathPrediction:
         return asdict(self)
 
 
-
 class PathSearch:
     """`predict` and the searches behind it; see the module docstring."""
 

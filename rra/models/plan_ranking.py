@@ -213,4 +213,3 @@ class PlanRanking:
 def _plus(a: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor | None:
     """The sum of two optional logit tables (None: none)."""
     return b if a is None else a if b is None else a + b
-

@@ -374,3 +374,29 @@ def test_word_dropout_leaves_words_out_in_training_only(tiny_kwargs):
     state = torch.get_rng_state()
     model._scorer_step(batch)
     assert seen[0] == model.mask(q) and torch.equal(torch.get_rng_state(), state)
+
+
+def test_validation_reads_relations_with_the_weights_it_validates(tiny_kwargs):
+    """Weights loaded in place between validations (the pretrained mix walks its alphas so, and the
+    test after training loads the published checkpoint) are validated as a fresh model with those
+    weights is: no relation vector encoded with the weights before is reused."""
+    L.seed_everything(0)
+    dm = RetrieverDataModule(Dataset(train=lambda: toy_questions(24), test=lambda: toy_questions(8, seed=1)), toy_kg,
+                             val_fraction=0.5, batch_size=8, dedupe=False, train_paths="given")
+    model = Retriever(**dm.model_kwargs(), **tiny_kwargs)
+    model.attach_graph(toy_kg(), dm.relation_text)
+    trainer = L.Trainer(logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    trainer.validate(model, datamodule=dm, verbose=False)  # encodes the relations with the first weights
+    torch.manual_seed(1)
+    other = {k: v + 0.5 * torch.randn_like(v) if k.startswith("encoder.") and v.is_floating_point() else v
+             for k, v in model.state_dict().items()}
+    model.load_state_dict(other)
+    again = trainer.validate(model, datamodule=dm, verbose=False)[0]
+    fresh = Retriever(**dm.model_kwargs(), **tiny_kwargs)
+    fresh.load_state_dict(other)
+    fresh.attach_graph(toy_kg(), dm.relation_text)
+    expected = trainer.validate(fresh, datamodule=dm, verbose=False)[0]
+    assert len(model.decoded) == len(fresh.decoded) > 0
+    assert [d["pred_path"] for d in model.decoded] == [d["pred_path"] for d in fresh.decoded]
+    assert again["val/path_acc"] == expected["val/path_acc"]
