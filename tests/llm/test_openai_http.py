@@ -26,6 +26,7 @@ def make_handler(state: FakeOpenAI):
 
         def send(self, code: int, payload, raw: bytes | None = None):
             body = raw if raw is not None else json.dumps(payload).encode()
+            self.done()  # before the reply: its client may send the next prompt before this thread runs again
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -41,11 +42,18 @@ def make_handler(state: FakeOpenAI):
                 nth = state.seen[text]
                 state.active += 1
                 state.max_active = max(state.max_active, state.active)
+            self.counted = True
             try:
                 self.respond(body, text, nth)
             except (BrokenPipeError, ConnectionResetError):  # the client timed out and left: expected
                 pass
             finally:
+                self.done()
+
+        def done(self):
+            """This request no longer counts as active (once, whichever of send and do_POST comes first)."""
+            if getattr(self, "counted", False):
+                self.counted = False
                 with state.lock:
                     state.active -= 1
 
