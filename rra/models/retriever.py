@@ -436,6 +436,13 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
         self._clear_banks()
         self._bank_step = -1
 
+    def load_state_dict(self, *args, **kwargs):
+        """As torch loads it, and nothing encoded with the weights before is reused: the pretrained mix
+        validates each alpha so, and the test after training loads the published checkpoint so."""
+        out = super().load_state_dict(*args, **kwargs)
+        self.weights_swapped()
+        return out
+
     def _clear_banks(self) -> None:
         self._plan_bank.clear()
         self._part_bank.clear()
@@ -459,15 +466,8 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
         self._fresh_banks()  # the banks are encoded anew with this epoch's weights
 
     def on_validation_epoch_start(self) -> None:
-        # weights may have been loaded in place since the last pass (the pretrained mix validates its alphas
-        # so): relation and plan vectors encoded before are not reused
-        self._forget_caches()
         self._fresh_banks()
         self.decoded = []
-
-    def on_test_epoch_start(self) -> None:
-        self._forget_caches()  # the test loads the published checkpoint in place
-        self._fresh_banks()
 
     def on_validation_epoch_end(self) -> None:
         """Also `val/retrieval_acc`, what checkpoints are chosen on (conf/task/retriever.yaml): the
