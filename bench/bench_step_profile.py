@@ -11,7 +11,8 @@ the share of the tokens with gradients each part holds (what the backward pass m
 
 Steps are taken as training takes them (from the same initial weights, the plan bank empty at the
 first, as at an epoch's start, so the bank's figure is that of an epoch's first `--steps` steps;
-`bank_texts_per_epoch` counts what one whole epoch encodes into it).
+`bank_texts_per_epoch` counts the distinct candidate texts an epoch's ranking items hold besides their
+labels: at most what one whole epoch encodes into it, since a batch encodes its own labels with gradients).
 
     python -m bench.bench_step_profile                     # the built-in KG, the default run's batches
     python -m bench.bench_step_profile data=files data.kb_path=DIR/kg.ttl data.train_file=... data.val_file=...
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 
 import torch
 
-from bench.common import Run, arguments, retriever_and_data
+from bench.common import Run, arguments, parameter_groups, retriever_and_data
 
 # the Retriever method whose encoder calls a part counts (the innermost one running wins)
 PARTS = {"_scorer_step": "scorer", "_ranking_step": "ranker plans", "_tokens": "ranker questions",
@@ -93,11 +94,7 @@ def profile(overrides: list[str], steps: int, seed: int = 0) -> dict:
     model, datamodule = retriever_and_data(overrides, seed)
     loader = datamodule.train_dataloader()
     batches = [b for _, b in zip(range(steps + 1), loader)]
-    hp = model.hparams
-    heads = [p for n, p in model.named_parameters() if not n.startswith("encoder.") and p.requires_grad]
-    encoder = [p for p in model.encoder.parameters() if p.requires_grad]
-    optimizer = adamw([{"params": heads, "lr": hp.head_lr}, {"params": encoder, "lr": hp.lr}], None,
-                      weight_decay=hp.weight_decay)
+    optimizer = adamw(parameter_groups(model), None, weight_decay=model.hparams.weight_decay)
     model.train()
     stats: dict = defaultdict(lambda: [0, 0, 0.0, False])
     split = {"forward": [], "backward": [], "optimizer": []}

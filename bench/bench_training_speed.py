@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 import torch
 
-from bench.common import Run, arguments, retriever_and_data
+from bench.common import Run, arguments, parameter_groups, retriever_and_data
 from rra.config import cpu_precision
 
 
@@ -70,11 +70,7 @@ def train_steps(model, initial: dict, batches: list, make_optimizer, autocast=nu
     model.train()
     model._plan_bank.clear()
     model._part_bank.clear()
-    hp = model.hparams
-    heads = [p for n, p in model.named_parameters() if not n.startswith("encoder.") and p.requires_grad]
-    encoder = [p for p in model.encoder.parameters() if p.requires_grad]
-    optimizer = make_optimizer([{"params": heads, "lr": hp.head_lr}, {"params": encoder, "lr": hp.lr}],
-                               weight_decay=hp.weight_decay)
+    optimizer = make_optimizer(parameter_groups(model), weight_decay=model.hparams.weight_decay)
     times, loss = [], float("nan")
     for batch in batches:
         start = time.perf_counter()

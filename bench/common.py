@@ -150,6 +150,15 @@ def retriever_and_data(overrides: list[str], seed: int = 0):
     return model, datamodule
 
 
+def parameter_groups(model) -> list[dict]:
+    """The retriever's optimizer groups as its configure_optimizers makes them: the heads at
+    `head_lr`, the encoder at `lr` (what a benchmark's hand-run training steps use)."""
+    hp = model.hparams
+    heads = [p for n, p in model.named_parameters() if not n.startswith("encoder.") and p.requires_grad]
+    encoder = [p for p in model.encoder.parameters() if p.requires_grad]
+    return [{"params": heads, "lr": hp.head_lr}, {"params": encoder, "lr": hp.lr}]
+
+
 def infer_config(overrides: list[str]):
     """conf/infer.yaml composed with `overrides`: benchmarks build their methods from it
     (`instantiate(cfg.method, kg=..., llm=...)`) as infer.py does."""

@@ -70,9 +70,9 @@ class TrainingItems:
                 items.append(item)
                 owners.append(e)
         if dedupe:
-            # Masked templates repeat (MetaQA: ~500 distinct masked questions in 39k). Keep each
-            # distinct masked question once, labelled with the path that explains its questions
-            # best overall: the sum over its questions of each candidate path's answer-F1 (from KG
+            # Masked templates repeat (a templated set: a few hundred distinct masked questions among
+            # tens of thousands). Keep each distinct masked question once, labelled with the path that
+            # explains its questions best overall: the sum over its questions of each candidate path's answer-F1 (from KG
             # supervision), then how often it was the label. Per-question KG labels are noisy where
             # two relations reach the same answers (a film's director is often its writer); summed
             # over a template, the relation the question is about wins.
