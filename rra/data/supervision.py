@@ -3,6 +3,8 @@
 For each question we enumerate the relation paths of length <= H from its (first) topic entity,
 in both directions (`^r` walks r backwards), and score each path by the answer-F1 of its end-entity
 set against the gold answers. The best path is the training target, its length the hop label.
+An answer given by a name that several nodes share (a film and a band both labelled "The Burning
+Compass") is one answer, which a path answers by reaching any of those nodes, as scoring reads it.
 A question that states its hop count (`QAExample.hops`) only gets paths of exactly that length:
 on KGs with inverse shortcuts a shorter path often reaches the same answers, and the question set
 knows better.
@@ -286,15 +288,27 @@ def _useful_relations(adj: Adjacency, end_relations: set[str] | None, max_hops: 
 
 
 def score_paths(
-    paths: dict[tuple[str, ...], set[str]], answers: Sequence[str], top_k: int | None = None
+    paths: dict[tuple[str, ...], set[str]], answers: Sequence, top_k: int | None = None
 ) -> list[dict]:
-    """Paths whose end set holds a gold answer, best first: (-F1, length, relation names)."""
-    gold = set(answers)
+    """Paths whose end set holds a gold answer, best first: (-F1, length, relation names).
+    `answers`: node ids, or per answer the nodes it names (`gold_groups`). An answer is hit when the
+    end set holds one of its nodes (recall: answers hit / answers); precision is the share of the end
+    set that is some answer's node. With one node per answer this is the F1 of the two sets."""
+    groups = [tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in answers]
+    shared = any(len(g) > 1 for g in groups)
+    nodes = {x for g in groups for x in g}
     scored = []
     for path, ends in paths.items():
-        hits = sum(1 for g in gold if g in ends)
+        if shared:
+            hits = sum(1 for g in groups if not ends.isdisjoint(g))
+            matched = len(ends & nodes) if hits else 0
+        else:
+            hits = matched = sum(1 for (g,) in groups if g in ends)
         if hits:
-            scored.append((-2.0 * hits / (len(ends) + len(gold)), len(path), path, hits, len(ends)))
+            # 2PR / (P + R) with P = matched / |ends|, R = hits / |groups|, in integers until the
+            # division: one node per answer gives 2 hits / (|ends| + |groups|) to the last bit
+            f1 = 2.0 * matched * hits / (matched * len(groups) + hits * len(ends))
+            scored.append((-f1, len(path), path, hits, matched, len(ends)))
     scored.sort()
     if top_k is not None:
         scored = scored[:top_k]
@@ -302,11 +316,11 @@ def score_paths(
         {
             "path": list(path),
             "f1": -neg_f1,
-            "precision": hits / n_end,
-            "recall": hits / len(gold),
+            "precision": matched / n_end,
+            "recall": hits / len(groups),
             "n_end": n_end,
         }
-        for neg_f1, _, path, hits, n_end in scored
+        for neg_f1, _, path, hits, matched, n_end in scored
     ]
 
 
@@ -346,7 +360,7 @@ def compute_candidates(
         for i in idx:
             hops = examples[i].hops if config.exact_hops else None
             result[i] = score_paths(paths if hops is None else by_length.get(hops, {}),
-                                    gold_nodes(examples[i]), config.top_k)
+                                    gold_groups(examples[i]), config.top_k)
     return result
 
 
@@ -391,6 +405,16 @@ def resolve_topic_names(kg, examples: Sequence[QAExample]) -> dict[str, int]:
     return counts
 
 
+def gold_groups(ex: QAExample) -> list:
+    """Per gold answer the KG nodes it names: a node id where it names one (or the data gave ids), a
+    tuple where a name several nodes share names them all; answers naming no node are left out,
+    and an answer naming the same nodes as an earlier one is the same answer."""
+    if not ex.answer_ids:
+        return list(ex.answers)
+    groups = (tuple(dict.fromkeys(ids)) for ids in ex.answer_ids if ids)
+    return list(dict.fromkeys(g[0] if len(g) == 1 else g for g in groups))
+
+
 def gold_nodes(ex: QAExample) -> list[str]:
     """The KG nodes of a question's gold answers: those its answers name (`answer_ids`), else the
     answers as given (KG ids)."""
@@ -415,7 +439,9 @@ def cache_key(kg, examples: Sequence[QAExample], config: SupervisionConfig) -> s
     }
     h.update(json.dumps(header, sort_keys=True).encode())
     for ex in examples:  # the question set: ids, topics, answers and stated hops, in order
-        h.update(json.dumps([ex.qid, ex.topic_entities[:1], gold_nodes(ex), ex.hops]).encode())
+        groups = gold_groups(ex)  # the nodes alone where each answer names one (the keys before groups)
+        gold = gold_nodes(ex) if all(isinstance(g, str) for g in groups) else groups
+        h.update(json.dumps([ex.qid, ex.topic_entities[:1], gold, ex.hops]).encode())
     return h.hexdigest()[:24]
 
 

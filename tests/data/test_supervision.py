@@ -219,3 +219,38 @@ def test_real_metaqa_sample(metaqa_root):
     assert rep.coverage == 1.0
     assert rep.per_hop["2"]["hop_label_counts"].get("2", 0) >= 95
     assert rep.gold_best_f1 >= 0.97 * rep.gold_known  # the qtype path is (one of) the best
+
+
+def test_an_answer_named_by_a_shared_label_is_one_answer():
+    """DBpedia has a film and a band both labelled "The Burning Compass". "Which band made the album
+    [Wandering Meridian]?" answered "The Burning Compass" names both nodes; the album's `artist` answers
+    it, and a walk that happens to end at the band (albums of the same release date) must not win by
+    counting the film as a second answer the 1-hop path missed."""
+    from rra.graph import NetworkXGraph
+    from rra.records import Triple
+
+    kg = NetworkXGraph(
+        [Triple("album", "artist", "band"), Triple("album", "release", "d1995"),
+         Triple("album2", "release", "d1995"), Triple("album2", "artist", "band"),
+         Triple("film", "director", "someone")],
+        labels={"band": "The Burning Compass", "film": "The Burning Compass", "album": "Wandering Meridian"})
+    (ex,) = exs = [QAExample("which band made the album [E]?", ["album"], ["The Burning Compass"])]
+    label_examples(kg, exs, cache_dir=None)
+    assert sorted(ex.answer_ids[0]) == ["band", "film"]
+    assert ex.relation_path == ["artist"]
+    best = ex.extra["path_candidates"][0]
+    assert best["f1"] == 1.0 and best["precision"] == 1.0 and best["recall"] == 1.0
+
+
+def test_shared_label_f1_counts_answers_not_nodes():
+    from rra.data.supervision import score_paths
+
+    paths = {("a",): {"x1"}, ("b",): {"x1", "x2"}, ("c",): {"x1", "y"}, ("d",): {"z"}}
+    got = {tuple(c["path"]): c for c in score_paths(paths, [("x1", "x2"), "z"])}
+    # each answer is hit or not; precision is the share of the end set that some answer names
+    assert got[("a",)]["recall"] == got[("b",)]["recall"] == 0.5 and got[("b",)]["precision"] == 1.0
+    assert got[("a",)]["f1"] == got[("b",)]["f1"] == pytest.approx(2 / 3)
+    assert got[("c",)]["precision"] == 0.5 and got[("c",)]["f1"] == pytest.approx(0.5)
+    # one node per answer: the F1 of two sets, to the last bit
+    plain = score_paths(paths, ["x1", "x2", "z"])
+    assert {tuple(c["path"]): c["f1"] for c in plain} == {("a",): 2 / 4, ("b",): 4 / 5, ("c",): 2 / 5, ("d",): 2 / 4}
