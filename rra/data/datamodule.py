@@ -182,13 +182,17 @@ class RetrieverDataModule(TrainingItems, L.LightningDataModule):
         # topics given by name train as answering reads them (per-question graphs name their topics
         # within each question's graph, which answers lookups only inside a question)
         if examples and not getattr(self.kg, "per_question", False):
-            from rra.data.supervision import resolve_topic_names
+            from rra.data.supervision import SupervisionConfig, resolve_topic_names
 
-            counts = resolve_topic_names(self.kg, examples)
+            # a shared name in training or validation: the entity whose paths reach the question's
+            # answers, as linking a training question would; the test reads names as answering does
+            config = SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics) if split != "test" else None
+            counts = resolve_topic_names(self.kg, examples, config, self._adjacency)
             if counts["by_name"]:
                 log.info("%s: %d topic entities given by name read as the KG's entities (%d names shared by "
-                         "several entities: the first lookup match taken; %d names not found)", split,
-                         counts["by_name"], counts["shared_name"], counts["not_found"])
+                         "several entities: per question the one with a path to an answer, %d of them not the "
+                         "first lookup match; %d names not found)", split,
+                         counts["by_name"], counts["shared_name"], counts["chosen_by_path"], counts["not_found"])
                 self.summary.setdefault("topics_by_name", {})[split] = counts
         if examples and self.link_topics is not None and any(not e.topic_entities for e in examples):
             shared = {"adjacency": self._adjacency} if self._adjacency is not None and \

@@ -380,29 +380,60 @@ def resolve_gold_answers(kg, examples: Sequence[QAExample]) -> None:
         ex.answer_ids = [[a] if a in labels else list(ids.get(a, [])) for a in ex.answers]
 
 
-def resolve_topic_names(kg, examples: Sequence[QAExample]) -> dict[str, int]:
+def resolve_topic_names(kg, examples: Sequence[QAExample], config: SupervisionConfig | None = None,
+                        adjacency: Adjacency | Callable[[], Adjacency] | None = None) -> dict[str, int]:
     """Topic entities a question file names instead of giving their ids ("Douglas Adams" for Q42, a
     spreadsheet's "Saint-Étienne-du-Lac"), replaced by the node that name finds with the lookups
-    answering and scoring use (the id itself, else the exact label, else the label in any case); a
-    name several entities share takes the first match, as linking a given name does. A name that
+    answering and scoring use (the id itself, else the exact label, else the label in any case). A
+    name several entities share (a film and a band both "The Burning Compass"): with `config`, per
+    question the first of them from which a path of the KG-derived supervision reaches one of its
+    answers, else (or without `config`) the first match, as linking a given name does. A name that
     finds nothing stays, so supervision counts that question's topic as missing. Returns how many
-    topics were read by name, how many of those names are shared, and how many were not found."""
+    topics were read by name, how many of those names are shared, how many questions took another
+    entity of a shared name than the first by its paths, and how many names were not found."""
     from rra.graph.answers import resolve_answers
 
     given = sorted({t for ex in examples for t in ex.topic_entities})
-    counts = {"by_name": 0, "shared_name": 0, "not_found": 0}
+    counts = {"by_name": 0, "shared_name": 0, "chosen_by_path": 0, "not_found": 0}
     if not given:
         return counts
     labels, ids = resolve_answers(kg, given)
     found = {t: ids.get(t, [None])[0] for t in given if t not in labels}
+    shared = {t: list(dict.fromkeys(ids[t])) for t in found if len(set(ids.get(t, ()))) > 1}
     for t, hit in found.items():
         counts["by_name" if hit else "not_found"] += 1
-        counts["shared_name"] += len(ids.get(t, ())) > 1
-    if found:
-        for ex in examples:
-            if any(t in found for t in ex.topic_entities):
-                ex.topic_entities = list(dict.fromkeys(found.get(t) or t for t in ex.topic_entities))
+    counts["shared_name"] = len(shared)
+    if not found:
+        return counts
+    reaches = _reaches_answers(kg, config, adjacency) if shared and config is not None else None
+    for ex in examples:
+        if not any(t in found for t in ex.topic_entities):
+            continue
+        picked = []
+        for t in ex.topic_entities:
+            node = found.get(t) or t
+            if t in shared and reaches is not None:
+                node = next((e for e in shared[t] if reaches(e, ex)), node)
+                counts["chosen_by_path"] += node != found[t]
+            picked.append(node)
+        ex.topic_entities = list(dict.fromkeys(picked))
     return counts
+
+
+def _reaches_answers(kg, config: SupervisionConfig, adjacency) -> Callable[[str, QAExample], bool]:
+    """Whether a path of at most `config.max_hops` relations from an entity reaches one of a
+    question's answers (its answers resolved to nodes on first need)."""
+    adj = None
+
+    def reaches(entity: str, ex: QAExample) -> bool:
+        nonlocal adj
+        if not ex.answers:
+            return False
+        adj = adj or resolve_adjacency(kg, adjacency)
+        resolve_gold_answers(kg, [ex])
+        return adj.has(entity) and bool(path_candidates(adj, entity, gold_groups(ex), config))
+
+    return reaches
 
 
 def gold_groups(ex: QAExample) -> list:

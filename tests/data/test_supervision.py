@@ -254,3 +254,28 @@ def test_shared_label_f1_counts_answers_not_nodes():
     # one node per answer: the F1 of two sets, to the last bit
     plain = score_paths(paths, ["x1", "x2", "z"])
     assert {tuple(c["path"]): c["f1"] for c in plain} == {("a",): 2 / 4, ("b",): 4 / 5, ("c",): 2 / 5, ("d",): 2 / 4}
+
+
+def test_a_topic_named_by_a_shared_label_trains_from_the_entity_that_reaches_its_answers():
+    """A question file that names its topic ("who directed Atlas?") where a film and an album share
+    the name: the film, which the lookup finds second, is the one whose paths reach the answer, so
+    the question trains from it; with no path from either, or without a supervision config, the
+    lookup's first."""
+    from rra.data.supervision import resolve_topic_names
+    from rra.graph import NetworkXGraph
+    from rra.records import Triple
+
+    kg = NetworkXGraph([Triple("film/atlas", "director", "person/kim"), Triple("album/atlas", "artist", "band/tide")],
+                       labels={"film/atlas": "Atlas", "album/atlas": "Atlas", "band/tide": "The Tide",
+                               "person/kim": "Kim"})
+    plain = [QAExample("who directed Atlas?", ["Atlas"], ["Kim"])]
+    assert resolve_topic_names(kg, plain)["shared_name"] == 1
+    assert plain[0].topic_entities == ["album/atlas"]  # the lookup's first match
+    exs = [QAExample("which band made the album Atlas?", ["Atlas"], ["The Tide"]),
+           QAExample("who directed Atlas?", ["Atlas"], ["Kim"]),
+           QAExample("who painted Atlas?", ["Atlas"], ["Nobody"])]
+    counts = resolve_topic_names(kg, exs, SupervisionConfig(max_hops=2))
+    assert [e.topic_entities for e in exs] == [["album/atlas"], ["film/atlas"], ["album/atlas"]]
+    assert counts == {"by_name": 1, "shared_name": 1, "chosen_by_path": 1, "not_found": 0}
+    label_examples(kg, exs, cache_dir=None)
+    assert exs[0].relation_path == ["artist"] and exs[1].relation_path == ["director"]
