@@ -449,8 +449,7 @@ def link_training_topics(kg: KnowledgeGraph, examples: Sequence[QAExample], max_
     train.py hands it to the datamodule, which hands it the graph's adjacency it shares with the
     other labellers (rra.data.supervision.adjacency_once; else built here). Returns how many questions were linked to a topic with such a
     path, linked without one, or found no entity in their text."""
-    from rra.data.supervision import (SupervisionConfig, gold_nodes, path_candidates, resolve_adjacency,
-                                      resolve_gold_answers)
+    from rra.data.supervision import SupervisionConfig, first_reaching, resolve_adjacency, resolve_gold_answers
 
     todo = [ex for ex in examples if not ex.topic_entities]
     counts = {"linked": 0, "no_path": 0, "not_found": 0}
@@ -465,8 +464,7 @@ def link_training_topics(kg: KnowledgeGraph, examples: Sequence[QAExample], max_
         if not options:
             counts["not_found"] += 1
             continue
-        answers = gold_nodes(ex)
-        hit = next((e for e in options if any(c["f1"] > 0 for c in path_candidates(adj, e, answers, config))), None)
+        hit = first_reaching(adj, options, ex, config)
         first = hit or options[0]
         ex.topic_entities = [first] + [e for e in link.entities if e != first]
         ex.extra["topic_source"] = "linked"

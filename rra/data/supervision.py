@@ -405,35 +405,29 @@ def resolve_topic_names(kg, examples: Sequence[QAExample], config: SupervisionCo
     counts["shared_name"] = len(shared)
     if not found:
         return counts
-    reaches = _reaches_answers(kg, config, adjacency) if shared and config is not None else None
+    asked = [ex for ex in examples if any(t in shared for t in ex.topic_entities)] if config is not None else []
+    if asked:  # the answers of the questions a shared name is chosen for, in one batch of lookups
+        resolve_gold_answers(kg, asked)
+        adj = resolve_adjacency(kg, adjacency)
     for ex in examples:
         if not any(t in found for t in ex.topic_entities):
             continue
         picked = []
         for t in ex.topic_entities:
             node = found.get(t) or t
-            if t in shared and reaches is not None:
-                node = next((e for e in shared[t] if reaches(e, ex)), node)
+            if t in shared and asked:
+                node = first_reaching(adj, shared[t], ex, config) or node
                 counts["chosen_by_path"] += node != found[t]
             picked.append(node)
         ex.topic_entities = list(dict.fromkeys(picked))
     return counts
 
 
-def _reaches_answers(kg, config: SupervisionConfig, adjacency) -> Callable[[str, QAExample], bool]:
-    """Whether a path of at most `config.max_hops` relations from an entity reaches one of a
-    question's answers (its answers resolved to nodes on first need)."""
-    adj = None
-
-    def reaches(entity: str, ex: QAExample) -> bool:
-        nonlocal adj
-        if not ex.answers:
-            return False
-        adj = adj or resolve_adjacency(kg, adjacency)
-        resolve_gold_answers(kg, [ex])
-        return adj.has(entity) and bool(path_candidates(adj, entity, gold_groups(ex), config))
-
-    return reaches
+def first_reaching(adj: Adjacency, entities: Sequence[str], ex: QAExample, config: SupervisionConfig) -> str | None:
+    """The first of `entities` from which a path of at most `config.max_hops` relations reaches one
+    of the question's answers (resolved to nodes: `resolve_gold_answers`), or None."""
+    answers = gold_groups(ex)
+    return next((e for e in entities if path_candidates(adj, e, answers, config)), None)
 
 
 def gold_groups(ex: QAExample) -> list:
