@@ -4,6 +4,7 @@ that names the file and says what is wrong: unreadable, another kind of checkpoi
 newer version, or weights that do not fit the stored model config."""
 from __future__ import annotations
 
+import inspect
 import json
 import pickle
 import re
@@ -44,6 +45,24 @@ def read_checkpoint(path: str | Path, fmt: str, version: int, how_to_train: str,
     if "state_dict" not in ckpt:
         raise CheckpointError(f"{path}: checkpoint has no state_dict")
     return ckpt
+
+
+def build(cls, settings: dict, path: str | Path):
+    """`cls(**settings)`, the model a checkpoint's stored settings describe. A setting this code's
+    `cls` does not take (the checkpoint was written by another version of rra: a newer one, or a
+    branch) is a CheckpointError naming the file and the settings, not a TypeError from deep inside."""
+    params = inspect.signature(cls.__init__).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(settings) - set(params))
+        if unknown:
+            raise CheckpointError(
+                f"{path}: the checkpoint holds settings this version of rra does not know: {', '.join(unknown)}. "
+                "It was written by another version (a newer one, or a branch): answer with that version, or "
+                "retrain with this one (python train.py)")
+    try:
+        return cls(**settings)
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: cannot rebuild the model from the stored config: {e}") from e
 
 
 def load_weights(model: torch.nn.Module, ckpt: dict, path: str | Path, map_location="cpu") -> torch.nn.Module:

@@ -38,7 +38,7 @@ from torch.nn import ModuleDict
 from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
-from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
+from rra.models.checkpoint import CheckpointError, build, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
 from rra.models.encoder import encode_cached, freeze_lower, load_encoder, tokenizer_from_state, tokenizer_to_state
 from rra.models.frontier import MAX_FRONTIER, Transitions
 from rra.models.hop_classifier import HopClassifier
@@ -552,7 +552,7 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
             ckpt["state_dict"] = {k: v for k, v in ckpt["state_dict"].items() if not k.startswith("plan_head.")}
             log.warning("%s has plan heads of an earlier design (plan kinds as classes); it answers chains "
                         "only: retrain it (python train.py) for query plans", path)
-        model = load_weights(cls(**hp), ckpt, path, map_location)
+        model = load_weights(build(cls, hp, path), ckpt, path, map_location)
         model.training_wordings = list(info.get("training_wordings") or [])
         return model
 

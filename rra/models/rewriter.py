@@ -26,7 +26,7 @@ from torch.nn import functional as F
 from torchmetrics import MeanMetric, MinMetric
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-from rra.models.checkpoint import CheckpointError, load_weights, read_checkpoint
+from rra.models.checkpoint import CheckpointError, build, load_weights, read_checkpoint
 from rra.models.encoder import freeze_lower, tokenizer_from_state, tokenizer_to_state
 from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_LLM, load_pretrained, pretrained_config
@@ -290,11 +290,7 @@ class RewriterModule(L.LightningModule):
         hp = dict(ckpt.get("hyper_parameters", {}))
         hp.update(model_config=info["model_config"], pretrained=False, tokenizer_state=info["tokenizer"],
                   init_from=None)  # the stored weights already include what it started from
-        try:
-            model = cls(**hp)
-        except (TypeError, ValueError) as e:
-            raise CheckpointError(f"{path}: cannot rebuild the model from the stored config: {e}") from e
-        return load_weights(model, ckpt, path, map_location)
+        return load_weights(build(cls, hp, path), ckpt, path, map_location)
 
 
 def _read_checkpoint(path: str | Path) -> dict:

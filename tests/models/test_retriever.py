@@ -373,3 +373,14 @@ def test_frozen_embeddings_and_lower_blocks_get_no_gradient(tiny_kwargs):
     assert all(p.grad is not None for p in top.parameters())
     with pytest.raises(ValueError, match="train_last_layers must be >= 0"):
         make_model(tiny_kwargs, "scorer", train_last_layers=-1)
+
+
+def test_a_checkpoint_with_settings_this_version_does_not_know_names_them(tiny_kwargs, tmp_path):
+    path = tmp_path / "model.ckpt"
+    saved_checkpoint(tiny_kwargs, path)
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    ckpt["hyper_parameters"]["plan_kinds_untyped"] = True  # a setting of another version (a branch)
+    torch.save(ckpt, tmp_path / "other_version.ckpt")
+    with pytest.raises(CheckpointError, match=r"other_version\.ckpt.*does not know: plan_kinds_untyped.*another "
+                                              r"version"):
+        Retriever.load(tmp_path / "other_version.ckpt")
