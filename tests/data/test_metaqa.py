@@ -90,3 +90,22 @@ def test_real_metaqa_with_limit(metaqa_root):
     ntm = load_metaqa(metaqa_root, hops=(1,), split="dev", variant="ntm", limit=5)
     vanilla = load_metaqa(metaqa_root, hops=(1,), split="dev", limit=5)
     assert [e.answers for e in ntm] == [e.answers for e in vanilla]  # line-aligned paraphrases
+
+
+def test_metaqa_ntm_config_tests_the_paraphrases_and_trains_on_vanilla(compose_cfg):
+    cfg = compose_cfg("infer", ["data=metaqa_ntm"])
+    assert cfg.data.test.variant == "ntm" and list(cfg.data.test.hops) == [1]
+    assert cfg.data.train.get("variant", "vanilla") == "vanilla" and cfg.data.train.split == "dev"
+    assert cfg.data.semantics.topic_can_be_answer == "one_hop"  # MetaQA's answer rule, from data=metaqa
+
+
+@pytest.mark.shared_data
+def test_metaqa_ntm_config_loads_the_ntm_test_file(compose_cfg, metaqa_root):
+    from hydra.utils import instantiate
+
+    cfg = compose_cfg("infer", ["data=metaqa_ntm", f"data.root={metaqa_root}"])
+    ntm = instantiate(cfg.data.test)(limit=3)
+    vanilla = load_metaqa(metaqa_root, hops=(1,), split="test", limit=3)
+    assert [e.answers for e in ntm] == [e.answers for e in vanilla]
+    assert [e.question for e in ntm] != [e.question for e in vanilla]
+    assert all(e.source.endswith(f"ntm/qa_test.txt:{i + 1}") for i, e in enumerate(ntm))
