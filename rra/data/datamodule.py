@@ -189,10 +189,11 @@ class RetrieverDataModule(TrainingItems, L.LightningDataModule):
             config = SupervisionConfig(max_hops=self.max_hops, semantics=self.semantics) if split != "test" else None
             counts = resolve_topic_names(self.kg, examples, config, self._adjacency)
             if counts["by_name"]:
+                how = ("per question the one with a path to an answer, %d of them not the first lookup match"
+                       % counts["chosen_by_path"] if config is not None else "the first lookup match, as answering reads it")
                 log.info("%s: %d topic entities given by name read as the KG's entities (%d names shared by "
-                         "several entities: per question the one with a path to an answer, %d of them not the "
-                         "first lookup match; %d names not found)", split,
-                         counts["by_name"], counts["shared_name"], counts["chosen_by_path"], counts["not_found"])
+                         "several entities: %s; %d names not found)", split,
+                         counts["by_name"], counts["shared_name"], how, counts["not_found"])
                 self.summary.setdefault("topics_by_name", {})[split] = counts
         if examples and self.link_topics is not None and any(not e.topic_entities for e in examples):
             shared = {"adjacency": self._adjacency} if self._adjacency is not None and \
