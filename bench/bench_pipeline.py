@@ -93,8 +93,10 @@ def bench_metaqa(args, writer: Run) -> None:
     pipe = build_method(kg, None, rra_overrides(args) + ["rewriter=triple", "answer=graph",
                                                          f"answer.aggregate={args.aggregate}"])
     figures = {}
-    for hop in args.hops:
-        examples = load_metaqa(root, hops=[hop], split="test", variant=args.variant, limit=args.limit)
+    # every hop's file read before any is answered: a missing one (the NTM sets are 1-hop only) fails at once
+    by_hop = {hop: load_metaqa(root, hops=[hop], split="test", variant=args.variant, limit=args.limit)
+              for hop in args.hops}
+    for hop, examples in by_hop.items():
         key = f"{hop}hop" + ("" if args.variant == "vanilla" else f"_{args.variant}")
         key = f"{args.label}/{key}" if args.label else key
         cache = cache_file(f"metaqa_{key.replace('/', '_')}_graph{'_limit' + str(args.limit) if args.limit else ''}"
