@@ -1,6 +1,6 @@
 """Comparisons asked in words no training question used: the scholarly plans test set's 100
 comparison questions, each rewritten with a phrasing written for this benchmark (after the plan
-ranker's operator phrases, rra.text.OPERATOR_PHRASES, and none taken from the KG generator's
+ranker's operator phrases, rra.plans.text.OPERATOR_PHRASES, and none taken from the KG generator's
 templates: "newer than", "no lower than", "from N onwards", "through N", "exceeding", ...); the
 same anchors, literals and gold answers. Hits@1 with given topics.
 

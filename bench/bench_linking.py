@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.common import METAQA, RESULTS, Run, arguments, data_semantics, previous, write_json
 from rra.linking import distinct_entities, link_entities, relation_vocabulary
-from rra.text import strip_brackets
+from rra.text.questions import strip_brackets
 
 
 

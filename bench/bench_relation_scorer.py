@@ -262,7 +262,7 @@ def speed(ckpts: dict[str, str], data: str, hop: int | None, limit: int, extra: 
     from rra.config import build_graph
     from rra.data.dataset import Dataset
     from rra.models.retriever import Retriever
-    from rra.text import RelationText
+    from rra.text.relations import RelationText
 
     torch.set_num_threads(1)
     overrides = [f"data={data}"] + ([f"data.hop={hop}"] if hop else []) + list(extra)

@@ -35,7 +35,8 @@ from bench.common import RESULTS, Run, arguments, free_port, oxigraph_binary, wa
 
 from rra.data.supervision import label_examples
 from rra.graph import SparqlGraph, load_graph
-from rra.plan import Constraint, QueryPlan, execute
+from rra.plans.execution import execute
+from rra.plans.plan import Constraint, QueryPlan
 from rra.records import QAExample
 
 E, R, X = "http://rra.local/entity/", "http://rra.local/relation/", "http://www.w3.org/2001/XMLSchema#"

@@ -51,10 +51,11 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from rra.graph.base import TYPE_RELATIONS, GraphError, KnowledgeGraph, UnknownEntityError, inverse
-from rra.plan import literal_value
+from rra.plans.plan import literal_value
 from rra.records import AnswerSemantics, QAExample, Status
-from rra.text import (BRACKETED, EDGE_PUNCT, UNSEGMENTED_CHAR, local_name, mention_forms, name_in_text, named_in_text,
-                      spans)
+from rra.text.questions import BRACKETED
+from rra.text.relations import local_name
+from rra.text.spans import EDGE_PUNCT, UNSEGMENTED_CHAR, mention_forms, name_in_text, named_in_text, spans
 
 log = logging.getLogger(__name__)
 

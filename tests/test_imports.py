@@ -2,7 +2,7 @@
 ones inside functions (a lazy load of torch-heavy code) as much as those at the top of a module.
 
     entry points -> eval / serve -> methods (pipeline, baselines) -> steps (linking, retrieve,
-    rewrite, answer) -> models / llm / data -> text, embed -> graph -> records (+ resources, cli)
+    rewrite, answer) -> models / llm / data -> text, plans, embed -> graph -> records (+ resources, cli)
 
 A module may import from its own floor or any floor below it; a circle inside a floor is still
 an error. A new module lands on its package's floor (FLOORS below) or fails `test_every_module_has_a_floor`.
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOORS = {
     "rra": 0, "rra.records": 0, "rra.resources": 0, "rra.cli": 0, "rra.net": 0,
     "rra.graph": 1,
-    "rra.text": 2, "rra.embed": 2, "rra.plan": 2, "rra.plan_candidates": 2, "rra.plan_reads": 2,
+    "rra.text": 2, "rra.embed": 2, "rra.plans": 2,
     "rra.data": 3, "rra.llm": 3, "rra.models": 3,
     "rra.linking": 4, "rra.pipeline": 4,  # the RRA method's steps (retrieve, plans, rewrite, answer)
     "rra.methods": 5, "rra.pipeline.method": 5, "rra.baselines": 5,

@@ -9,10 +9,10 @@ import pytest
 
 from rra.data.builtin import builtin_questions, load_builtin_graph
 from rra.data.records import DataFormatError, QAExample
-from rra.plan import (Constraint, QueryPlan, Via, apply_condition, execute, focus_text, literal_value,
-                      question_literals)
-from rra.plan_candidates import answers_match, enumerate_plans
-from rra.plan_reads import Chain, PlanLimits
+from rra.plans.candidates import answers_match, enumerate_plans
+from rra.plans.execution import apply_condition, execute
+from rra.plans.plan import Constraint, QueryPlan, Via, focus_text, literal_value, question_literals
+from rra.plans.reads import Chain, PlanLimits
 
 WRITER, CITY = "person/ilse_pellinore", "city/vessmoor"
 RANGED = "person/marit_lindgrave"  # books of 1976, 1977, 1987, 1992
@@ -175,7 +175,7 @@ def test_a_batch_read_together_gives_each_question_the_plans_it_gets_alone(kg):
     """PlanReads.prefetch reads a batch's walks, classes, attributes and neighbourhoods together:
     on a SPARQL store the batch costs a few requests per hop and kind of read, not per question,
     and every question gets exactly the candidates (plans, answers, kinds) it gets alone."""
-    from rra.plan_reads import PlanReads
+    from rra.plans.reads import PlanReads
 
     store = load_builtin_graph("oxigraph")
     batch = _batch_of_questions(kg, 24)
@@ -301,7 +301,7 @@ def test_the_plan_ranker_trains_only_on_data_beyond_chains():
 
 
 def test_plan_texts_read_alike_for_every_question_of_a_form(kg):
-    from rra.text import plan_words, ranker_text
+    from rra.plans.text import plan_words, ranker_text
 
     a = ranker_text("which books by Ilse Pellinore came out between 1990 and 2000", ["Ilse Pellinore"])
     b = ranker_text("which books by Marit Lindgrave came out between 1971 and 1985", ["Marit Lindgrave"])
@@ -353,7 +353,7 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     import torch
 
     from rra.models.plan_ranker import PlanRanker, token_match
-    from rra.text import plan_parts
+    from rra.plans.text import plan_parts
 
     unit = torch.eye(4)
     q = torch.stack([unit[0], unit[1], torch.zeros(4)])[None]  # question words: a, b, padding
@@ -374,7 +374,7 @@ def test_modifiers_are_matched_word_by_word_against_the_question():
     assert plan_parts(first)[0] == "published in" and "the earliest" in plan_parts(first)[1].split(", ")
     assert plan_parts(QueryPlan([WRITER], [["^written_by"]], aggregate="count")) == ["how many, the number of"]
     # a count reads as its chain in the pooled vector: only its "how many" modifier tells them apart
-    from rra.text import plan_words, pooled_plan_text
+    from rra.plans.text import plan_words, pooled_plan_text
 
     count, chain = QueryPlan([WRITER], [["^written_by"]], aggregate="count"), QueryPlan([WRITER], [["^written_by"]])
     assert plan_words(count) != plan_words(chain)  # the plan's key
@@ -390,8 +390,8 @@ def test_each_condition_reads_the_words_around_its_own_literal():
 
     from rra.models.encoder import tiny_encoder
     from rra.models.plan_ranker import part_marks, slot_regions, token_match
-    from rra.plan import Constraint, QueryPlan
-    from rra.text import plan_parts
+    from rra.plans.plan import Constraint, QueryPlan
+    from rra.plans.text import plan_parts
 
     tok = tiny_encoder().tokenizer
 
@@ -529,7 +529,7 @@ def test_an_operator_is_read_by_its_best_matching_phrasing():
 
     from rra.models.encoder import tiny_encoder
     from rra.models.plan_ranker import part_marks, token_match
-    from rra.text import plan_parts
+    from rra.plans.text import plan_parts
 
     tok = tiny_encoder().tokenizer
     _, operator = plan_parts(QueryPlan(["i"], [["^staff"]], Constraint("h_index", ">", 4)), slots={"4": "[N1]"})
@@ -592,7 +592,7 @@ def test_the_ranker_reads_what_a_plan_returns_where_it_was_trained_to():
     """The kind is in the plan's text (what the pooled vector reads); supervision keeps it with each candidate, the data module writes it into the ranker's
     items, and a checkpoint trained before (no `plan_reads_kinds`) reads plans as it did."""
     from rra.data.plan_supervision import label_plans
-    from rra.text import plan_parts, plan_words
+    from rra.plans.text import plan_parts, plan_words
 
     plan = QueryPlan(["Acme"], [["headquarters"]])
     assert plan_words(plan, kind="city") == "[E] headquarters giving city"
@@ -650,7 +650,8 @@ def test_apply_condition_keeps_what_compare_keeps_for_every_operator_and_literal
     they are, with several values per entity."""
     import itertools
 
-    from rra.plan import COMPARISONS, compare
+    from rra.plans.execution import compare
+    from rra.plans.plan import COMPARISONS
 
     values = {"d1": [literal_value("1999-07-02")], "d2": [literal_value("2000-01-01"), literal_value("1998-12-31")],
               "n1": [1999.0], "n2": [1999.5, 12.0], "n3": [-3.0], "none": []}
@@ -667,7 +668,7 @@ def test_operators_are_left_to_the_word_match_not_the_pooled_vector():
     (matched word by word) tell them apart; a checkpoint without the setting reads them as before."""
     from rra.models.encoder import TINY_CONFIG
     from rra.models.retriever import Retriever
-    from rra.text import plan_words, pooled_plan_text
+    from rra.plans.text import plan_words, pooled_plan_text
 
     texts = [plan_words(QueryPlan(["a"], [["affiliation"]], [Constraint("hIndex", op, 5)]), slots={"5": "[N1]"})
              for op in (">", "<=")] + \
@@ -694,7 +695,7 @@ def test_an_operator_written_beside_its_literal_is_read_exactly():
     from rra.models.encoder import TINY_CONFIG
     from rra.models.plan_ranker import phrase_hits
     from rra.models.retriever import Retriever
-    from rra.text import plan_parts, plan_words
+    from rra.plans.text import plan_parts, plan_words
 
     def part(op, slot="[N1]"):
         return plan_parts(QueryPlan(["a"], [["^author"]], [Constraint("year", op, 5)]), slots={"5": slot})[1]

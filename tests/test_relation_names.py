@@ -5,7 +5,7 @@ import pytest
 from rra.graph import KGFormatError, NetworkXGraph, Triple
 from rra.llm import ScriptedLLM
 from rra.records import QAExample
-from rra.text import relation_display, relation_names, relation_phrase, relation_words
+from rra.text.relations import relation_display, relation_names, relation_phrase, relation_words
 
 NAMES = {"P50": "author", "P19": "place of birth"}
 

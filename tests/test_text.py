@@ -1,6 +1,7 @@
 """rra.text: the one place relations, questions and mentions are turned into text."""
-from rra.text import (find_mentions, mask_topic, normalize, normalize_answer, relation_display, relation_phrase,
-                      relation_words, strip_brackets)
+from rra.text.matching import find_mentions, normalize, normalize_answer
+from rra.text.questions import mask_topic, strip_brackets
+from rra.text.relations import relation_display, relation_phrase, relation_words
 
 
 def test_relations_read_three_ways_by_purpose():
@@ -34,7 +35,7 @@ def test_negated_comparatives_read_as_the_bound_they_mean():
     """"no lower than 7" is `>=`: read word by word it would match "lower than" (`<`) fully, so the
     plan ranker reads it as "at least"; a "no more" without a comparison is left alone, and so are
     the entities' names (masked first)."""
-    from rra.text import plain_comparatives, ranker_text
+    from rra.plans.text import plain_comparatives, ranker_text
 
     assert plain_comparatives("an h-index no lower than 7") == "an h-index at least 7"
     assert plain_comparatives("papers Not later than 2020, not before 1990") == "papers at most 2020, at least 1990"
@@ -44,7 +45,7 @@ def test_negated_comparatives_read_as_the_bound_they_mean():
 
 
 def test_a_walked_relation_reads_without_its_direction_mark_and_keeps_its_kind():
-    from rra.text import relation_phrase, without_direction
+    from rra.text.relations import relation_phrase, without_direction
 
     assert without_direction(relation_phrase("^directed_by")) == "directed by"
     assert without_direction("place of birth (reverse) giving person") == "place of birth giving person"

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from rra.graph.rdf import XSD, is_literal, iri_ref, literal, literal_id, split_literal
-from rra.plan import apply_condition, literal_value
+from rra.plans.execution import apply_condition
+from rra.plans.plan import literal_value
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"

@@ -21,7 +21,7 @@ the named intermediate changes the answer; an order has one extreme; yes/no are 
 answers are numbers as text ("7"), yes/no answers "yes" / "no". Anchors appear in the text in
 varying order. plans_train / plans_val hold answers only (chains mixed in); plans_test adds per row
 `shape`, `extra` = {kind, gold (the plan, see bench/kgs/common.py), template, seen_phrasing}, and,
-where rra's data contract can say the plan (rra/plan.py `plan_from_record`), `relation_paths` and
+where rra's data contract can say the plan (rra/plans/plan.py `plan_from_record`), `relation_paths` and
 `constraint` (chains: `relation_path` and `hops`). The gold plans of plans_train / plans_val are
 written apart, to gold/plans_{train,val}.jsonl, which no loader reads.
 """

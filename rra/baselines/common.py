@@ -1,5 +1,6 @@
 """What the baselines share: per-question LLM accounting, relation filters, triple text,
-topic-entity resolution and the final `Prediction` (relation text and prompts: rra.text)."""
+topic-entity resolution and the final `Prediction` (relation text and prompts: rra.text.relations,
+rra.text.prompts)."""
 from __future__ import annotations
 
 import fnmatch
@@ -12,7 +13,8 @@ from typing import Sequence
 from rra.graph.base import KnowledgeGraph, base_relation
 from rra.methods import QAMethod, failure_status
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import RelationNames, mentioned_entities, normalize, relation_display, relation_names
+from rra.text.matching import mentioned_entities, normalize
+from rra.text.relations import RelationNames, relation_display, relation_names
 
 # Schema / label relations carry no answer-bearing facts and would flood every step (Freebase's
 # type.object.name, RDF's rdf:type / rdfs:label, ...). Matched with fnmatch on the base relation.
@@ -102,7 +104,7 @@ class BaselineSettings(QAMethod):
     def __post_init__(self):
         self.mode = resolve_mode(self.name, self.mode, self.llm, self.encoder, self.needs_encoder_always)
         self.excluded = list(DEFAULT_EXCLUDED if self.excluded_relations is None else self.excluded_relations)
-        # the dataset's names for relation ids, else the KG's own, as RRA reads them (rra.text.RelationNames)
+        # the dataset's names for relation ids, else the KG's own, as RRA reads them (rra.text.relations.RelationNames)
         self.relation_names = RelationNames(relation_names(self.relation_labels), self.kg)
 
     def answer(self, example: QAExample) -> Prediction:

@@ -21,7 +21,9 @@ from rra.baselines.replies import parse_answers
 from rra.linking import link_entities
 from rra.graph.base import KnowledgeGraph, sample
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
+from rra.text.prompts import TRIPLES_ANSWER_PROMPT
+from rra.text.questions import strip_brackets
+from rra.text.relations import relation_phrase
 
 IDENTIFY_PROMPT = """List the named entities (people, movies, places, years, ...) mentioned in the question. Reply with the names only, separated by " | ".
 Example:

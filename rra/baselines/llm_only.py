@@ -7,7 +7,8 @@ import time
 from rra.baselines.common import read_answers, set_answers, start_prediction
 from rra.methods import QAMethod
 from rra.records import Prediction, QAExample, Trace
-from rra.text import OWN_KNOWLEDGE_PROMPT, strip_brackets
+from rra.text.prompts import OWN_KNOWLEDGE_PROMPT
+from rra.text.questions import strip_brackets
 
 
 class LLMOnly(QAMethod):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from rra.llm import parse as P
-from rra.text import find_mentions
+from rra.text.matching import find_mentions
 
 _NUMBER = r"(?:0?\.\d+|1(?:\.0+)?|0)"
 

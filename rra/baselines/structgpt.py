@@ -24,8 +24,9 @@ from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missin
 from rra.baselines.replies import parse_choices, parse_yes_no
 from rra.graph.base import inverse, sample, step_triple
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
-                      strip_brackets)
+from rra.text.prompts import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT
+from rra.text.questions import strip_brackets
+from rra.text.relations import relation_display, relation_phrase
 
 SELECT_PROMPT = """You are reading a knowledge graph to answer a question. Choose the relations (at most {k}) worth following next from the current entities. Reply with the relation names separated by ";".
 Example:

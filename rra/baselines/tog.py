@@ -26,8 +26,9 @@ from rra.baselines.common import (WalkSettings, excluded, knowledge_text, missin
 from rra.baselines.replies import parse_choices, parse_scores, parse_yes_no
 from rra.graph.base import sample, step_triple
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import (OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT, relation_display, relation_phrase,
-                      strip_brackets)
+from rra.text.prompts import OWN_KNOWLEDGE_PROMPT, TRIPLES_ANSWER_PROMPT
+from rra.text.questions import strip_brackets
+from rra.text.relations import relation_display, relation_phrase
 
 RELATION_PROMPT = """Please retrieve {width} relations (separated by semicolon) that contribute to the question and rate their contribution on a scale from 0 to 1 (the sum of the scores of {width} relations is 1).
 Example:

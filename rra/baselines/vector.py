@@ -28,7 +28,9 @@ from rra.baselines.common import BaselineSettings, excluded, read_answers, run_m
 from rra.baselines.kgqp import rank_facts
 from rra.graph.base import sample
 from rra.records import Prediction, QAExample, Status, Trace, Triple
-from rra.text import TRIPLES_ANSWER_PROMPT, relation_phrase, strip_brackets
+from rra.text.prompts import TRIPLES_ANSWER_PROMPT
+from rra.text.questions import strip_brackets
+from rra.text.relations import relation_phrase
 
 log = logging.getLogger(__name__)
 

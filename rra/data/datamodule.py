@@ -41,7 +41,7 @@ from rra.data.dataset import Dataset
 from rra.data.training_items import TrainingItems, beyond_chain
 from rra.graph.base import INVERSE_PREFIX, KnowledgeGraph, inverse
 from rra.records import QAExample
-from rra.text import normalize_answer
+from rra.text.matching import normalize_answer
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class RetrieverDataModule(TrainingItems, L.LightningDataModule):
                              "(rra.linking.link_training_topics); give a callable when building the datamodule yourself")
         self.link_topics = link_topics or None
         self.kinds_read = False  # set in setup: whether some training relation's text says what it leads to
-        self.relation_text = None  # rra.text.RelationText of the KG (scorer), set in setup
+        self.relation_text = None  # rra.text.relations.RelationText of the KG (scorer), set in setup
         self._topic_labels: dict[str, str] = {}  # topic id -> its label, what masking looks for in the text
         self._aliases_in_text: dict[tuple[str, str], str] = {}  # (question, topic) -> the name it is written by
         self.kg: KnowledgeGraph | None = None
@@ -380,9 +380,9 @@ class RetrieverDataModule(TrainingItems, L.LightningDataModule):
         # is labelled question by question, on its own subgraph)
         self._adjacency = None if getattr(self.kg, "per_question", False) else adjacency_once(self.kg)
         self.relations = relation_vocabulary(self.kg)
-        from rra.text import RelationText, relation_names
+        from rra.text.relations import RelationText, relation_names
 
-        from rra.plan_reads import KindCheck
+        from rra.plans.reads import KindCheck
 
         self.relation_text = RelationText(relation_names(self.dataset.relation_labels), self.kg, KindCheck(self.kg))
         train = self._load("train")

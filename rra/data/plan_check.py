@@ -20,7 +20,8 @@ from typing import Sequence
 
 from rra.graph.base import GraphError, UnknownEntityError, base_relation
 from rra.graph.literals import value_forms
-from rra.plan import QueryPlan, execute
+from rra.plans.execution import execute
+from rra.plans.plan import QueryPlan
 from rra.records import DataFormatError, QAExample
 
 log = logging.getLogger(__name__)

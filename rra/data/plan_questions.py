@@ -13,8 +13,8 @@ a `filter` phrase ("written by {e}") and the kind of answer (`noun`: "books"); f
     count:             "how many books did {e} write"      -> answer "3"
     yes_no:            "did {x} write {e}"                 -> answer "yes" / "no"
 
-Every question carries its gold plan (`extra["plan"]`, rra.plan.QueryPlan.to_dict()) and its shape;
-its answers are the plan executed on the KG (rra.plan.execute), and it is kept only when every part
+Every question carries its gold plan (`extra["plan"]`, rra.plans.plan.QueryPlan.to_dict()) and its shape;
+its answers are the plan executed on the KG (rra.plans.execution.execute), and it is kept only when every part
 of the plan matters (dropping an anchor, a condition or the named node changes the answers; an
 order has one extreme) and it has 1..max_answers answers; yes/no questions alternate yes and no.
 """
@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Sequence
 
 from rra.data.supervision import build_adjacency
-from rra.plan import Constraint, QueryPlan, Via, apply_condition, attribute_values, execute
+from rra.plans.execution import apply_condition, attribute_values, execute
+from rra.plans.plan import Constraint, QueryPlan, Via
 from rra.records import QAExample
 
 SHAPES = ("conjunction", "three_anchors", "comparison", "two_conditions", "anchors_condition", "order",

@@ -2,10 +2,10 @@
 of the other candidate plans are wrong (what the plan ranker, rra.models.plan_ranker, learns from).
 
 For a question with answers (ids or values, a count "7", "yes" / "no") the candidates are built as
-at inference (rra.plan_candidates.enumerate_plans), from the KG's own paths in place of the path
+at inference (rra.plans.candidates.enumerate_plans), from the KG's own paths in place of the path
 predictor's: per anchor, the paths that reach a gold answer (or, for a count, paths with that many
 results; for a yes/no, paths that could hold another entity the question names,
-rra.plan_reads.KindCheck), the best one walked a step further or stopped a step short, and a
+rra.plans.reads.KindCheck), the best one walked a step further or stopped a step short, and a
 seeded sample of its other short paths. Every candidate whose answers are exactly the gold ones explains the
 question; the **positives** are those of the fewest parts (`QueryPlan.complexity`: anchors,
 conditions, a named intermediate; an order only where the question has an order word, since one
@@ -15,7 +15,7 @@ positive. A plan the data gives (`extra["plan"]` from the question file) is the 
 
 Every question with candidates ends with `extra["plan_candidates"]` = {"positive": [plan dicts],
 "negative": [plan dicts]}, and every question with a plan with `extra["plan"]` (the positive that
-explains the most questions of the set, rra.text.plan_words read alike: a consistent label for the
+explains the most questions of the set, rra.plans.text.plan_words read alike: a consistent label for the
 path predictor's per-anchor items) and `extra["plan_source"]` (given | kg).
 
 Cost: chain questions whose chain label is exact cost next to nothing unless the set has other
@@ -34,11 +34,14 @@ from typing import Callable, Sequence
 
 from rra.data.supervision import (Adjacency, SupervisionConfig, _read_cache, _write_cache, enumerate_paths,
                                   resolve_adjacency)
-from rra.plan import QueryPlan, has_order_word, question_literals
-from rra.plan_candidates import Candidate, answers_match, enumerate_plans
-from rra.plan_reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
+from rra.plans.candidates import Candidate, answers_match, enumerate_plans
+from rra.plans.plan import QueryPlan, has_order_word, question_literals
+from rra.plans.reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanReads
+from rra.plans.text import plan_words, ranker_text
 from rra.records import QAExample
-from rra.text import mask_topic, mark_mentions, normalize_answer, plan_words, ranker_text, relation_phrase
+from rra.text.matching import normalize_answer
+from rra.text.questions import mask_topic, mark_mentions
+from rra.text.relations import relation_phrase
 
 YES_NO = frozenset({"yes", "no"})
 PLAN_SUPERVISION_VERSION = 14  # bump when the candidates or the ranker text change, so cached ones stop matching (7: yes/no chains by kind; 8: near misses; 9: result kinds; 10: a date against a year by its year; 11: conditions that keep every entity; 12: tied result kinds named by the most specific class; 13: answers given by label match their nodes, round trips to the anchor are no chain; 14: an attribute decided from entities that have it)
@@ -258,7 +261,7 @@ def _mentions(kg, ex: QAExample) -> list[str]:
 
 
 def ranker_question(ex: QAExample, mentions: Sequence[str], mask: str | None = "[E]") -> tuple[str, dict]:
-    """rra.text.ranker_text of a question (the same text at inference)."""
+    """rra.plans.text.ranker_text of a question (the same text at inference)."""
     return ranker_text(ex.question, mentions, mask)
 
 
@@ -359,7 +362,7 @@ def _keep(ex: QAExample, positives: list[QueryPlan], negatives: list[QueryPlan],
     if not positives:
         return
 
-    def record(p: QueryPlan) -> dict:  # with what its results are, which the ranker reads (rra.text.plan_words)
+    def record(p: QueryPlan) -> dict:  # with what its results are, which the ranker reads (rra.plans.text.plan_words)
         kind = kinds.get(p.key())
         return {**p.to_dict(), "kind": kind} if kind else p.to_dict()
 

@@ -11,7 +11,7 @@ JSONL (`.jsonl`), one object per line:
                                                         answers (op: > >= < <= = argmax argmin), or a list
      "via": {...}, "aggregate": "count" | "ask", "ask": id, "plan": {...}   optional (docs/query_plans.md)
      "shape": "conjunction"}                            optional: the question's shape, for per-shape metrics
-The plan keys are read by rra.plan.plan_from_record into `extra["plan"]`; absent, supervision
+The plan keys are read by rra.plans.plan.plan_from_record into `extra["plan"]`; absent, supervision
 derives the plan from the KG (rra.data.plan_supervision). A count question's answer is its number
 ("7"), a yes/no question's "yes" or "no".
 
@@ -130,7 +130,7 @@ def _example(
     extra = record.get("extra") or {}
     if not isinstance(extra, dict):
         raise DataFormatError(source, "extra must be an object", extra)
-    from rra.plan import plan_from_record
+    from rra.plans.plan import plan_from_record
 
     plan = plan_from_record(record, topics, path, source)
     if plan is not None:

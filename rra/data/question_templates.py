@@ -28,7 +28,7 @@ from typing import Sequence
 
 from rra.graph.base import is_inverse
 from rra.records import DataFormatError
-from rra.text import relation_words
+from rra.text.relations import relation_words
 
 SLOT = re.compile(r"\{(e|name|the(?: [^{}|]+?)? e)\}")
 AGREE = re.compile(r"\{([^{}|]*)\|([^{}|]*)\}")

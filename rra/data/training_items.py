@@ -14,7 +14,9 @@ from collections import Counter
 
 from rra.graph.base import GraphError, KnowledgeGraph, inverse, is_inverse
 from rra.records import QAExample
-from rra.text import mask_topic, names_in_text, relation_words
+from rra.text.questions import mask_topic
+from rra.text.relations import relation_words
+from rra.text.spans import names_in_text
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +113,7 @@ class TrainingItems:
     def _read_topic_labels(self, examples: list[QAExample]) -> None:
         """The KG's labels of the questions' topics, in one call, then the name each question writes
         its topic by where the text holds neither its label nor its id (an alias: "JFK" for the entity
-        labelled "John F. Kennedy"; rra.text.names_in_text), in one batched lookup for all of them. A
+        labelled "John F. Kennedy"; rra.text.spans.names_in_text), in one batched lookup for all of them. A
         per-question graph has no labels outside a question: its readers mark the topic in the text."""
         if self.kg is None or getattr(self.kg, "per_question", False):
             return
@@ -134,9 +136,9 @@ class TrainingItems:
     def _plan_items(self, e: QAExample, plan: dict) -> list[dict]:
         """Path items of a question whose plan is more than a chain: one per anchor of the plan, the
         question with that anchor in focus (`[E]`) and every other entity it names as `<e>`
-        (rra.plan.focus_text, as the pipeline asks the path predictor at inference), its path."""
-        from rra.plan import focus_text
-        from rra.text import mark_mentions
+        (rra.plans.plan.focus_text, as the pipeline asks the path predictor at inference), its path."""
+        from rra.plans.plan import focus_text
+        from rra.text.questions import mark_mentions
 
         named = list(dict.fromkeys(list(plan["anchors"]) + list(e.topic_entities)))
         labels = self._labels(e, named)
@@ -161,13 +163,14 @@ class TrainingItems:
     def _ranking_items(self, examples: list[QAExample], dedupe: bool) -> list[dict]:
         """The plan ranker's items: per question with candidate plans (rra.data.plan_supervision),
         what the ranker reads of it and the texts of its positive and negative plans
-        (rra.text.plan_words). With `dedupe`, questions that read alike and share their positives
+        (rra.plans.text.plan_words). With `dedupe`, questions that read alike and share their positives
         are one item, their negatives merged (at most MAX_RANKING_NEGATIVES)."""
         if not self.plan_ranker:
             return []
         from rra.data.plan_supervision import ranker_question
-        from rra.plan import QueryPlan
-        from rra.text import RelationText, plan_parts, plan_words, relation_names
+        from rra.plans.plan import QueryPlan
+        from rra.plans.text import plan_parts, plan_words
+        from rra.text.relations import RelationText, relation_names
 
         text_of = self.relation_text or RelationText(relation_names(self.dataset.relation_labels), self.kg)
         merged: dict[tuple, dict] = {}

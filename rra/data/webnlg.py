@@ -21,7 +21,7 @@ import lightning as L
 from torch.utils.data import DataLoader
 
 from rra.records import Triple
-from rra.text import linearise, template_text
+from rra.text.facts import linearise, template_text
 
 SPLITS = ("train", "dev", "test")
 TEST_FILE = "test/testdata_with_lex.xml"
@@ -119,7 +119,7 @@ def fixed_sample(entries: list[WebNLGEntry], n: int | None, seed: int = 0) -> li
 
 
 def template_verbaliser(triples: Sequence[Sequence[str]]) -> str:
-    """The pipeline's template text (`rra.text.template_text`) for (s, r, o) tuples or Triples."""
+    """The pipeline's template text (`rra.text.facts.template_text`) for (s, r, o) tuples or Triples."""
     return template_text([t if isinstance(t, Triple) else Triple(*t) for t in triples])
 
 

@@ -31,7 +31,7 @@ and collapse whitespace.
   (`pred_path`) equal the gold ones (`gold_hop`, `gold_path`); averaged
   only over questions where the gold is known (`n` given beside them).
 - **Per question shape** (`by_shape`): Hits@1 and F1 of each question shape apart (`gold_shape`:
-  the data's own `shape`, else from the question's gold or given plan, rra.plan), with the kinds of
+  the data's own `shape`, else from the question's gold or given plan, rra.plans.plan), with the kinds of
   plan the method chose for them (`predicted`); only when a run has questions of more than one
   shape. **Per plan kind** (`by_plan_kind`): the same by the plan the method chose (RRA with a
   plan ranker). A count is answered as a number ("3") and a yes/no as "yes" / "no": they match a
@@ -49,7 +49,7 @@ from typing import Iterable
 
 from rra.graph.literals import value_text
 from rra.records import Prediction
-from rra.text import normalize_answer
+from rra.text.matching import normalize_answer
 
 
 def as_dict(p: Prediction | dict) -> dict:
@@ -225,13 +225,13 @@ def compute_metrics(predictions: Iterable[Prediction | dict], wall_s: float | No
 
 
 def plan_kind(p: dict) -> str | None:
-    """The kind of plan the method answered with (rra.plan.QueryPlan.shape; "chain" for a chain),
+    """The kind of plan the method answered with (rra.plans.plan.QueryPlan.shape; "chain" for a chain),
     where it ranked plans; None otherwise."""
     return p.get("extra", {}).get("plan_kind") or (p.get("extra", {}).get("plan") or {}).get("shape")
 
 
 def _shape_order(shapes) -> list[str]:
-    from rra.plan import SHAPES
+    from rra.plans.plan import SHAPES
 
     order = list(SHAPES)
     return sorted(shapes, key=lambda s: (order.index(s) if s in order else len(order), s))

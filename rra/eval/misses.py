@@ -22,7 +22,7 @@ from typing import Iterable, Sequence
 
 from rra.cli import run_command
 from rra.eval.metrics import hit_at_1, scored
-from rra.text import local_name
+from rra.text.relations import local_name
 
 MASK = "[E]"
 NUMBER = re.compile(r"(?<![\w\[])[-+]?\d+(?:[.,:/-]\d+)*(?![\w\]])")  # 2015, 3.5, 1999-05-02: conditions' values

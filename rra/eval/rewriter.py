@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from rra.data.webnlg import WebNLGEntry
 from rra.models.rewriter import text_scores  # noqa: F401 (re-exported: the metric the model logs)
-from rra.text import linearise
+from rra.text.facts import linearise
 
 
 def evaluate_rewriter(

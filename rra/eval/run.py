@@ -149,7 +149,7 @@ def format_prediction(p: Prediction) -> str:
     if plan:  # a question beyond one chain: the plan that answered it, and its rivals
         lines.append(f"plan:     {plan['shape']}  (anchors: {', '.join(plan['anchors'])})")
     if p.extra.get("plans") and (plan or p.extra.get("plan_kind") not in (None, "chain")):
-        from rra.plan import QueryPlan
+        from rra.plans.plan import QueryPlan
 
         for d in p.extra["plans"][:3]:  # the chosen plan and its rivals
             lines.append(f"  {d['score']:.4f}  {QueryPlan.from_dict(d).describe()}  ({d['n_ends']} answers)")
@@ -474,8 +474,8 @@ GROUP_FIELDS = ("qtype", "question_type", "shape")
 
 def gold_shape(ex: QAExample) -> str:
     """The question's shape as the data says (`shape`, read into `extra["shape"]`), else from its
-    plan (rra.plan.question_shape), else by its number of topic entities."""
-    from rra.plan import question_shape
+    plan (rra.plans.plan.question_shape), else by its number of topic entities."""
+    from rra.plans.plan import question_shape
 
     if ex.extra.get("shape"):
         return ex.extra["shape"]

@@ -203,7 +203,7 @@ class KnowledgeGraph(ABC):
     def relation_ends(self, relations: Sequence[str], limit: int = RELATION_END_SAMPLE) -> dict[str, list[str]]:
         """For each relation (`^r`: r walked backwards), the first `limit` distinct nodes at its
         far end (the tails of r's facts; for `^r`, their heads), sorted: what a relation leads to,
-        so its results can be named ("city", "year": rra.plan_reads.KindCheck.relation_kinds).
+        so its results can be named ("city", "year": rra.plans.reads.KindCheck.relation_kinds).
         Default: one pass over every fact (in-memory graphs), the `limit` smallest ids of each;
         SPARQL backends ask the store for a bounded sample of each relation instead."""
         out: dict[str, set[str]] = {r: set() for r in dict.fromkeys(relations)}

@@ -35,7 +35,9 @@ from typing import Sequence
 from rra.graph.base import GraphError, base_relation
 from rra.llm.base import LLM, Prompt, prompt_to_text
 from rra.records import LLMReply, LLMUsage
-from rra.text import normalize_answer, relation_display, strip_brackets
+from rra.text.matching import normalize_answer
+from rra.text.questions import strip_brackets
+from rra.text.relations import relation_display
 
 MAX_LEVEL = 5000  # entities followed per gold-path step when the oracle learns a question
 

@@ -27,7 +27,7 @@ import re
 from typing import Any, Callable, Sequence
 
 from rra.records import Status
-from rra.text import find_mentions, normalize
+from rra.text.matching import find_mentions, normalize
 
 
 class ParseError(ValueError):
@@ -442,6 +442,6 @@ def match_candidates(items: Sequence[str], candidates: Sequence[str], cutoff: fl
 
 
 def find_candidates_in_text(text: str | None, candidates: Sequence[str]) -> list[str]:
-    """Candidates mentioned in the cleaned reply, ordered by first mention (rra.text.find_mentions:
+    """Candidates mentioned in the cleaned reply, ordered by first mention (rra.text.matching.find_mentions:
     whole words, a name inside a longer mentioned one does not count)."""
     return find_mentions(clean_reply(text), candidates)

@@ -6,7 +6,7 @@ entity masked) and a Linear(d -> |R|) head scores the next relation. A path's sc
 of its step probabilities; `beam_search` keeps the K best paths of a given length per question.
 
 `step_text` builds that text for training and inference alike (relations read by
-rra.text.relation_phrase).
+rra.text.relations.relation_phrase).
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rra.text import relation_phrase
+from rra.text.relations import relation_phrase
 
 def step_text(question: str, prefix: Sequence[str], sep: str = "[SEP]",
               text_of: Callable[[str], str] | None = None) -> str:
     """The encoder input for choosing the relation after `prefix` (already walked relations), each
-    read by `text_of` (rra.text.RelationText: the KG's or dataset's name), else as its id in words."""
+    read by `text_of` (rra.text.relations.RelationText: the KG's or dataset's name), else as its id in words."""
     return f" {sep} ".join([question, *((text_of or relation_phrase)(r) for r in prefix)])
 
 

@@ -22,7 +22,7 @@ from rra.models.frontier import Frontier, Transitions, both_directions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import beam_search, path_phrase, step_text
 from rra.models.relation_scorer import search_paths
-from rra.text import relation_phrase, without_direction
+from rra.text.relations import relation_phrase, without_direction
 
 
 @dataclass
@@ -61,7 +61,7 @@ class PathSearch:
 
     def relation_reader(self, relation_text=None):
         """How this scorer reads a relation: as it was trained, with what the relation leads to
-        (`relation_kinds`: rra.text.RelationText.with_kinds) or by its name alone."""
+        (`relation_kinds`: rra.text.relations.RelationText.with_kinds) or by its name alone."""
         if relation_text is None:
             return relation_phrase
         if self.hparams.get("relation_kinds", False) and hasattr(relation_text, "with_kinds"):
@@ -245,7 +245,7 @@ class PathSearch:
         """Top-`topk` relation paths per question, best first.
 
         The scorer head searches the graph: kg + topics (each question's topic id) give every step
-        its candidates, `relation_text` how a relation reads (rra.text.RelationText; default its id
+        its candidates, `relation_text` how a relation reads (rra.text.relations.RelationText; default its id
         as words); `hop_weight` weighs the hop classifier's prior (default: the model's setting);
         `pretrained_reading` > 0 re-reads the found paths of questions worded unlike training with the
         pretrained encoder, at that weight (rra.models.pretrained_reading).

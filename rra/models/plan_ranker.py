@@ -1,8 +1,8 @@
-"""The plan ranker: which candidate query plan (rra.plan_candidates) a question asks for.
+"""The plan ranker: which candidate query plan (rra.plans.candidates) a question asks for.
 
 A bi-encoder on the retriever's shared encoder, as the relation scorer is: the question (every
-named entity masked `[E]`, literals as their slots `[N1]`, rra.text.ranker_text) and each
-candidate plan's text (rra.text.plan_words: relations and attributes by their names, operators in
+named entity masked `[E]`, literals as their slots `[N1]`, rra.plans.text.ranker_text) and each
+candidate plan's text (rra.plans.text.plan_words: relations and attributes by their names, operators in
 words) are encoded, and a plan's logit is `scale * cos(q, p)` with a learnt scale: the pretrained
 encoder already ranks by similarity, and training moves the shared encoder itself (a projection of
 its own, at the heads' learning rate, drifted faster than the encoder could follow and dragged the
@@ -12,7 +12,7 @@ Beside the cosine, two learnt weights read what a pooled vector blurs: how many 
 the question names and of the literals it writes a plan leaves unused (`coverage`, counted from
 the two texts: `[E]` marks, `[N1]` slots). "papers by [E] and [E] at [E]" is then not answered by
 the intersection of two of its anchors, nor "after [N1]" by the plain chain, whatever the words.
-And each of a plan's modifiers is matched word by word (rra.text.plan_parts: an attribute's name
+And each of a plan's modifiers is matched word by word (rra.plans.text.plan_parts: an attribute's name
 "publication year", an operator "less than, before, fewer than, ... [N1]", an order's direction
 "the lowest, the earliest, ...", "how many, the number of"): each of its tokens' best cosine among
 the question's tokens, averaged (late interaction), and of a part's ", "-separated alternative
@@ -31,13 +31,13 @@ its literal in the question ("up to [N1]", "[N1] or earlier", "an h-index under 
 match alone read "publish up to [N1]" as "at least, since, ... [N1]" (1.35 against 0.70 for "at
 most, until, up to, ...") and the pooled vector, which learnt the training set's habits, preferred
 `>=` by about a logit for "an h-index above [N1]": 9 of the scholarly set's 100 comparisons. The
-words come from the plan's own modifier text (rra.text.OPERATOR_PHRASES), so a phrasing the list
+words come from the plan's own modifier text (rra.plans.text.OPERATOR_PHRASES), so a phrasing the list
 lacks, or another language, is read by the soft match alone, as before. Nothing about a plan is a
 class: a plan over relations, attributes or shapes never seen in training is scored like any
 other, from its words and what it uses.
 
 And what the question asks for against what a plan gives (`answer_types`, where the checkpoint has
-them and the KG says what a plan's results are: rra.plan_reads.KindCheck, "city", "stadium"): a
+them and the KG says what a plan's results are: rra.plans.reads.KindCheck, "city", "stadium"): a
 learnt attention over the question's tokens reads the words that name the answer ("in what *town*",
 "from which *country*"), and its cosine with the plan's kind (its words' mean token vector) adds
 `type_weight * (cos - type_offset)`, trained also on a loss of its own (`type_loss`). The pooled plan vector blurs this: the DBpedia-shaped KG's
@@ -63,7 +63,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-SLOT = re.compile(r"\[N(\d+)\]")  # a literal slot (rra.text.LITERAL_SLOT); group 1: its k
+SLOT = re.compile(r"\[N(\d+)\]")  # a literal slot (rra.plans.text.LITERAL_SLOT); group 1: its k
 
 
 def _marks(text: str, mask: str) -> tuple[int, frozenset]:
@@ -115,7 +115,7 @@ def slot_regions(text: str, offsets: Sequence[tuple[int, int]], slack: int = 1) 
 
 
 def part_marks(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Per token of a modifier's text (rra.text.plan_parts) (slot, alternative): the literal slot k
+    """Per token of a modifier's text (rra.plans.text.plan_parts) (slot, alternative): the literal slot k
     it must be read near (every real token of a part that writes a slot, a condition's operator;
     0 for parts without one, which read the whole question), and which of the part's ", "-separated
     alternative phrasings it belongs to (1, 2, ...; 0 for special tokens, the commas and the slot's
@@ -182,8 +182,8 @@ def _words(question: str) -> tuple[str, ...]:
 
 
 def phrase_hits(question: str, part: str, gap: int = 2) -> float:
-    """How exactly a condition's operator part ("at most, until, up to, ... [N1]": rra.text.plan_parts)
-    is written beside its literal's slot in `question` (rra.text.ranker_text): the most, over its
+    """How exactly a condition's operator part ("at most, until, up to, ... [N1]": rra.plans.text.plan_parts)
+    is written beside its literal's slot in `question` (rra.plans.text.ranker_text): the most, over its
     ", "-separated phrasings found right before the slot ("up to [N1]") or right after it ("[N1] or
     earlier"), of the phrasing's words / (1 + the words between it and the slot, at most `gap`, none
     of them a mark, and not where it sits right beside another literal). 0 for parts without a slot,

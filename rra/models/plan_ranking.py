@@ -18,7 +18,7 @@ from torch.nn import functional as F
 
 from rra.models.encoder import mean_pool
 from rra.models.plan_ranker import coverage_features, part_marks, phrase_hits, slot_regions, token_match
-from rra.text import pooled_plan_text
+from rra.plans.text import pooled_plan_text
 
 
 class PlanRanking:
@@ -82,7 +82,7 @@ class PlanRanking:
     def _part_logits(self, q_tokens: torch.Tensor, q_mask: torch.Tensor, q_regions: torch.Tensor,
                      parts: list[list[str]], learnt: Sequence[str] = (), bank: dict | None = None,
                      questions: Sequence[str] | None = None) -> torch.Tensor | None:
-        """(n, m) logits of the m plans' modifiers (rra.text.plan_parts) against n questions' tokens.
+        """(n, m) logits of the m plans' modifiers (rra.plans.text.plan_parts) against n questions' tokens.
         `learnt`: modifier texts encoded with gradients (training: the labels'); the others' token
         vectors come from `bank` (text -> (tokens, mask, part_marks)), encoded without gradients when
         missing. `questions`: the n texts, for the phrasings written beside a literal (phrase_hits)."""
@@ -171,9 +171,9 @@ class PlanRanking:
     @torch.no_grad()
     def rank_plans(self, questions: Sequence[str], plans: Sequence[Sequence[str]], parts=None, kinds=None,
                    batch_size: int = 256, use_cache: bool = True) -> list[list[float]] | None:
-        """The plan ranker's logit of each candidate plan text (rra.text.plan_words) of each question
-        (rra.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.text.plan_parts), `kinds[i][j]`
-        what its results are (rra.plan_reads.KindCheck; None: unknown). None
+        """The plan ranker's logit of each candidate plan text (rra.plans.text.plan_words) of each question
+        (rra.plans.text.ranker_text); `parts[i][j]`: plan j's modifier texts (rra.plans.text.plan_parts), `kinds[i][j]`
+        what its results are (rra.plans.reads.KindCheck; None: unknown). None
         when this retriever has no ranker (trained on chains only). Plan texts repeat across
         questions: each is encoded once while the weights stay."""
         if self.ranker is None:

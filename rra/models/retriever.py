@@ -49,7 +49,8 @@ from rra.models.plan_ranking import PlanRanking
 from rra.models.relation_scorer import RelationScorer
 from rra.models.schedule import adamw, warmup_schedule
 from rra.resources import DEFAULT_ENCODER
-from rra.text import mask_topic, relation_phrase
+from rra.text.questions import mask_topic
+from rra.text.relations import relation_phrase
 
 log = logging.getLogger(__name__)
 
@@ -99,17 +100,17 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
         prune_ratio: float = 0.02,  # scorer: a prefix this much less likely than the best finished path is not expanded
         plan_heads: bool = False,  # checkpoints of the earlier plan-head design (classes); their heads are not loaded
         plan_reads_kinds: bool = False,  # the ranker was trained on plan texts that say what their results are
-        # (rra.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
+        # (rra.plans.text.plan_words `kind`); the data sets it (datamodule.plan_kinds), older checkpoints read without
         plan_round_trips: bool = False,  # a chain back to its anchor is a plan: the training data asked such
         # questions (datamodule._answered_by_topic); older checkpoints and other data: no candidate
-        pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.text.pooled_plan_text);
+        pooled_operators: bool = True,  # the ranker's pooled plan vector reads operators (rra.plans.text.pooled_plan_text);
         # false leaves them to the word-matched modifiers (an option: not better in the runs made, docs/query_plans.md)
         operator_phrases: bool = False,  # the ranker also reads operator phrasings written beside a literal
         # (rra.models.plan_ranker.phrase_hits); conf/model/retriever.yaml sets it, older checkpoints read without
         answer_types: bool = False,  # the ranker reads what a question asks for against a plan's kind
         # (rra.models.plan_ranker.PlanRanker.kind_logits); conf/model/retriever.yaml sets it, older checkpoints read without
         relation_kinds: bool = False,  # the scorer reads what a relation leads to after its name ("place of birth
-        # giving city", rra.text.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
+        # giving city", rra.text.relations.KindedRelationText); the data sets it (datamodule.relation_kinds), older checkpoints read without
         prefix_directions: bool = True,  # the scorer's step text marks a walked relation read backwards "(reverse)";
         # false drops the mark from the prefix (`_prefix_reader`; an option, docs/retriever.md)
         length_rule: str = "end_head",  # scorer: how a path's length is chosen: "end_head" (the trained P(end)) or

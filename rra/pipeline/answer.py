@@ -25,7 +25,9 @@ from rra.llm.base import LLMError
 from rra.llm.parse import clean_reply, parse_choice, try_parse
 from rra.records import Status
 from rra.pipeline.retrieve import QuestionContext, Retrieval
-from rra.text import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, mentioned_entities, strip_brackets
+from rra.text.matching import mentioned_entities
+from rra.text.prompts import CHOICE_PROMPT, NO_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT
+from rra.text.questions import strip_brackets
 
 @dataclass
 class Answer:

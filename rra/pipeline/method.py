@@ -27,10 +27,11 @@ from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT
 from rra.methods import QAMethod, failure_status
 from rra.pipeline.plans import PlanChoice, PlanSearch, PlanSettings, retrieve_plan
 from rra.records import Prediction, QAExample, Status, Triple
-from rra.plan_reads import KindCheck  # what a relation leads to, for a scorer that reads it
+from rra.plans.reads import KindCheck  # what a relation leads to, for a scorer that reads it
 from rra.pipeline.retrieve import PathRetrieval, QuestionContext
 from rra.pipeline.rewrite import Rewriter
-from rra.text import RelationNames, RelationText, plan_sentence, relation_names
+from rra.plans.text import plan_sentence
+from rra.text.relations import RelationNames, RelationText, relation_names
 
 log = logging.getLogger(__name__)
 

@@ -1,18 +1,18 @@
 """Retrieve by query plan: candidate plans built from the graph around a question's anchors,
-ranked by the retriever's plan ranker, the best one executed (rra.plan.execute).
+ranked by the retriever's plan ranker, the best one executed (rra.plans.execution.execute).
 
 For each question of a batch (when the retriever has a plan ranker: trained on data beyond one
 chain, or on chains with `datamodule.plan_ranker=true`, the default):
 
 1. **chains**: the path predictor is asked once per linked anchor with that anchor in focus
-   (rra.plan.focus_text: the anchor `[E]`, the other named entities `<e>`); a question with one
+   (rra.plans.plan.focus_text: the anchor `[E]`, the other named entities `<e>`); a question with one
    anchor reuses the chain prediction it already has;
 2. **candidates**: every plan those chains, the question's literals and its named entities make
-   that executes to a non-empty result (rra.plan_candidates: chains, conjunctions of two or three
+   that executes to a non-empty result (rra.plans.candidates: chains, conjunctions of two or three
    anchors, a named intermediate, conditions, two conditions, orders, count, yes/no), bounded by
    `PlanSettings`;
-3. **ranking**: the plan ranker's logit of each candidate's text (rra.text.plan_words) against the
-   question (rra.text.ranker_text), plus `path_weight` x the mean log-probability of its chains (the
+3. **ranking**: the plan ranker's logit of each candidate's text (rra.plans.text.plan_words) against the
+   question (rra.plans.text.ranker_text), plus `path_weight` x the mean log-probability of its chains (the
    path predictor's); no plan kind is a class, and the anchors' order is the chosen plan's.
 
 A chosen plain chain is answered as before (rra.pipeline.retrieve: the anchor's top paths), with
@@ -34,12 +34,15 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
-from rra.plan import QueryPlan, execute, focus_text, literal_value, question_literals
-from rra.plan_candidates import Candidate, enumerate_plans
-from rra.plan_reads import AttributeSchema, Chain, PlanLimits, PlanReads
+from rra.plans.candidates import Candidate, enumerate_plans
+from rra.plans.execution import execute
+from rra.plans.plan import QueryPlan, focus_text, literal_value, question_literals
+from rra.plans.reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.text import mark_mentions, plan_parts, plan_words, ranker_text, relation_phrase
+from rra.plans.text import plan_parts, plan_words, ranker_text
+from rra.text.questions import mark_mentions
+from rra.text.relations import relation_phrase
 
 
 @dataclass

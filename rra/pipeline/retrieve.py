@@ -239,7 +239,7 @@ class PathRetrieval:
     graph_pruning: bool = True
     hop_weight: float | None = None  # scorer: weight of the hop classifier's prior (None: the checkpoint's)
     pretrained_reading: float = 0.0  # scorer: weight of the pretrained encoder's second reading (rra.models.pretrained_reading)
-    relation_text: object = None  # how relations read (rra.text.RelationText of the KG), set by build_rra
+    relation_text: object = None  # how relations read (rra.text.relations.RelationText of the KG), set by build_rra
 
     @classmethod
     def from_checkpoint(cls, ckpt: str, topk: int = 3, candidates: int = 10, max_triples: int = 50,

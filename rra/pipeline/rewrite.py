@@ -22,7 +22,8 @@ from typing import Mapping, Sequence
 
 from rra.records import Triple
 from rra.pipeline.retrieve import QuestionContext
-from rra.text import DEFAULT_TEMPLATES, forward, linearise, relation_words, template_sentence, template_text
+from rra.text.facts import DEFAULT_TEMPLATES, forward, linearise, template_sentence, template_text
+from rra.text.relations import relation_words
 
 
 class Rewriter(ABC):

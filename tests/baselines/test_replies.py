@@ -3,7 +3,7 @@ import pytest
 
 from rra.baselines.common import read_answers
 from rra.baselines.replies import parse_answers, parse_choices, parse_scores, parse_yes_no
-from rra.text import mentioned_entities as mentioned
+from rra.text.matching import mentioned_entities as mentioned
 
 RELS = ["directed_by", "^directed_by", "release_year", "starred_actors"]
 SHOWN = {"^directed_by": "directed_by (reverse)"}

@@ -147,8 +147,9 @@ def test_scholarly_train_and_val_answers_are_their_hidden_gold_paths(schol):
 
 def test_scholarly_plan_test_answers_are_what_the_gold_plans_give(schol):
     """Every plans_test answer is its gold plan's (bench/kgs/common.run_gold on the loaded KG);
-    where a row gives the plan in rra's contract, rra.plan.execute gives the same answers."""
-    from rra.plan import QueryPlan, execute
+    where a row gives the plan in rra's contract, rra.plans.execution.execute gives the same answers."""
+    from rra.plans.execution import execute
+    from rra.plans.plan import QueryPlan
 
     paths, kg = schol
     questions = {q.qid: q for q in load_questions(paths["plans_test"])}

@@ -6,7 +6,7 @@ from rra.data.qa_files import load_qa_file
 from rra.data.question_generator import Templates, generate_questions, main
 from rra.graph import NetworkXGraph, Triple
 from rra.records import AnswerSemantics, DataFormatError
-from rra.text import relation_words
+from rra.text.relations import relation_words
 
 TEMPLATES = {
     "directed_by": {"question": ["who directed {e}", "who is the director of {e}"],

@@ -61,7 +61,7 @@ def test_one_hop_rule_answers_with_the_topic_only_through_a_self_loop():
     assert ("starred_actors",) not in enumerate_paths(adj, "Lemmy", SupervisionConfig(semantics=METAQA_RULE))
     assert path_answers(adj, "Lemmy", ["^starred_actors"], rule) == {"Lemmy"}
     assert path_answers(adj, "Lemmy", ["directed_by", "^directed_by"], rule) == {"Other"}
-    from rra.plan_reads import Walker  # what query plans execute with
+    from rra.plans.reads import Walker  # what query plans execute with
 
     walker = Walker(kg, rule)
     assert walker.reach("Lemmy", ["starred_actors"]) == {"Lemmy"}
@@ -77,7 +77,7 @@ def test_one_hop_rule_walks_on_from_a_self_loop_and_nowhere_else_through_the_top
     that comes back to the topic later still stops there. Every reader of the rule agrees."""
     from rra.data.question_generator import path_answers
     from rra.graph import NetworkXGraph
-    from rra.plan_reads import Walker
+    from rra.plans.reads import Walker
     from rra.records import Triple
 
     kg = NetworkXGraph([Triple("Fisher", "written_by", "Fisher"), Triple("Fisher", "starred_actors", "Derek"),

@@ -65,7 +65,7 @@ def test_a_given_topic_written_by_its_alias_is_masked_where_the_text_names_it(al
     question writes, "JFK", not the label it does not hold; in one batched lookup on every backend."""
     from rra.linking import TopicLinker, name_in_text
     from rra.records import QAExample
-    from rra.text import mask_topic
+    from rra.text.questions import mask_topic
 
     examples = [QAExample("where was JFK born?", [JFK], [], qid="a"),
                 QAExample("where was John F. Kennedy born?", [JFK], [], qid="b"),
@@ -85,7 +85,7 @@ def test_training_items_mask_a_topic_written_by_its_alias_in_one_batched_lookup(
     from rra.data.datamodule import RetrieverDataModule
     from rra.data.dataset import Dataset
     from rra.records import QAExample
-    from rra.text import name_in_text, names_in_text
+    from rra.text.spans import name_in_text, names_in_text
 
     kg = load_graph(alias_file)
     born = "http://www.wikidata.org/prop/direct/P19"

@@ -434,7 +434,8 @@ def test_values_get_one_canonical_id_on_every_backend(noncanonical_kg):
 
 def test_ill_typed_values_stay_text_and_never_pass_a_comparison(noncanonical_kg):
     """"abc"^^xsd:integer is not a number: Virtuoso's loader would make it 0, which passes "< 1960"."""
-    from rra.plan import Constraint, QueryPlan, execute
+    from rra.plans.execution import execute
+    from rra.plans.plan import Constraint, QueryPlan
 
     def answers(relation, op, value):
         return execute(noncanonical_kg, QueryPlan(["Set"], [["has"]], Constraint(relation, op, value))).answers

@@ -70,7 +70,7 @@ def test_a_value_has_one_canonical_id(written, node):
 
 def test_no_size_of_input_fails_parsing():
     """A 5,000-digit cell is past Python's int-from-text limit (4,300 digits): read, never a crash."""
-    from rra.plan import literal_value
+    from rra.plans.plan import literal_value
 
     huge = "9" * 5000
     assert parse_literal(huge) == float("inf") and compare(huge, ">", 13) and literal_value(huge) == float("inf")

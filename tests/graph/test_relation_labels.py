@@ -8,7 +8,7 @@ import pytest
 
 from rra.graph import OxigraphGraph, RdfMapping, load_graph
 from rra.graph import cli as kg_cli
-from rra.text import RelationText
+from rra.text.relations import RelationText
 
 NT = """<http://ex.org/r/p1> <http://ex.org/o/P50> <http://ex.org/r/a1> .
 <http://ex.org/r/p1> <http://ex.org/o/year> "2017"^^<http://www.w3.org/2001/XMLSchema#gYear> .

@@ -8,7 +8,7 @@ from rra.graph.base import Triple
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.llm.oracle import OracleLLM
 from rra.llm.parse import committed_answers
-from rra.text import OWN_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, TRIPLES_ANSWER_PROMPT
+from rra.text.prompts import OWN_KNOWLEDGE_PROMPT, RRA_ANSWER_PROMPT, TRIPLES_ANSWER_PROMPT
 
 FACTS = [("m1", "directed_by", "d1"), ("m2", "directed_by", "d1"), ("m3", "directed_by", "d2"),
          ("m1", "release_year", "y1979"), ("m2", "release_year", "y1982"), ("m3", "has_genre", "g1")]

@@ -239,7 +239,7 @@ def test_round_trips_are_plans_where_the_training_questions_ask_them():
     from rra.data.builtin import builtin_questions, load_builtin_graph
     from rra.data.plan_supervision import label_plans
     from rra.graph.base import inverse
-    from rra.text import normalize_answer
+    from rra.text.matching import normalize_answer
 
     kg = load_builtin_graph()
     own, other = [], []

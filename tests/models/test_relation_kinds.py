@@ -1,6 +1,6 @@
 """A relation read with what it leads to ("place of birth giving city"): the graph's far ends of the
-relation named by their class or value kind (rra.plan_reads.KindCheck.relation_kinds), read by
-the relation scorer where the KG says (rra.text.KindedRelationText), never by plan texts, and never
+relation named by their class or value kind (rra.plans.reads.KindCheck.relation_kinds), read by
+the relation scorer where the KG says (rra.text.relations.KindedRelationText), never by plan texts, and never
 by a checkpoint trained without it."""
 import pytest
 
@@ -11,8 +11,8 @@ from rra.graph.networkx_graph import NetworkXGraph
 from rra.graph.rdf import literal_id
 from rra.graph.xsd import XSD
 from rra.models.retriever import Retriever
-from rra.plan_reads import KindCheck
-from rra.text import RelationText
+from rra.plans.reads import KindCheck
+from rra.text.relations import RelationText
 from toy_data import toy_kg, toy_questions, toy_triples
 
 TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"

@@ -6,7 +6,8 @@ import torch
 from rra.data.datamodule import RetrieverDataModule, collate
 from rra.data.dataset import Dataset
 from rra.models.path_predictor import beam_search, step_text
-from rra.text import mask_topic, relation_phrase
+from rra.text.questions import mask_topic
+from rra.text.relations import relation_phrase
 from rra.models.retriever import CheckpointError, RelationMismatchError, Retriever
 from toy_data import toy_kg, toy_questions
 

@@ -6,7 +6,7 @@ from rra.pipeline.answer import ChoiceAnswerer, GraphScorer, LLMAnswerer
 from rra.llm import ScriptedLLM
 from rra.records import AnswerSemantics
 from rra.pipeline.retrieve import QuestionContext, sample_triples
-from rra.text import mentioned_entities as mentioned
+from rra.text.matching import mentioned_entities as mentioned
 
 
 @dataclass

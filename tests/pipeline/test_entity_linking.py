@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 
 from rra.linking import link_entities
-from rra.text import strip_brackets
+from rra.text.questions import strip_brackets
 from rra.graph import NetworkXGraph, Triple
 
 

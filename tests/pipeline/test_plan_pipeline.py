@@ -189,7 +189,7 @@ def test_a_plan_offers_its_answers_not_its_anchors_or_values_as_choices(rra):
 
 def test_candidates_come_from_the_plan(rra):
     from rra.pipeline.plans import PlanChoice, ScoredPlan, retrieve_plan
-    from rra.plan import Constraint, QueryPlan
+    from rra.plans.plan import Constraint, QueryPlan
 
     plan = QueryPlan([WRITER], [["^written_by"]], Constraint("published_in", ">", 1980))
     r = retrieve_plan(rra.kg, PlanChoice([WRITER], [ScoredPlan(plan, 1.0)], {}))

@@ -4,7 +4,7 @@ from rra.graph import Triple
 from rra.llm import ScriptedLLM
 from rra.pipeline.retrieve import QuestionContext
 from rra.pipeline.rewrite import LLMRewriter, TemplateRewriter, TripleRewriter
-from rra.text import relation_words
+from rra.text.relations import relation_words
 
 T = [Triple("Heat", "starred_actors", "Al Pacino"), Triple("Heat", "starred_actors", "Robert De Niro"),
      Triple("Heat", "release_year", "1995")]

@@ -5,11 +5,12 @@ import pytest
 
 from rra.graph import load_graph
 from rra.linking import TopicLinker, link_anchors, link_entities
-from rra.plan import Constraint, QueryPlan, execute, question_literals
-from rra.plan_candidates import enumerate_plans
-from rra.plan_reads import Chain
+from rra.plans.candidates import enumerate_plans
+from rra.plans.execution import execute
+from rra.plans.plan import Constraint, QueryPlan, question_literals
+from rra.plans.reads import Chain
+from rra.plans.text import ranker_text
 from rra.records import QAExample
-from rra.text import ranker_text
 
 PLAYERS = [  # name, club, shirt number, age: every value a bare cell
     ("Ana Ruiz", "Real Madrid", "7", "23"), ("Bea Sol", "Real Madrid", "13", "31"),

@@ -6,7 +6,7 @@ from rra.data.webnlg import (WebNLGDataModule, WebNLGFormatError, fixed_sample, 
                              load_webnlg_file)
 from rra.graph.networkx_graph import NetworkXGraph
 from rra.records import Triple
-from rra.text import clean_entity, clean_relation, linearise
+from rra.text.facts import clean_entity, clean_relation, linearise
 
 
 def test_loader_reads_entries_triples_texts(webnlg_root: Path, webnlg_entries):

@@ -1,4 +1,4 @@
-"""The graph reads of plan enumeration (rra.plan_candidates), cached and made together.
+"""The graph reads of plan enumeration (rra.plans.candidates), cached and made together.
 
 A question's candidate plans read the graph around its anchors: the entity sets its chains reach
 (`Walker`), the classes and value kinds of those sets (`KindCheck`), their numeric attributes
@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 from rra.graph.base import SUBCLASS_RELATIONS, TOP_CLASSES, TYPE_RELATIONS, base_relation, inverse
 from rra.graph.literals import value_kind
 from rra.graph.rdf import is_literal
-from rra.plan import literal_value
-from rra.text import relation_words
+from rra.plans.plan import literal_value
+from rra.text.relations import relation_words
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ class KindCheck:
 
     def kinds_of(self, node_sets: Sequence[frozenset]) -> list[str | None]:
         """What each set of result nodes is, in the words a question uses for it (the plan ranker
-        reads it, rra.text.plan_words): of a sample of its nodes, the most common class name (its
+        reads it, rra.plans.text.plan_words): of a sample of its nodes, the most common class name (its
         label, else its id in words: "researcher", "city") or value kind ("year", "number", "text",
         rra.graph.literals.value_kind); None where the graph gives neither (untyped entity
         ids, no classes). "In which city is X based" then tells `headquarters` from `headquarters, ^locatedIn`
@@ -205,7 +205,7 @@ class KindCheck:
         """What each relation leads to, as `kinds_of` names it, read from a sample of its far ends
         anywhere in the graph (`KnowledgeGraph.relation_ends`): `birthPlace` -> "city",
         `^author` -> "scholarly article". The relation scorer reads it beside the relation's name
-        (rra.text.RelationText.with_kinds): "hometown" then finds `birthPlace`, not `affiliation`."""
+        (rra.text.relations.RelationText.with_kinds): "hometown" then finds `birthPlace`, not `affiliation`."""
         relations = list(dict.fromkeys(relations))
         # a type relation leads to classes, or back to their members of every kind: none to name
         asked = [r for r in relations if base_relation(r) not in TYPE_RELATIONS]

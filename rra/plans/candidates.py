@@ -25,7 +25,7 @@ have A and B written together since 2017", where all of it is, is answered by it
 conjunction, and without it the question's literal pushed the ranker to a condition that drops some
 (`= 2017`).
 Everything goes through the `KnowledgeGraph` protocol (`neighbors_batch`, `relations_batch`,
-`labels`; rra.plan_reads, which batches the reads of many questions), so any backend serves it, and
+`labels`; rra.plans.reads, which batches the reads of many questions), so any backend serves it, and
 `PlanLimits` bounds it: a hub (a country with thousands
 of papers) costs at most `max_frontier` entities per walk and `max_values` per attribute read.
 """
@@ -39,10 +39,10 @@ from typing import Sequence
 
 from rra.graph.base import inverse
 from rra.graph.rdf import is_literal
-from rra.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, aggregate_answers, apply_condition, \
-    written_value, literal_value
-from rra.plan_reads import Chain, PlanLimits, PlanReads, Walker
-from rra.text import normalize_answer
+from rra.plans.execution import aggregate_answers, apply_condition
+from rra.plans.plan import COMPARISONS, ORDERS, Constraint, QueryPlan, Via, written_value, literal_value
+from rra.plans.reads import Chain, PlanLimits, PlanReads, Walker
+from rra.text.matching import normalize_answer
 
 @dataclass
 class Candidate:
@@ -230,7 +230,7 @@ def _comparisons(pool: _Pool, b: Candidate, table, literals: Sequence[str], max_
 
 def answers_match(answers: Sequence[str], gold: Sequence[str] | set[str]) -> bool:
     """Whether a plan's answers are exactly the gold ones, compared as the metrics compare them
-    (rra.text.normalize_answer: ids, a literal node as its value, "7", "yes"). `gold` may be given
+    (rra.text.matching.normalize_answer: ids, a literal node as its value, "7", "yes"). `gold` may be given
     already normalised, as a set."""
     want = gold if isinstance(gold, (set, frozenset)) else {normalize_answer(g) for g in gold}
     if not want or len(set(answers)) < len(want):
