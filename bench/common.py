@@ -14,6 +14,7 @@ Figures keep the layout each benchmark always had, so older result files read th
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform

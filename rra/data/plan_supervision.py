@@ -40,7 +40,6 @@ from rra.plans.reads import AttributeSchema, Chain, KindCheck, PlanLimits, PlanR
 from rra.plans.text import plan_words, ranker_text
 from rra.records import QAExample
 from rra.text.matching import normalize_answer
-from rra.text.questions import mask_topic, mark_mentions
 from rra.text.relations import relation_phrase
 
 YES_NO = frozenset({"yes", "no"})

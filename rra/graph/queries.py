@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rra.graph.rdf import OTHER_NAME, RdfMapping, iri_ref, literal
+from rra.graph.rdf import RdfMapping, iri_ref, literal
 
 
 def values(var: str, m: RdfMapping, nodes: Sequence[str]) -> str:

@@ -21,7 +21,7 @@ import time
 from typing import Sequence
 
 from rra.pipeline.answer import Answer, Answerer, fallback
-from rra.linking import LinkResult, TopicLinker, link_anchors, marked
+from rra.linking import LinkResult, TopicLinker, link_anchors
 from rra.graph.base import INVERSE_PREFIX, GraphError, KnowledgeGraph, base_relation, is_inverse
 from rra.graph.cvt import unfold  # a folded compound value reads as (x, r1, CVT1) (CVT1, r2, y)
 from rra.methods import QAMethod, failure_status
