@@ -798,3 +798,43 @@ def test_what_a_question_asks_for_is_read_against_each_plans_kind():
     assert old.ranker.type_query is None and not any("type" in k for k in old.ranker.state_dict())
     assert old.rank_plans(q, [texts], kinds=kinds, use_cache=False)[0] == \
         pytest.approx(old.rank_plans(q, [texts], use_cache=False)[0])
+
+
+def test_the_kind_a_question_asks_for_is_the_noun_after_its_question_word():
+    from rra.plans.text import asked_kind
+
+    assert asked_kind("which university did [E]'s writer attend?") == "university"
+    assert asked_kind("[E]'s team's home ground is in what town") == "town"
+    assert asked_kind("What is the release date of [E]") == "release date"  # up to the preposition
+    assert asked_kind("what record label released [E]") == "record label"
+    assert asked_kind("what kind of music does [E] play") == "music"
+    # no kind named: a question word alone, a partitive, another language
+    for question in ("who issued [E]", "where was [E] born", "which of the films is longest",
+                     "how many papers did [E] write", "Welche Stadt ist die Hauptstadt von [E]"):
+        assert asked_kind(question) is None, question
+
+
+class _Cosines:
+    """A model whose kind_cosines are given: cos[(asked, kind)]."""
+
+    def __init__(self, cos):
+        self.cos = cos
+
+    def kind_cosines(self, asked, kinds):
+        return [[self.cos[(a, k)] if a and k else None for k in row] for a, row in zip(asked, kinds)]
+
+
+def test_a_plan_giving_another_kind_than_asked_loses_by_how_far_its_kind_reads():
+    from rra.pipeline.plans import kind_logits
+
+    model = _Cosines({("university", "university"): 1.0, ("university", "city"): 0.4})
+    questions = ["which university did [E]'s writer attend?"]
+    # the ranker's logits put the city first; the kind asked for turns them
+    out = kind_logits(model, questions, [["city", "university", None]], [[2.0, 1.5, 0.0]], weight=2.0)
+    assert out[0][1] == 1.5 and out[0][0] == pytest.approx(2.0 - 2.0 * 0.6)
+    assert out[0][2] == pytest.approx(0.0 - 2.0 * 0.3)  # unknown kind: as the candidates' average
+    assert max(range(3), key=lambda j: out[0][j]) == 1
+    # a question naming no kind, or candidates all of one kind: the logits stay
+    assert kind_logits(model, ["who wrote [E]"], [["city", "university"]], [[2.0, 1.5]], 2.0) == [[2.0, 1.5]]
+    assert kind_logits(model, questions, [["university", "university"]], [[2.0, 1.5]], 2.0) == [[2.0, 1.5]]
+

@@ -143,6 +143,21 @@ class PlanRanking:
         logits = self.ranker.kind_logits(q_tokens, q_mask, torch.stack([bank[k] for k in distinct]))
         return logits, index, logits @ uses.T.to(logits.device)
 
+    @torch.no_grad()
+    def kind_cosines(self, asked: Sequence[str | None], kinds: Sequence[Sequence[str | None]]) -> list[list[float | None]]:
+        """Per question, the cosine of what it asks for (`asked[i]`: words such as "university",
+        rra.plans.text.asked_kind; None: it names nothing) with what each of its candidate plans gives
+        (`kinds[i][j]`: "city", "year"; None: unknown), both read as sentences by this retriever's
+        encoder (cached while the weights stay); None where either is missing."""
+        words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
+        if not words:
+            return [[None] * len(row) for row in kinds]
+        with self._stable_encoder():
+            vectors = F.normalize(self.encode_unique(words, cache=self._word_cache).float(), dim=-1)
+        index = {w: i for i, w in enumerate(words)}
+        cos = (vectors @ vectors.T).tolist()
+        return [[cos[index[w]][index[k]] if w and k else None for k in row] for w, row in zip(asked, kinds)]
+
     @contextmanager
     def _stable_encoder(self):
         """Encode without gradients in eval mode (no dropout: one stable vector per text, the

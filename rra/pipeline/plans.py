@@ -40,7 +40,7 @@ from rra.plans.plan import QueryPlan, focus_text, literal_value, question_litera
 from rra.plans.reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.plans.text import plan_parts, plan_words, ranker_text
+from rra.plans.text import asked_kind, plan_parts, plan_words, ranker_text
 from rra.text.questions import mark_mentions
 from rra.text.relations import relation_phrase
 
@@ -60,6 +60,7 @@ class PlanSettings:
     max_values: int = 5000  # larger result sets are neither filtered nor ordered
     max_frontier: int = 5000  # a walk reaching more entities is not followed further
     path_weight: float = 1.0  # x mean log-probability of a plan's chains, added to the ranker's logit
+    kind_weight: float = 8.0  # x how far a plan's kind reads from what the question asks for (`kind_logits`)
     shown: int = 3  # plans kept in the prediction's record
     rank_chains: bool = True  # a chosen chain walks the anchor's paths in the ranker's order (False: the path predictor's)
     max_readings: int = 4  # anchor lists tried where a linked name is several entities' (readings_of)
@@ -179,6 +180,8 @@ class PlanSearch:
             parts.append([plan_parts(c.plan, text_of, slots) for c in cs])
             kinds.append([c.kind if with_kinds else None for c in cs])
         logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts, kinds) if jobs else []
+        if self.settings.kind_weight and with_kinds and logits and hasattr(self.retrieval.model, "kind_cosines"):
+            logits = kind_logits(self.retrieval.model, rank_texts, kinds, logits, self.settings.kind_weight)
         per_question: dict[int, list[tuple[PlanChoice, list[str]]]] = {}
         for (i, r), cs, row, shown in zip(jobs, cands, logits, plan_texts):
             scored = sorted(zip((lg + self.settings.path_weight * c.prior for lg, c in zip(row, cs)), cs, shown),
@@ -189,6 +192,27 @@ class PlanSearch:
             per_question.setdefault(i, []).append(
                 (PlanChoice(list(r), ranked, per_anchor[i], len(scored)), [t for _, _, t in scored]))
         return {i: _pick(options) for i, options in per_question.items()}
+
+
+def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | None]], logits: list[list[float]],
+                weight: float) -> list[list[float]]:
+    """The ranker's logits less `weight` x how much worse each plan's kind reads than the best kind
+    among the question's candidates, against what the question asks for (rra.plans.text.asked_kind,
+    cosines by the retriever's encoder): "which university did [E]'s writer attend" then prefers
+    `author, almaMater` (giving university) to `author, almaMater, city` (giving city), which read
+    almost alike by their relations. A plan of unknown kind counts as an average one; a question
+    that names no kind, or whose candidates give one kind, keeps its logits."""
+    asked = [asked_kind(q) for q in questions]
+    cosines = model.kind_cosines(asked, kinds) if any(asked) else [[None] * len(row) for row in kinds]
+    out = []
+    for row, cos in zip(logits, cosines):
+        known = [c for c in cos if c is not None]
+        if len(set(known)) < 2:
+            out.append(row)
+            continue
+        best, mean = max(known), sum(known) / len(known)
+        out.append([lg - weight * (best - (mean if c is None else c)) for lg, c in zip(row, cos)])
+    return out
 
 
 def readings_of(anchors: list[str], alternates: dict[int, list[str]], limit: int) -> list[list[str]]:

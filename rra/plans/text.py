@@ -68,6 +68,32 @@ def ranker_text(question: str, mentions: Sequence[str], mask: str | None = "[E]"
     return slot_literals(plain_comparatives(mask_topic(mark_mentions(question, mentions), (), mask)))
 
 
+# "which university", "in what town", "what is the release date of": the noun after an English
+# question word names what the answers are; auxiliaries, articles and prepositions end it
+_ASKED_THE = re.compile(r"\b(?:which|what)\s+(?:is|was|are|were)\s+(?:the|an?)\s+((?:[^\W\d_]+\s*){1,3})", re.I)
+_ASKED_AFTER = re.compile(r"\b(?:which|what)\s+(?:(?:kind|type|sort)\s+of\s+)?((?:[^\W\d_]+\s*){1,2})", re.I)
+_NOT_ASKED = frozenset("is was are were did does do has have had can could will would should may might the a an of in "
+                       "on at to for by from with about one ones".split())
+
+
+def asked_kind(question: str) -> str | None:
+    """The kind of thing an English question asks for, where it names one: the words after "which" /
+    "what" up to an auxiliary, article or preposition ("which university did [E]'s writer attend" ->
+    "university", "what is the release date of [E]" -> "release date"); None where it names none
+    ("who", "where", another language). The plan ranker weighs it against what each plan's results
+    are (rra.pipeline.plans, `kind_weight`)."""
+    for pattern in (_ASKED_THE, _ASKED_AFTER):
+        for m in pattern.finditer(question):
+            words = []
+            for word in m.group(1).lower().split():
+                if word in _NOT_ASKED:
+                    break
+                words.append(word)
+            if words:
+                return " ".join(words)
+    return None
+
+
 def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:
     out = []
     for k, (anchor, path) in enumerate(zip(plan.anchors, plan.paths)):

@@ -151,3 +151,10 @@ def test_entities_of_several_classes_are_named_by_the_most_specific():
     assert KindCheck(wizards).relation_kinds(["directed_by"]) == {"directed_by": "wizard"}  # not "thing"
     mixed = NetworkXGraph([Triple("a", "r", "C0"), Triple("C0", TYPE, "City"), Triple("b", "r", YEAR)])
     assert KindCheck(mixed).relation_kinds(["r"]) == {"r": "city"}  # a value kind ties and stays: alphabetical
+
+
+def test_kind_cosines_read_words_with_the_retrievers_encoder(tiny_kwargs):
+    model = Retriever(relations=["r"], **tiny_kwargs)
+    cos = model.kind_cosines(["university", None], [["university", "city", None], ["city"]])
+    assert cos[0][0] == pytest.approx(1.0, abs=1e-5) and -1.0 <= cos[0][1] <= 1.0
+    assert cos[0][2] is None and cos[1] == [None]
