@@ -153,7 +153,8 @@ class PlanRanking:
         if not words:
             return [[None] * len(row) for row in kinds]
         with self._stable_encoder():
-            vectors = F.normalize(self.encode_unique(words, cache=self._word_cache).float(), dim=-1)
+            # the question encodings' cache: the same encoder pass, cleared whenever the weights change
+            vectors = F.normalize(self.encode_unique(words, cache=self._predict_cache).float(), dim=-1)
         index = {w: i for i, w in enumerate(words)}
         cos = (vectors @ vectors.T).tolist()
         return [[cos[index[w]][index[k]] if w and k else None for k in row] for w, row in zip(asked, kinds)]

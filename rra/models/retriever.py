@@ -175,7 +175,6 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
         self._part_cache: dict[str, tuple] = {}  # modifier text -> (token vectors, mask, part_marks) (ranker, inference)
         self._part_bank: dict[str, tuple] = {}  # the same without gradients (ranker, one epoch of training)
         self._kind_cache: dict[str, torch.Tensor] = {}  # a plan kind's text -> unit vector (ranker, inference)
-        self._word_cache: dict[str, torch.Tensor] = {}  # what a question asks for, a plan's kind -> vector (kind_cosines)
         self._kind_bank: dict[str, torch.Tensor] = {}  # the same, one epoch of training
         self._bank_step = -1  # global step whose weights encoded the banks
         self.graph = None  # (kg, relation text) for validation decoding: attach_graph
@@ -430,7 +429,6 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
         self._plan_cache.clear()
         self._part_cache.clear()
         self._kind_cache.clear()
-        self._word_cache.clear()
 
     def weights_swapped(self) -> None:
         """Other weights were loaded in place (callbacks.weight_average swaps its average in and out

@@ -203,7 +203,7 @@ def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | 
     almost alike by their relations. A plan of unknown kind counts as an average one; a question
     that names no kind, or whose candidates give one kind, keeps its logits."""
     asked = [asked_kind(q) for q in questions]
-    cosines = model.kind_cosines(asked, kinds) if any(asked) else [[None] * len(row) for row in kinds]
+    cosines = model.kind_cosines(asked, kinds)
     out = []
     for row, cos in zip(logits, cosines):
         known = [c for c in cos if c is not None]
