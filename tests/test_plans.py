@@ -808,9 +808,16 @@ def test_the_kind_a_question_asks_for_is_the_noun_after_its_question_word():
     assert asked_kind("What is the release date of [E]") == "release date"  # up to the preposition
     assert asked_kind("what record label released [E]") == "record label"
     assert asked_kind("what kind of music does [E] play") == "music"
-    # no kind named: a question word alone, a partitive, another language
+    assert asked_kind("which films directed by [E] won an award") == "films"  # a participle starts the rest
+    # an imperative names it too
+    assert asked_kind("Name a group from [E]") == "group"
+    assert asked_kind("list the books written by [E]") == "books"
+    assert asked_kind("Give me all record labels of [E]") == "record labels"
+    assert asked_kind("name a son or daughter of [E]") == "son"
+    # no kind named: a question word alone, a partitive, a pronoun, another language
     for question in ("who issued [E]", "where was [E] born", "which of the films is longest",
-                     "how many papers did [E] write", "Welche Stadt ist die Hauptstadt von [E]"):
+                     "how many papers did [E] write", "Welche Stadt ist die Hauptstadt von [E]",
+                     "Name someone born in [E]", "tell me about [E]", "name [E]'s wife"):
         assert asked_kind(question) is None, question
 
 
@@ -820,7 +827,7 @@ class _Cosines:
     def __init__(self, cos):
         self.cos = cos
 
-    def kind_cosines(self, asked, kinds):
+    def kind_cosines(self, asked, kinds, reader="trained"):
         return [[self.cos[(a, k)] if a and k else None for k in row] for a, row in zip(asked, kinds)]
 
 

@@ -94,14 +94,10 @@ class PathSearch:
             self._relation_cache.update(zip(todo, F.normalize(self.encode_unique(todo, batch_size).float(), dim=-1)))
         return torch.stack([self._relation_cache[t] for t in texts]) if texts else torch.zeros(0, self.encoder.dim)
 
-    def _scorer_predict(self, masked: list[str], pooled: torch.Tensor, hop_prob: torch.Tensor, topk: int,
-                        hops: int | None, batch_size: int, cache: dict | None, kg, topics, relation_text,
-                        hop_weight: float | None, pretrained_reading: float = 0.0) -> list[list[PathPrediction]]:
-        """Graph-constrained search with the relation scorer (see rra.models.relation_scorer).
-        Candidates at each step: the relations at the prefix's frontier from the question's topic;
-        where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
-        (both directions), else the training vocabulary."""
-        text_of = self.relation_reader(relation_text)
+    def _search_step(self, masked: list[str], pooled: torch.Tensor, kg, topics, text_of, batch_size: int,
+                     cache: dict | None):
+        """The scorer search's step: for each (question index, walked prefix), the relations at the
+        prefix's frontier with (log P(r), log P(end after r), log P(go on after r))."""
         walked = self._prefix_reader(text_of)
         frontier = Frontier(kg, topics or [], self.hparams.max_frontier) if kg is not None else None
         transitions = self._transitions_in(kg)
@@ -147,6 +143,19 @@ class PathSearch:
                 lp_end, lp_go = F.logsigmoid(end).tolist(), F.logsigmoid(-end).tolist()
                 out.append({r: (a, b, c) for r, a, b, c in zip(cands, logp, lp_end, lp_go)})
             return out
+
+        return step
+
+    def _scorer_predict(self, masked: list[str], pooled: torch.Tensor, hop_prob: torch.Tensor, topk: int,
+                        hops: int | None, batch_size: int, cache: dict | None, kg, topics, relation_text,
+                        hop_weight: float | None, pretrained_reading: float = 0.0) -> list[list[PathPrediction]]:
+        """Graph-constrained search with the relation scorer (see rra.models.relation_scorer).
+        Candidates at each step: the relations at the prefix's frontier from the question's topic;
+        where that cannot be said (no graph or topic, a hub frontier) every relation of the KG
+        (both directions), else the training vocabulary."""
+        text_of = self.relation_reader(relation_text)
+        step = self._search_step(masked, pooled, kg, topics, text_of, batch_size, cache)
+        phrases = self.hparams.get("length_rule", "end_head") == "path_text"
 
         novelty = None  # per question, how unlike the training wordings (pretrained_reading)
         if hops is None and phrases:
@@ -293,5 +302,28 @@ class PathSearch:
                     PathPrediction([self.relations[r] for r in ids], math.exp(s), hop, p) for ids, s in found
                 ]
             return results
+        finally:
+            self.train(was_training)
+
+    @torch.no_grad()
+    def continuations(self, questions: Sequence[str], prefixes: Sequence[Sequence[str]], kg, topics: Sequence[str],
+                      relation_text=None, batch_size: int = 256) -> list[dict[str, tuple[float, float, float]]]:
+        """One more step of the scorer's search after each question's walked prefix (relations from
+        `topics[i]`): every relation at the prefix's frontier with (log P(r), log P(end after r),
+        log P(go on after r)), as the search scores it. The plan search asks it where the path the
+        search ended looks a step short (rra.pipeline.plans, `walk_on`): an end head trained on few
+        three-hop questions stops after two, and the search never offers the third. {} per question
+        for a retriever without the relation scorer."""
+        if not self.scorer:
+            return [{} for _ in questions]
+        was_training = self.training
+        self.eval()
+        try:
+            cache = self._predict_cache
+            masked = [self.mask(q, ()) for q in questions]
+            pooled = self.encode_unique(masked, batch_size, cache)
+            step = self._search_step(masked, pooled, kg, list(topics), self.relation_reader(relation_text),
+                                     batch_size, cache)
+            return step([(i, tuple(p)) for i, p in enumerate(prefixes)])
         finally:
             self.train(was_training)

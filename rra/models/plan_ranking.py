@@ -10,6 +10,7 @@ plan's logit, every distinct text encoded once while the weights stay.
 """
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from typing import Sequence
 
@@ -19,6 +20,8 @@ from torch.nn import functional as F
 from rra.models.encoder import mean_pool
 from rra.models.plan_ranker import coverage_features, part_marks, phrase_hits, slot_regions, token_match
 from rra.plans.text import pooled_plan_text
+
+log = logging.getLogger(__name__)
 
 
 class PlanRanking:
@@ -144,17 +147,33 @@ class PlanRanking:
         return logits, index, logits @ uses.T.to(logits.device)
 
     @torch.no_grad()
-    def kind_cosines(self, asked: Sequence[str | None], kinds: Sequence[Sequence[str | None]]) -> list[list[float | None]]:
+    def kind_cosines(self, asked: Sequence[str | None], kinds: Sequence[Sequence[str | None]],
+                     reader: str = "trained") -> list[list[float | None]]:
         """Per question, the cosine of what it asks for (`asked[i]`: words such as "university",
         rra.plans.text.asked_kind; None: it names nothing) with what each of its candidate plans gives
         (`kinds[i][j]`: "city", "year"; None: unknown), both read as sentences by this retriever's
-        encoder (cached while the weights stay); None where either is missing."""
+        encoder (`reader` "trained", cached while the weights stay) or by the pretrained encoder it
+        was fine-tuned from ("pretrained": fine-tuning on questions and relation names pulls a class
+        word towards what it co-occurs with, "record label" towards "album"); None where either is missing."""
+        if reader not in ("trained", "pretrained"):
+            raise ValueError(f"kind reader {reader!r}: 'trained' or 'pretrained'")
         words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
         if not words:
             return [[None] * len(row) for row in kinds]
-        with self._stable_encoder():
-            # the question encodings' cache: the same encoder pass, cleared whenever the weights change
-            vectors = F.normalize(self.encode_unique(words, cache=self._predict_cache).float(), dim=-1)
+        if reader == "pretrained":
+            try:
+                reading = self.pretrained_reader()
+            except OSError as e:  # a hub name offline: the trained encoder reads them, said once
+                if not getattr(self, "_kind_reader_warned", False):
+                    log.warning("kind_cosines: the pretrained encoder %r cannot be loaded (%s); the retriever's "
+                                "own encoder reads the kinds", self.hparams.get("encoder"), e)
+                    self._kind_reader_warned = True
+                return self.kind_cosines(asked, kinds, "trained")
+            vectors = reading.vectors(words)
+        else:
+            with self._stable_encoder():
+                # the question encodings' cache: the same encoder pass, cleared whenever the weights change
+                vectors = F.normalize(self.encode_unique(words, cache=self._predict_cache).float(), dim=-1)
         index = {w: i for i, w in enumerate(words)}
         cos = (vectors @ vectors.T).tolist()
         return [[cos[index[w]][index[k]] if w and k else None for k in row] for w, row in zip(asked, kinds)]

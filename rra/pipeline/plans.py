@@ -33,7 +33,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError
+from rra.graph.base import GraphError, KnowledgeGraph, UnknownEntityError, inverse
 from rra.plans.candidates import Candidate, enumerate_plans
 from rra.plans.execution import execute
 from rra.plans.plan import QueryPlan, focus_text, literal_value, question_literals
@@ -60,10 +60,18 @@ class PlanSettings:
     max_values: int = 5000  # larger result sets are neither filtered nor ordered
     max_frontier: int = 5000  # a walk reaching more entities is not followed further
     path_weight: float = 1.0  # x mean log-probability of a plan's chains, added to the ranker's logit
-    kind_weight: float = 8.0  # x how far a plan's kind reads from what the question asks for (`kind_logits`)
+    kind_weight: float = 16.0  # x how far a plan's kind reads from what the question asks for (`kind_logits`)
+    kind_reader: str = "pretrained"  # which encoder reads asked words against kinds: "pretrained" or "trained"
+    walk_on: int = 1  # continuations of a best path offered where they give what the question asks for (`_walk_on`)
     shown: int = 3  # plans kept in the prediction's record
     rank_chains: bool = True  # a chosen chain walks the anchor's paths in the ranker's order (False: the path predictor's)
     max_readings: int = 4  # anchor lists tried where a linked name is several entities' (readings_of)
+
+    def __post_init__(self):
+        if self.kind_reader not in ("pretrained", "trained"):
+            raise ValueError(f"method.plans.kind_reader={self.kind_reader!r}: 'pretrained' or 'trained'")
+        if self.walk_on < 0:
+            raise ValueError(f"method.plans.walk_on={self.walk_on}: the continuations offered, 0 or more")
 
     def limits(self) -> PlanLimits:
         return PlanLimits(self.max_plans, self.paths_per_anchor, self.max_anchors, self.branch_hops,
@@ -163,25 +171,49 @@ class PlanSearch:
         with_kinds = bool(hparams.get("plan_reads_kinds", False))
         words = {i: [m for m in mentions[i] if literal_value(m) is None] for i in todo}  # "1990" is a value
         jobs = [(i, r) for i in todo for r in readings[i]]
-        chains = [[Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]
-                  for i, r in jobs]
+
+        def chains_of(i, r):
+            return [Chain(a, tuple(p.path), float(p.score)) for a in r for p in per_anchor[i].get(a, [])]
+
+        def plans_of(i, r, cs):
+            return enumerate_plans(self.kg, cs, question_literals(questions[i], words[i]), r, lim,
+                                   self.retrieval.semantics, read_kinds=with_kinds, reads=reads)
+
+        chains = [chains_of(i, r) for i, r in jobs]
         reads.prefetch([(cs, r) for cs, (_, r) in zip(chains, jobs)], with_kinds)
-        cands: list[list[Candidate]] = []
-        for (i, r), cs in zip(jobs, chains):
-            literals = question_literals(questions[i], words[i])
-            cands.append(enumerate_plans(self.kg, cs, literals, r, lim, self.retrieval.semantics,
-                                         read_kinds=with_kinds, reads=reads))
-        rank_texts, plan_texts, parts, kinds = [], [], [], []
+        cands: list[list[Candidate]] = [plans_of(i, r, cs) for (i, r), cs in zip(jobs, chains)]
         text_of = self.retrieval.relation_text or relation_phrase
-        for (i, _), cs in zip(jobs, cands):
-            q, slots = ranker_text(questions[i], words[i])
-            rank_texts.append(q)
-            plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cs])
-            parts.append([plan_parts(c.plan, text_of, slots) for c in cs])
-            kinds.append([c.kind if with_kinds else None for c in cs])
-        logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts, kinds) if jobs else []
-        if self.settings.kind_weight and with_kinds and logits and hasattr(self.retrieval.model, "kind_cosines"):
-            logits = kind_logits(self.retrieval.model, rank_texts, kinds, logits, self.settings.kind_weight)
+
+        def rank(todo_jobs):
+            """(the ranker's logits, the plans as it read them) of each job's candidates."""
+            rank_texts, plan_texts, parts, kinds = [], [], [], []
+            for n in todo_jobs:
+                (i, _), cs = jobs[n], cands[n]
+                q, slots = ranker_text(questions[i], words[i])
+                rank_texts.append(q)
+                plan_texts.append([plan_words(c.plan, text_of, slots, kind=c.kind) for c in cs])
+                parts.append([plan_parts(c.plan, text_of, slots) for c in cs])
+                kinds.append([c.kind if with_kinds else None for c in cs])
+            logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts, kinds) if todo_jobs else []
+            if self.settings.kind_weight and with_kinds and logits and hasattr(self.retrieval.model, "kind_cosines"):
+                answer_kinds = [[answer_kind(c) for c in cands[n]] for n in todo_jobs]
+                logits = kind_logits(self.retrieval.model, rank_texts, answer_kinds, logits, self.settings.kind_weight,
+                                     self.settings.kind_reader)
+            return logits, plan_texts
+
+        logits, plan_texts = rank(range(len(jobs)))
+        if with_kinds and self.settings.walk_on > 0 and hasattr(self.retrieval.model, "continuations"):
+            chosen = {}  # question -> what its first reading's best plan answers (the first job of each question)
+            for (i, _), cs, row in zip(jobs, cands, logits):
+                if i not in chosen and cs:
+                    best = max(range(len(cs)), key=lambda k: row[k] + self.settings.path_weight * cs[k].prior)
+                    chosen[i] = answer_kind(cs[best])
+            walked = self._walk_on(questions, anchors, mentions, per_anchor, reads, chosen)
+            again = [n for n, (i, _) in enumerate(jobs) if i in walked]
+            for n in again:  # its plans again, with the continuations among its anchor's paths
+                cands[n] = plans_of(*jobs[n], chains_of(*jobs[n]))
+            for n, row, shown in zip(again, *rank(again)):
+                logits[n], plan_texts[n] = row, shown
         per_question: dict[int, list[tuple[PlanChoice, list[str]]]] = {}
         for (i, r), cs, row, shown in zip(jobs, cands, logits, plan_texts):
             scored = sorted(zip((lg + self.settings.path_weight * c.prior for lg, c in zip(row, cs)), cs, shown),
@@ -194,8 +226,69 @@ class PlanSearch:
         return {i: _pick(options) for i, options in per_question.items()}
 
 
+    def _walk_on(self, questions, anchors, mentions, per_anchor: dict[int, dict[str, list]], reads: PlanReads,
+                 chosen: dict[int, str | None]) -> set[int]:
+        """Where a question names the kind of its answers ("... is in what town") and a continuation of
+        its first anchor's best path gives a kind that reads more like it than what the plan the
+        ranker chose gives (`chosen`: `team, ground` gives a stadium, `team, ground, location` a city), the
+        best `walk_on` such continuations (not a step straight back) join the anchor's paths, each
+        scored as the search would have had the end head said "go on" where it said "end": the
+        path's score x P(r) x P(end after r). An end head trained on few three-hop questions stops
+        after two, and the search never offers the third; the ranker, which reads the whole path
+        against the question, then decides. In place (the anchor's list is the one its chain answers
+        walk, PlanChoice.predictions); returns the questions whose paths grew."""
+        model = self.retrieval.model
+        max_hops = int(model.hparams.get("max_hops", 3))
+        asked = {i: asked_kind(questions[i]) for i in chosen}
+        starts = []  # (question, its first anchor, that anchor's best path)
+        for i, kind in chosen.items():
+            a = anchors[i][0]
+            paths = per_anchor[i].get(a) or []
+            if asked[i] and kind and paths and len(paths[0].path) < max_hops:
+                starts.append((i, a, paths[0]))
+        if not starts:
+            return set()
+        texts = [focus_text(mark_mentions(questions[i], mentions[i]), mentions[i], 0) for i, _, _ in starts]
+        steps = model.continuations(texts, [p.path for _, _, p in starts], self.kg, [a for _, a, _ in starts],
+                                    self.retrieval.relation_text)
+        offers = []  # (start, path, score)
+        for start, step in zip(starts, steps):
+            i, a, best = start
+            have = {tuple(p.path) for p in per_anchor[i][a]}
+            onward = [(r, v) for r, v in step.items() if inverse(r) != best.path[-1]]  # not a step straight back
+            for r, (lp, lp_end, _) in sorted(onward, key=lambda x: -x[1][0])[: self.settings.walk_on]:
+                path = (*best.path, r)
+                if path not in have:
+                    offers.append((start, path, best.score * math.exp(lp + lp_end)))
+        if not offers:
+            return set()
+        reads.walker.prefill([(start[1], path) for start, path, _ in offers])
+        ends = [reads.walker.reach(start[1], path) for start, path, _ in offers]
+        theirs = reads.kinds.kinds_of([e or frozenset() for e in ends])
+        cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers],
+                                 [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)], self.settings.kind_reader)
+        walked = set()
+        for (start, path, score), e, (c_new, c_chosen) in zip(offers, ends, cos):
+            if not e or c_new is None or c_chosen is None or c_new <= c_chosen:
+                continue
+            i, a, best = start
+            paths = per_anchor[i][a]
+            paths.append(dataclasses.replace(best, path=list(path), score=score, hop=len(path)))
+            paths.sort(key=lambda p: -p.score)
+            walked.add(i)
+        return walked
+
+
+def answer_kind(c: Candidate) -> str | None:
+    """What a candidate plan answers, in the words of `Candidate.kind`: a count answers a number
+    (its `kind` names what it counts), a yes/no no kind of thing; else its results' kind."""
+    if c.plan.aggregate == "count":
+        return "number"
+    return None if c.plan.aggregate == "ask" else c.kind
+
+
 def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | None]], logits: list[list[float]],
-                weight: float) -> list[list[float]]:
+                weight: float, reader: str = "trained") -> list[list[float]]:
     """The ranker's logits less `weight` x how much worse each plan's kind reads than the best kind
     among the question's candidates, against what the question asks for (rra.plans.text.asked_kind,
     cosines by the retriever's encoder): "which university did [E]'s writer attend" then prefers
@@ -203,7 +296,7 @@ def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | 
     almost alike by their relations. A plan of unknown kind counts as an average one; a question
     that names no kind, or whose candidates give one kind, keeps its logits."""
     asked = [asked_kind(q) for q in questions]
-    cosines = model.kind_cosines(asked, kinds)
+    cosines = model.kind_cosines(asked, kinds, reader)
     out = []
     for row, cos in zip(logits, cosines):
         known = [c for c in cos if c is not None]

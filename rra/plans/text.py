@@ -72,21 +72,27 @@ def ranker_text(question: str, mentions: Sequence[str], mask: str | None = "[E]"
 # question word names what the answers are; auxiliaries, articles and prepositions end it
 _ASKED_THE = re.compile(r"\b(?:which|what)\s+(?:is|was|are|were)\s+(?:the|an?)\s+((?:[^\W\d_]+\s*){1,3})", re.I)
 _ASKED_AFTER = re.compile(r"\b(?:which|what)\s+(?:(?:kind|type|sort)\s+of\s+)?((?:[^\W\d_]+\s*){1,2})", re.I)
+# "name a group from [E]", "list the books of [E]", "give me all films of [E]": an imperative names it too
+_ASKED_IMPERATIVE = re.compile(r"^\W*(?:please\s+)?(?:name|list|give(?:\s+me)?|show(?:\s+me)?|tell\s+me)\s+"
+                               r"(?:(?:a|an|the|all|some|any|every)\s+(?:of\s+the\s+)?)?((?:[^\W\d_]+\s*){1,2})", re.I)
 _NOT_ASKED = frozenset("is was are were did does do has have had can could will would should may might the a an of in "
-                       "on at to for by from with about one ones".split())
+                       "on at to for by from with about one ones or and that which who whose "
+                       "someone somebody something anyone anything everyone everything".split())
 
 
 def asked_kind(question: str) -> str | None:
     """The kind of thing an English question asks for, where it names one: the words after "which" /
     "what" up to an auxiliary, article or preposition ("which university did [E]'s writer attend" ->
-    "university", "what is the release date of [E]" -> "release date"); None where it names none
+    "university", "what is the release date of [E]" -> "release date"), or after an imperative ("name a
+    group from [E]" -> "group"); None where it names none
     ("who", "where", another language). The plan ranker weighs it against what each plan's results
     are (rra.pipeline.plans, `kind_weight`)."""
-    for pattern in (_ASKED_THE, _ASKED_AFTER):
+    for pattern in (_ASKED_THE, _ASKED_AFTER, _ASKED_IMPERATIVE):
         for m in pattern.finditer(question):
             words = []
             for word in m.group(1).lower().split():
-                if word in _NOT_ASKED:
+                # a participle after the noun starts what is said of it ("books written by", "films set in")
+                if word in _NOT_ASKED or (words and word.endswith(("ed", "en", "ing"))):
                     break
                 words.append(word)
             if words:

@@ -158,3 +158,54 @@ def test_kind_cosines_read_words_with_the_retrievers_encoder(tiny_kwargs):
     cos = model.kind_cosines(["university", None], [["university", "city", None], ["city"]])
     assert cos[0][0] == pytest.approx(1.0, abs=1e-5) and -1.0 <= cos[0][1] <= 1.0
     assert cos[0][2] is None and cos[1] == [None]
+
+
+def test_kind_cosines_may_read_words_with_the_pretrained_encoder(tiny_kwargs, monkeypatch):
+    """reader="pretrained": the encoder the retriever was fine-tuned from reads the words (its
+    PretrainedReading), not the fine-tuned one; an unknown reader is refused by name."""
+    import torch
+
+    from rra.models.encoder import tiny_encoder
+    from rra.models.pretrained_reading import PretrainedReading
+
+    torch.manual_seed(0)
+    model = Retriever(relations=["r"], **tiny_kwargs)
+    torch.manual_seed(1)
+    other = PretrainedReading(tiny_encoder())
+    monkeypatch.setattr(model, "_pretrained_reading", other)
+    trained = model.kind_cosines(["town"], [["city", "stadium"]])
+    pretrained = model.kind_cosines(["town"], [["city", "stadium"]], reader="pretrained")
+    expected = (other.vectors(["town"]) @ other.vectors(["city", "stadium"]).T)[0].tolist()
+    assert pretrained[0] == pytest.approx(expected, abs=1e-5) and pretrained[0] != pytest.approx(trained[0], abs=1e-3)
+    with pytest.raises(ValueError, match="kind reader 'fine-tuned'"):
+        model.kind_cosines(["town"], [["city"]], reader="fine-tuned")
+
+
+def test_continuations_score_one_more_step_of_the_search(tiny_kwargs):
+    """`continuations`: the relations at a walked prefix's frontier in the graph with the search's
+    (log P(r), log P(end), log P(go on)): P(r) sums to 1 over the frontier and P(end) + P(go on) to 1."""
+    import math
+
+    kg = people_kg()
+    model = Retriever(relations=["born_in", "works_at"], path_head="scorer", **tiny_kwargs)
+    out = model.continuations(["where was [E] born"], [["born_in"]], kg, ["Ann"])
+    assert set(out[0]) == {"^born_in", TYPE}  # what Paris holds: the people born there, its class
+    assert sum(math.exp(lp) for lp, _, _ in out[0].values()) == pytest.approx(1.0, abs=1e-5)
+    assert all(math.exp(end) + math.exp(go) == pytest.approx(1.0) for _, end, go in out[0].values())
+    two = model.continuations(["what is [E]"], [[]], kg, ["Ann"])[0]
+    assert {"born_in", "works_at", "birth_year"} <= set(two)
+    assert sum(math.exp(v[0]) for v in two.values()) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_kind_cosines_fall_back_to_the_trained_encoder_where_the_pretrained_one_cannot_load(tiny_kwargs, monkeypatch,
+                                                                                            caplog):
+    model = Retriever(relations=["r"], **tiny_kwargs)
+
+    def offline():
+        raise OSError("no such model: some/hub-name (offline)")
+
+    monkeypatch.setattr(model, "pretrained_reader", offline)
+    with caplog.at_level("WARNING"):
+        got = model.kind_cosines(["town"], [["city", "stadium"]], reader="pretrained")
+    assert got == model.kind_cosines(["town"], [["city", "stadium"]])
+    assert "cannot be loaded" in caplog.text and "offline" in caplog.text

@@ -3,6 +3,7 @@ say is fixed (by keywords), so what is tested is how the pipeline builds, ranks,
 a plan on the built-in KG."""
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -284,3 +285,66 @@ def test_a_name_of_one_entity_reads_once(monkeypatch):
     monkeypatch.setattr(plans, "enumerate_plans", lambda *a, **k: calls.append(a[3]) or real(*a, **k))
     shared_names_pipeline().answer(QAExample("which books set in Mireval were written by Marit Lind", [], ["book/orchard"]))
     assert len(calls) == 1
+
+
+TYPE = "rdf:type"
+SPORTS = NetworkXGraph([
+    Triple("p", "team", "t"), Triple("t", "ground", "g"), Triple("g", "location", "c"), Triple("t", "league", "l"),
+    Triple("p", TYPE, "Person"), Triple("t", TYPE, "SportsTeam"), Triple("g", TYPE, "Stadium"), Triple("c", TYPE, "City"),
+    Triple("l", TYPE, "League")], labels={"p": "Yuki García", "t": "Dún Carrig SC", "g": "Park Marchetti", "c": "Tarnow",
+                                          "City": "city", "Stadium": "stadium", "SportsTeam": "sports team"})
+
+
+class StopsAStepShort:
+    """A path predictor whose end head stops at the ground (`team, ground` at 0.97); one more step
+    from there scores `location` 0.5, the way back `^ground` 0.45 (`continuations`); a ranker with
+    no preference; kinds read by a table of cosines."""
+
+    ranker = object()
+    hparams = {"plan_reads_kinds": True, "max_hops": 3}
+    COS = {("town", "city"): 0.8, ("town", "stadium"): 0.5, ("town", "sports team"): 0.3, ("town", "league"): 0.2}
+
+    def __init__(self):
+        self.asked = []  # the prefixes continuations was asked about
+
+    def predict(self, questions, topk=3, try_second_hop=False, **graph):
+        return [[PathPrediction(["team", "ground"], 0.97, 2, 1.0), PathPrediction(["team"], 0.02, 1, 1.0),
+                 PathPrediction(["team", "league"], 0.01, 2, 1.0)] for _ in questions]
+
+    def rank_plans(self, questions, plans, parts=None, kinds=None):
+        return [[0.0] * len(texts) for texts in plans]
+
+    def kind_cosines(self, asked, kinds, reader="trained"):
+        return [[self.COS.get((a, k)) if a and k else None for k in row] for a, row in zip(asked, kinds)]
+
+    def continuations(self, questions, prefixes, kg, topics, relation_text=None):
+        self.asked += [tuple(p) for p in prefixes]
+        lp = {"location": math.log(0.5), "^ground": math.log(0.45), "^location": math.log(0.05)}
+        return [{r: (v, math.log(0.9), math.log(0.1)) for r, v in lp.items()} for _ in prefixes]
+
+
+def test_a_question_asking_for_a_kind_its_best_path_stops_short_of_walks_on():
+    """`walk_on`: "... is in what town" where the search stopped at the stadium: the best path's
+    continuation that gives what is asked (a city; not the step straight back to the team) joins the
+    paths, scored as if the end head had gone on, and the ranker's kind reading chooses it. A question
+    that names no kind, or `walk_on=0`, is answered as before."""
+    model = StopsAStepShort()
+    rra = RRAPipeline(SPORTS, PathRetrieval(model), TemplateRewriter(), GraphScorer())
+    town = rra.answer(QAExample("[Yuki García]'s team's home ground is in what town", ["p"], ["c"]))
+    assert town.answers == ["c"] and town.paths[0]["path"] == ["team", "ground", "location"]
+    assert model.asked == [("team", "ground")]
+    assert town.paths[0]["score"] > 0.5  # the ranker's share, the chain walked from the anchor's paths
+
+    model.asked.clear()
+    where = rra.answer(QAExample("where is the home ground of [Yuki García]'s team", ["p"], ["g"]))
+    assert where.answers == ["g"] and model.asked == []  # "where" names no kind: nothing asked
+
+    rra.plan_search.settings = plans.PlanSettings(walk_on=0)
+    assert rra.answer(QAExample("[Yuki García]'s team's home ground is in what town", ["p"], ["c"])).answers == ["g"]
+
+
+def test_plan_settings_refuse_an_unknown_kind_reader_or_a_negative_walk_on():
+    with pytest.raises(ValueError, match="kind_reader='finetuned'"):
+        plans.PlanSettings(kind_reader="finetuned")
+    with pytest.raises(ValueError, match="walk_on=-1"):
+        plans.PlanSettings(walk_on=-1)
