@@ -225,7 +225,6 @@ class PlanSearch:
                 (PlanChoice(list(r), ranked, per_anchor[i], len(scored)), [t for _, _, t in scored]))
         return {i: _pick(options) for i, options in per_question.items()}
 
-
     def _walk_on(self, questions, anchors, mentions, per_anchor: dict[int, dict[str, list]], reads: PlanReads,
                  chosen: dict[int, str | None]) -> set[int]:
         """Where a question names the kind of its answers ("... is in what town") and a continuation of
@@ -265,8 +264,8 @@ class PlanSearch:
         reads.walker.prefill([(start[1], path) for start, path, _ in offers])
         ends = [reads.walker.reach(start[1], path) for start, path, _ in offers]
         theirs = reads.kinds.kinds_of([e or frozenset() for e in ends])
-        cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers],
-                                 [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)], self.settings.kind_reader)
+        pairs = [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)]  # the continuation's, the choice's
+        cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers], pairs, self.settings.kind_reader)
         walked = set()
         for (start, path, score), e, (c_new, c_chosen) in zip(offers, ends, cos):
             if not e or c_new is None or c_chosen is None or c_new <= c_chosen:
@@ -291,9 +290,9 @@ def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | 
                 weight: float, reader: str = "trained") -> list[list[float]]:
     """The ranker's logits less `weight` x how much worse each plan's kind reads than the best kind
     among the question's candidates, against what the question asks for (rra.plans.text.asked_kind,
-    cosines by the retriever's encoder): "which university did [E]'s writer attend" then prefers
-    `author, almaMater` (giving university) to `author, almaMater, city` (giving city), which read
-    almost alike by their relations. A plan of unknown kind counts as an average one; a question
+    cosines by the encoder `reader` names, Retriever.kind_cosines): "which university did [E]'s
+    writer attend" then prefers `author, almaMater` (giving university) to `author, almaMater, city`
+    (giving city), which read almost alike by their relations. A plan of unknown kind counts as an average one; a question
     that names no kind, or whose candidates give one kind, keeps its logits."""
     asked = [asked_kind(q) for q in questions]
     cosines = model.kind_cosines(asked, kinds, reader)

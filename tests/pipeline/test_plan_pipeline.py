@@ -288,11 +288,12 @@ def test_a_name_of_one_entity_reads_once(monkeypatch):
 
 
 TYPE = "rdf:type"
-SPORTS = NetworkXGraph([
-    Triple("p", "team", "t"), Triple("t", "ground", "g"), Triple("g", "location", "c"), Triple("t", "league", "l"),
-    Triple("p", TYPE, "Person"), Triple("t", TYPE, "SportsTeam"), Triple("g", TYPE, "Stadium"), Triple("c", TYPE, "City"),
-    Triple("l", TYPE, "League")], labels={"p": "Yuki García", "t": "Dún Carrig SC", "g": "Park Marchetti", "c": "Tarnow",
-                                          "City": "city", "Stadium": "stadium", "SportsTeam": "sports team"})
+SPORTS = NetworkXGraph(
+    [Triple("p", "team", "t"), Triple("t", "ground", "g"), Triple("g", "location", "c"), Triple("t", "league", "l"),
+     Triple("p", TYPE, "Person"), Triple("t", TYPE, "SportsTeam"), Triple("g", TYPE, "Stadium"),
+     Triple("c", TYPE, "City"), Triple("l", TYPE, "League")],
+    labels={"p": "Yuki García", "t": "Dún Carrig SC", "g": "Park Marchetti", "c": "Tarnow", "City": "city",
+            "Stadium": "stadium", "SportsTeam": "sports team"})
 
 
 class StopsAStepShort:
