@@ -39,16 +39,24 @@ def _key(text: str) -> str:
 
 class PretrainedReading:
     """The pretrained encoder (not a submodule of the retriever: no weights in its checkpoint) with
-    the training wordings' vectors (encoded once, when first built: 489 wordings on the DBpedia-shaped
-    KG, about a second on a CPU) and a bounded cache of question and path-phrase vectors."""
+    the training wordings' vectors (encoded once, when `novelty` first needs them: 489 wordings on the
+    DBpedia-shaped KG, about a second on a CPU) and a bounded cache of question and path-phrase vectors."""
 
     def __init__(self, encoder, training_wordings: Sequence[str] = (), batch_size: int = 256):
         self.encoder = encoder.eval()
         self.batch_size = batch_size
         self.known = {_key(w) for w in training_wordings}
         self.cache: dict[str, torch.Tensor] = {}
-        wordings = sorted(set(training_wordings))
-        self.wordings = self.vectors(wordings, cache=False) if wordings else None
+        self._wordings = sorted(set(training_wordings))
+        self._wording_vectors: torch.Tensor | None = None
+
+    @property
+    def wordings(self) -> torch.Tensor | None:
+        """The training wordings' unit vectors (None: none kept), encoded when first asked for: the
+        kinds a question asks for (Retriever.kind_cosines) read words with this encoder and need none."""
+        if self._wording_vectors is None and self._wordings:
+            self._wording_vectors = self.vectors(self._wordings, cache=False)
+        return self._wording_vectors
 
     @torch.no_grad()
     def vectors(self, texts: list[str], cache: bool = True) -> torch.Tensor:
