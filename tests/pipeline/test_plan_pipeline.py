@@ -288,12 +288,12 @@ def test_a_name_of_one_entity_reads_once(monkeypatch):
 
 
 TYPE = "rdf:type"
-SPORTS = NetworkXGraph(
-    [Triple("p", "team", "t"), Triple("t", "ground", "g"), Triple("g", "location", "c"), Triple("t", "league", "l"),
-     Triple("p", TYPE, "Person"), Triple("t", TYPE, "SportsTeam"), Triple("g", TYPE, "Stadium"),
-     Triple("c", TYPE, "City"), Triple("l", TYPE, "League")],
-    labels={"p": "Yuki García", "t": "Dún Carrig SC", "g": "Park Marchetti", "c": "Tarnow", "City": "city",
-            "Stadium": "stadium", "SportsTeam": "sports team"})
+SPORTS_TRIPLES = [
+    Triple("p", "team", "t"), Triple("t", "ground", "g"), Triple("g", "location", "c"), Triple("t", "league", "l"),
+    Triple("p", TYPE, "Person"), Triple("t", TYPE, "SportsTeam"), Triple("g", TYPE, "Stadium"),
+    Triple("c", TYPE, "City"), Triple("l", TYPE, "League")]
+SPORTS_LABELS = {"p": "Yuki García", "t": "Dún Carrig SC", "g": "Park Marchetti", "c": "Tarnow", "City": "city",
+                 "Stadium": "stadium", "SportsTeam": "sports team"}
 
 
 class StopsAStepShort:
@@ -324,13 +324,18 @@ class StopsAStepShort:
         return [{r: (v, math.log(0.9), math.log(0.1)) for r, v in lp.items()} for _ in prefixes]
 
 
-def test_a_question_asking_for_a_kind_its_best_path_stops_short_of_walks_on():
+@pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
+def test_a_question_asking_for_a_kind_its_best_path_stops_short_of_walks_on(backend):
     """`walk_on`: "... is in what town" where the search stopped at the stadium: the best path's
     continuation that gives what is asked (a city; not the step straight back to the team) joins the
     paths, scored as if the end head had gone on, and the ranker's kind reading chooses it. A question
-    that names no kind, or `walk_on=0`, is answered as before."""
+    that names no kind, or `walk_on=0`, is answered as before. The same on an RDF store."""
+    from rra.graph import OxigraphGraph
+
+    kg = (NetworkXGraph(SPORTS_TRIPLES, labels=SPORTS_LABELS) if backend == "networkx"
+          else OxigraphGraph.from_triples(SPORTS_TRIPLES, SPORTS_LABELS))
     model = StopsAStepShort()
-    rra = RRAPipeline(SPORTS, PathRetrieval(model), TemplateRewriter(), GraphScorer())
+    rra = RRAPipeline(kg, PathRetrieval(model), TemplateRewriter(), GraphScorer())
     town = rra.answer(QAExample("[Yuki García]'s team's home ground is in what town", ["p"], ["c"]))
     assert town.answers == ["c"] and town.paths[0]["path"] == ["team", "ground", "location"]
     assert model.asked == [("team", "ground")]
