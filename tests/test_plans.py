@@ -845,3 +845,21 @@ def test_a_plan_giving_another_kind_than_asked_loses_by_how_far_its_kind_reads()
     assert kind_logits(model, ["who wrote [E]"], [["city", "university"]], [[2.0, 1.5]], 2.0) == [[2.0, 1.5]]
     assert kind_logits(model, questions, [["university", "university"]], [[2.0, 1.5]], 2.0) == [[2.0, 1.5]]
 
+
+
+def test_a_class_the_graph_gives_no_label_is_no_kind_to_weigh():
+    """readable_kind: a class id without a label ("q101859") reads as noise against any asked word, so
+    the kind reading treats it as unknown; words and value kinds stay."""
+    from rra.pipeline.plans import answer_kind
+    from rra.plans.candidates import Candidate
+    from rra.plans.plan import QueryPlan
+    from rra.plans.text import readable_kind
+
+    assert [readable_kind(k) for k in ("q101859", "0abc12", "c0", None, "")] == [None] * 5
+    assert [readable_kind(k) for k in ("city", "year", "sports team", "class 17")] == ["city", "year", "sports team",
+                                                                                      "class 17"]
+    chain = QueryPlan(["a"], [["r"]])
+    assert answer_kind(Candidate(chain, frozenset({"x"}), ["x"], kind="q101859")) is None
+    assert answer_kind(Candidate(chain, frozenset({"x"}), ["x"], kind="city")) == "city"
+    count = QueryPlan(["a"], [["r"]], aggregate="count")
+    assert answer_kind(Candidate(count, frozenset({"x"}), ["1"], kind="q101859")) == "number"

@@ -40,7 +40,7 @@ from rra.plans.plan import QueryPlan, focus_text, literal_value, question_litera
 from rra.plans.reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.plans.text import asked_kind, plan_parts, plan_words, ranker_text
+from rra.plans.text import asked_kind, plan_parts, plan_words, ranker_text, readable_kind
 from rra.text.questions import mark_mentions
 from rra.text.relations import relation_phrase
 
@@ -263,7 +263,7 @@ class PlanSearch:
             return set()
         reads.walker.prefill([(start[1], path) for start, path, _ in offers])
         ends = [reads.walker.reach(start[1], path) for start, path, _ in offers]
-        theirs = reads.kinds.kinds_of([e or frozenset() for e in ends])
+        theirs = [readable_kind(k) for k in reads.kinds.kinds_of([e or frozenset() for e in ends])]
         pairs = [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)]  # the continuation's, the choice's
         cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers], pairs, self.settings.kind_reader)
         walked = set()
@@ -280,10 +280,11 @@ class PlanSearch:
 
 def answer_kind(c: Candidate) -> str | None:
     """What a candidate plan answers, in the words of `Candidate.kind`: a count answers a number
-    (its `kind` names what it counts), a yes/no no kind of thing; else its results' kind."""
+    (its `kind` names what it counts), a yes/no no kind of thing; else its results' kind, where it is
+    words (`readable_kind`: not a class id the graph gives no label)."""
     if c.plan.aggregate == "count":
         return "number"
-    return None if c.plan.aggregate == "ask" else c.kind
+    return None if c.plan.aggregate == "ask" else readable_kind(c.kind)
 
 
 def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | None]], logits: list[list[float]],

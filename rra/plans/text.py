@@ -100,6 +100,13 @@ def asked_kind(question: str) -> str | None:
     return None
 
 
+def readable_kind(kind: str | None) -> str | None:
+    """`kind` where it is words a reader can weigh against what a question asks for ("city", "year",
+    "sports team"); None for an opaque id, a class the graph gives no label ("q101859", "0abc12"),
+    whose cosine with any word is noise."""
+    return kind if kind and any(t.isalpha() and len(t) > 1 for t in kind.split()) else None
+
+
 def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:
     out = []
     for k, (anchor, path) in enumerate(zip(plan.anchors, plan.paths)):
