@@ -19,7 +19,7 @@ from torch.nn import functional as F
 
 from rra.models.encoder import mean_pool
 from rra.models.plan_ranker import coverage_features, part_marks, phrase_hits, slot_regions, token_match
-from rra.plans.text import pooled_plan_text
+from rra.plans.text import KIND_READERS, pooled_plan_text
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +155,8 @@ class PlanRanking:
         encoder (`reader` "trained", cached while the weights stay) or by the pretrained encoder it
         was fine-tuned from ("pretrained": fine-tuning on questions and relation names pulls a class
         word towards what it co-occurs with, "record label" towards "album"); None where either is missing."""
-        if reader not in ("trained", "pretrained"):
-            raise ValueError(f"kind reader {reader!r}: 'trained' or 'pretrained'")
+        if reader not in KIND_READERS:
+            raise ValueError(f"kind reader {reader!r}: one of {', '.join(map(repr, KIND_READERS))}")
         words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
         if not words:
             return [[None] * len(row) for row in kinds]

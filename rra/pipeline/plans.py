@@ -40,7 +40,7 @@ from rra.plans.plan import QueryPlan, focus_text, literal_value, question_litera
 from rra.plans.reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.plans.text import asked_kind, plan_parts, plan_words, ranker_text, readable_kind
+from rra.plans.text import KIND_READERS, asked_kind, plan_parts, plan_words, ranker_text, readable_kind
 from rra.text.questions import mark_mentions
 from rra.text.relations import relation_phrase
 
@@ -68,8 +68,9 @@ class PlanSettings:
     max_readings: int = 4  # anchor lists tried where a linked name is several entities' (readings_of)
 
     def __post_init__(self):
-        if self.kind_reader not in ("pretrained", "trained"):
-            raise ValueError(f"method.plans.kind_reader={self.kind_reader!r}: 'pretrained' or 'trained'")
+        if self.kind_reader not in KIND_READERS:
+            raise ValueError(f"method.plans.kind_reader={self.kind_reader!r}: "
+                             f"one of {', '.join(map(repr, KIND_READERS))}")
         if self.walk_on < 0:
             raise ValueError(f"method.plans.walk_on={self.walk_on}: the continuations offered, 0 or more")
 
@@ -206,8 +207,8 @@ class PlanSearch:
             chosen = {}  # question -> what its first reading's best plan answers (the first job of each question)
             for (i, _), cs, row in zip(jobs, cands, logits):
                 if i not in chosen and cs:
-                    best = max(range(len(cs)), key=lambda k: row[k] + self.settings.path_weight * cs[k].prior)
-                    chosen[i] = answer_kind(cs[best])
+                    scores = self._scores(row, cs)
+                    chosen[i] = answer_kind(cs[scores.index(max(scores))])
             walked = self._walk_on(questions, anchors, mentions, per_anchor, reads, chosen)
             again = [n for n, (i, _) in enumerate(jobs) if i in walked]
             for n in again:  # its plans again, with the continuations among its anchor's paths
@@ -216,7 +217,7 @@ class PlanSearch:
                 logits[n], plan_texts[n] = row, shown
         per_question: dict[int, list[tuple[PlanChoice, list[str]]]] = {}
         for (i, r), cs, row, shown in zip(jobs, cands, logits, plan_texts):
-            scored = sorted(zip((lg + self.settings.path_weight * c.prior for lg, c in zip(row, cs)), cs, shown),
+            scored = sorted(zip(self._scores(row, cs), cs, shown),
                             key=lambda x: -x[0])  # stable: ties keep the enumeration's order (simpler first)
             top = scored[0][0] if scored else 0.0
             norm = sum(math.exp(s - top) for s, _, _ in scored) or 1.0
@@ -224,6 +225,10 @@ class PlanSearch:
             per_question.setdefault(i, []).append(
                 (PlanChoice(list(r), ranked, per_anchor[i], len(scored)), [t for _, _, t in scored]))
         return {i: _pick(options) for i, options in per_question.items()}
+
+    def _scores(self, logits: Sequence[float], cands: Sequence[Candidate]) -> list[float]:
+        """Each candidate's score: the ranker's logit + `path_weight` x its chains' mean log-probability."""
+        return [lg + self.settings.path_weight * c.prior for lg, c in zip(logits, cands)]
 
     def _walk_on(self, questions, anchors, mentions, per_anchor: dict[int, dict[str, list]], reads: PlanReads,
                  chosen: dict[int, str | None]) -> set[int]:
@@ -293,8 +298,8 @@ def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | 
     among the question's candidates, against what the question asks for (rra.plans.text.asked_kind,
     cosines by the encoder `reader` names, Retriever.kind_cosines): "which university did [E]'s
     writer attend" then prefers `author, almaMater` (giving university) to `author, almaMater, city`
-    (giving city), which read almost alike by their relations. A plan of unknown kind counts as an average one; a question
-    that names no kind, or whose candidates give one kind, keeps its logits."""
+    (giving city), which read almost alike by their relations. A plan of unknown kind counts as an
+    average one; a question that names no kind, or whose candidates give one kind, keeps its logits."""
     asked = [asked_kind(q) for q in questions]
     cosines = model.kind_cosines(asked, kinds, reader)
     out = []

@@ -100,6 +100,9 @@ def asked_kind(question: str) -> str | None:
     return None
 
 
+KIND_READERS = ("pretrained", "trained")  # which encoder reads asked words against kinds (Retriever.kind_cosines)
+
+
 def readable_kind(kind: str | None) -> str | None:
     """`kind` where it is words a reader can weigh against what a question asks for ("city", "year",
     "sports team"); None for an opaque id, a class the graph gives no label ("q101859", "0abc12"),
