@@ -863,3 +863,20 @@ def test_a_class_the_graph_gives_no_label_is_no_kind_to_weigh():
     assert answer_kind(Candidate(chain, frozenset({"x"}), ["x"], kind="city")) == "city"
     count = QueryPlan(["a"], [["r"]], aggregate="count")
     assert answer_kind(Candidate(count, frozenset({"x"}), ["1"], kind="q101859")) == "number"
+
+
+def test_the_kind_an_entity_id_names_by_its_path():
+    from rra.plans.text import id_kind
+
+    assert id_kind(["book/the_narrow_tide", "book/orchard"]) == "book"
+    assert id_kind(["http://data.example.org/resource/film/38"]) == "film"
+    assert id_kind(["http://example.org/kg/sports_team/Dún_Carrig_SC"]) == "sports team"
+    # a segment that only says where ids live, an id without a path, a title with a slash: no kind
+    assert id_kind(["http://dbpedia.org/resource/Berlin", "http://www.wikidata.org/entity/Q42"]) is None
+    assert id_kind(["m.0abc12", "Kismet"]) is None
+    assert id_kind(["Face/Off"]) is None
+    # literals are skipped; a kind needs more than half of the ids
+    assert id_kind(['"1990"^^xsd:gYear', "city/oslo"]) == "city"
+    assert id_kind(['"1990"^^xsd:gYear']) is None
+    assert id_kind(["book/a", "city/b", "town/c"]) is None
+    assert id_kind(["book/a", "city/b", "city/c"]) == "city"

@@ -28,6 +28,8 @@ from bench.kgs.common import (RDF_TYPE, Store, fill, generator_parser, lit, show
 from rra.graph.rdf import XSD, is_literal, literal, split_literal
 
 DBR = "http://dbpedia.org/resource/"
+KIND_PATHS = "http://example.org/kg/"  # --ids kind-paths: http://example.org/kg/<kind>/<name>, no classes
+IDS = ("dbpedia", "kind-paths")
 DBO = "http://dbpedia.org/ontology/"
 # the properties DBpedia labels here (the rest are read by their names: numberOfEmployees -> "number of employees")
 LABELLED = {"birthPlace": "birth place", "deathPlace": "death place", "almaMater": "alma mater",
@@ -210,8 +212,11 @@ PATHS = {
 }
 
 
-def _iri(label: str, taken: set[str], kind: str) -> str:
-    """A DBpedia resource IRI: the label with underscores, "(kind)" added where the name is taken."""
+def _iri(label: str, taken: set[str], kind: str, prefix: str = DBR) -> str:
+    """A DBpedia resource IRI: the label with underscores, "(kind)" added where the name is taken.
+    `prefix` KIND_PATHS: the kind in the path instead (http://example.org/kg/sports_team/...)."""
+    if prefix == KIND_PATHS:
+        prefix = KIND_PATHS + re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower() + "/"
     local = label.replace(" ", "_")
     if local in taken:
         local = f"{local}_({kind.lower()})"
@@ -220,19 +225,24 @@ def _iri(label: str, taken: set[str], kind: str) -> str:
     while local in taken:
         local, n = f"{base}_{n}", n + 1
     taken.add(local)
-    return DBR + local
+    return prefix + local
 
 
-def build(scale: float, rng: random.Random) -> tuple[Store, dict[str, list[str]], dict[str, str]]:
-    """The KG: a Store, entities by class, German labels of places."""
+def build(scale: float, rng: random.Random, ids: str = "dbpedia") -> tuple[Store, dict[str, list[str]], dict[str, str]]:
+    """The KG: a Store, entities by class, German labels of places. `ids` "kind-paths": entity IRIs
+    name their kind in the path and the KG gives no rdf:type (a graph exported from a relational
+    schema, LinkedMDB's shape); "dbpedia": dbr: IRIs with rdf:type classes."""
+    if ids not in IDS:
+        raise ValueError(f"ids={ids!r}: one of {', '.join(IDS)}")
     kg, taken = Store(), set()
     by: dict[str, list[str]] = {c: [] for c in CLASSES}
     german: dict[str, str] = {}
 
     def new(kind: str, label: str) -> str:
-        e = _iri(label, taken, kind)
+        e = _iri(label, taken, kind, KIND_PATHS if ids == "kind-paths" else DBR)
         kg.labels[e] = label
-        kg.add(e, RDF_TYPE, DBO + kind)
+        if ids == "dbpedia":
+            kg.add(e, RDF_TYPE, DBO + kind)
         by[kind].append(e)
         return e
 
@@ -430,7 +440,7 @@ def write_turtle(path: Path, kg: Store, german: dict[str, str]) -> int:
             subjects[e].append(f"rdfs:label {literal(german[e])}@de")
     for name, label in LABELLED.items():
         subjects.setdefault(DBO + name, []).append(f"rdfs:label {literal(label)}@en")
-    for c in CLASSES:
+    for c in CLASSES if any(r == RDF_TYPE for _, r, _ in kg.triples) else ():
         subjects.setdefault(DBO + c, []).append(f"rdfs:label {literal(re.sub(r'(?<!^)(?=[A-Z])', ' ', c).lower())}@en")
     out = ["@prefix dbo: <http://dbpedia.org/ontology/> .\n",
            "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n",
@@ -453,12 +463,12 @@ def write_csv(path: Path, rows: list[dict], test: bool) -> None:
             w.writerow([r["question"], r["topic_entities"], "|".join(r["answers"])] + ([r["qid"], r["hops"]] if test else []))
 
 
-def generate(out: Path, scale: float = 1.0, seed: int = 0) -> dict[str, str]:
+def generate(out: Path, scale: float = 1.0, seed: int = 0, ids: str = "dbpedia") -> dict[str, str]:
     """Write the KG and its question files under `out`; their paths by name (kg, train, val, test,
     test_meta: each test question's qid with what bench.bench_relation_scorer groups it by, stats)."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
-    kg, by, german = build(scale, rng)
+    kg, by, german = build(scale, rng, ids)
     rows = questions(kg, by, scale, rng)
     for k, r in enumerate(rows["test"]):
         r["qid"] = f"dbp-test-{k:04d}"
@@ -475,7 +485,7 @@ def generate(out: Path, scale: float = 1.0, seed: int = 0) -> dict[str, str]:
              "test_by_hops": dict(Counter(r["hops"] for r in rows["test"])),
              "test_held_out_phrasing": sum(r["held_out_phrasing"] for r in rows["test"]),
              "test_unseen_path": sum(r["unseen_path"] for r in rows["test"]),
-             "paths": len(PATHS), "seed": seed, "scale": scale}
+             "paths": len(PATHS), "seed": seed, "scale": scale, "ids": ids}
     write_stats(out / "stats.json", stats)
     return {"kg": str(out / "kg.ttl"), "train": str(out / "train.csv"), "val": str(out / "dev.csv"),
             "test": str(out / "test.csv"), "test_meta": str(out / "test_meta.jsonl"), "stats": str(out / "stats.json")}
@@ -483,12 +493,15 @@ def generate(out: Path, scale: float = 1.0, seed: int = 0) -> dict[str, str]:
 
 def parser():
     """The command line of `python -m bench.kgs.dbpedia_shape`."""
-    return generator_parser("dbpedia_shape", __doc__)
+    ap = generator_parser("dbpedia_shape", __doc__)
+    ap.add_argument("--ids", choices=IDS, default="dbpedia",
+                    help="kind-paths: entity IRIs name their kind (http://example.org/kg/city/Mirabel), no rdf:type")
+    return ap
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    files = generate(Path(args.out), args.scale, args.seed)
+    files = generate(Path(args.out), args.scale, args.seed, args.ids)
     print(Path(files["stats"]).read_text())
 
 

@@ -40,7 +40,7 @@ from rra.plans.plan import QueryPlan, focus_text, literal_value, question_litera
 from rra.plans.reads import AttributeSchema, Chain, PlanLimits, PlanReads
 from rra.pipeline.retrieve import Evidence, Retrieval, ScoredPath
 from rra.records import Status
-from rra.plans.text import KIND_READERS, asked_kind, plan_parts, plan_words, ranker_text, readable_kind
+from rra.plans.text import KIND_READERS, asked_kind, id_kind, plan_parts, plan_words, ranker_text, readable_kind
 from rra.text.questions import mark_mentions
 from rra.text.relations import relation_phrase
 
@@ -63,6 +63,7 @@ class PlanSettings:
     kind_weight: float = 16.0  # x how far a plan's kind reads from what the question asks for (`kind_logits`)
     kind_reader: str = "pretrained"  # which encoder reads asked words against kinds: "pretrained" or "trained"
     walk_on: int = 1  # continuations of a best path offered where they give what the question asks for (`_walk_on`)
+    kinds_from_ids: bool = True  # results the graph gives no class: the kind their ids name ("book/x"; `answer_kind`)
     shown: int = 3  # plans kept in the prediction's record
     rank_chains: bool = True  # a chosen chain walks the anchor's paths in the ranker's order (False: the path predictor's)
     max_readings: int = 4  # anchor lists tried where a linked name is several entities' (readings_of)
@@ -197,7 +198,7 @@ class PlanSearch:
                 kinds.append([c.kind if with_kinds else None for c in cs])
             logits = self.retrieval.model.rank_plans(rank_texts, plan_texts, parts, kinds) if todo_jobs else []
             if self.settings.kind_weight and with_kinds and logits and hasattr(self.retrieval.model, "kind_cosines"):
-                answer_kinds = [[answer_kind(c) for c in cands[n]] for n in todo_jobs]
+                answer_kinds = [[answer_kind(c, self.settings.kinds_from_ids) for c in cands[n]] for n in todo_jobs]
                 logits = kind_logits(self.retrieval.model, rank_texts, answer_kinds, logits, self.settings.kind_weight,
                                      self.settings.kind_reader)
             return logits, plan_texts
@@ -208,7 +209,7 @@ class PlanSearch:
             for (i, _), cs, row in zip(jobs, cands, logits):
                 if i not in chosen and cs:
                     scores = self._scores(row, cs)
-                    chosen[i] = answer_kind(cs[scores.index(max(scores))])
+                    chosen[i] = answer_kind(cs[scores.index(max(scores))], self.settings.kinds_from_ids)
             walked = self._walk_on(questions, anchors, mentions, per_anchor, reads, chosen)
             again = [n for n, (i, _) in enumerate(jobs) if i in walked]
             for n in again:  # its plans again, with the continuations among its anchor's paths
@@ -268,7 +269,9 @@ class PlanSearch:
             return set()
         reads.walker.prefill([(start[1], path) for start, path, _ in offers])
         ends = [reads.walker.reach(start[1], path) for start, path, _ in offers]
-        theirs = [readable_kind(k) for k in reads.kinds.kinds_of([e or frozenset() for e in ends])]
+        ids = self.settings.kinds_from_ids
+        theirs = [readable_kind(k) or (id_kind(e or ()) if ids else None)
+                  for k, e in zip(reads.kinds.kinds_of([e or frozenset() for e in ends]), ends)]
         pairs = [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)]  # the continuation's, the choice's
         cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers], pairs, self.settings.kind_reader)
         walked = set()
@@ -283,13 +286,16 @@ class PlanSearch:
         return walked
 
 
-def answer_kind(c: Candidate) -> str | None:
+def answer_kind(c: Candidate, from_ids: bool = True) -> str | None:
     """What a candidate plan answers, in the words of `Candidate.kind`: a count answers a number
     (its `kind` names what it counts), a yes/no no kind of thing; else its results' kind, where it is
-    words (`readable_kind`: not a class id the graph gives no label)."""
+    words (`readable_kind`: not a class id the graph gives no label), or where the graph gives them no
+    class, the kind their ids name ("book/the_narrow_tide": `id_kind`; `from_ids` False: not read)."""
     if c.plan.aggregate == "count":
         return "number"
-    return None if c.plan.aggregate == "ask" else readable_kind(c.kind)
+    if c.plan.aggregate == "ask":
+        return None
+    return readable_kind(c.kind) or (id_kind(c.nodes) if from_ids else None)
 
 
 def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | None]], logits: list[list[float]],

@@ -110,6 +110,37 @@ def readable_kind(kind: str | None) -> str | None:
     return kind if kind and any(t.isalpha() and len(t) > 1 for t in kind.split()) else None
 
 
+# path segments that name where an id lives, not what it is (.../resource/Berlin, .../entity/Q42)
+_GENERIC_SEGMENTS = frozenset("resource resources entity entities ontology page pages wiki id ids data node nodes item "
+                              "items object objects thing things instance instances individual individuals record "
+                              "records vocab vocabulary schema ns kb rdf rdfs owl prop property properties".split())
+_KIND_SEGMENT = re.compile(r"^[a-z][a-z_-]{2,}$")  # lower case: "Face/Off" is a title, not a kind
+
+
+def id_kind(nodes, sample: int = 16) -> str | None:
+    """The kind an entity's id names by its path ("book/the_narrow_tide" -> "book",
+    "http://data.example.org/film/38" -> "film"), where more than half of a sample of `nodes` (the
+    `sample` smallest ids; literals skipped) name the same one in words; None where they name none:
+    an id without a path, or one whose segment only says where ids live ("resource", "entity"). For
+    a graph that gives its entities no class: what a plan answers, to weigh against what a question
+    asks for at answering time (rra.pipeline.plans.answer_kind). The ranker's own texts do not read it."""
+    picked = sorted(n for n in nodes if n[:1] != '"')[:sample]
+    if not picked:
+        return None
+    votes: dict[str, int] = {}
+    for n in picked:
+        path = n.split("#")[0].split("://", 1)[-1].split("/")
+        if "://" in n:
+            path = path[1:]  # the host names no kind
+        segment = path[-2] if len(path) >= 2 and path[-1] else None
+        if segment and _KIND_SEGMENT.match(segment) and segment.lower() not in _GENERIC_SEGMENTS:
+            votes[segment] = votes.get(segment, 0) + 1
+    if not votes:
+        return None
+    top, count = max(sorted(votes.items()), key=lambda kv: kv[1])
+    return relation_phrase(top) if 2 * count > len(picked) else None
+
+
 def _branches(plan, anchor_text, text_of, via: str = " ") -> list[str]:
     out = []
     for k, (anchor, path) in enumerate(zip(plan.anchors, plan.paths)):

@@ -311,3 +311,22 @@ def test_dbpedia_shape_reads_back_and_its_csv_answers_are_the_gold_paths(tmp_pat
             kg.label(e) for e in {w.end for w in kg.follow_path(topic[0], path)} - set(topic)) == sorted(q.answers), q.question
     train = load_questions(files["train"])
     assert train and all(q.hops is None and q.relation_path is None for q in train)  # answers only
+
+
+def test_dbpedia_shape_with_kind_paths_names_kinds_by_id_and_gives_no_classes(tmp_path):
+    """`--ids kind-paths`: the same KG and questions with each entity IRI naming its kind in its
+    path (http://example.org/kg/sports_team/...) and no rdf:type; rra reads the kind back from the id."""
+    from bench.kgs import dbpedia_shape
+    from rra.plans.text import id_kind
+
+    plain = dbpedia_shape.generate(tmp_path / "dbpedia", scale=0.3, seed=1)
+    paths = dbpedia_shape.generate(tmp_path / "paths", scale=0.3, seed=1, ids="kind-paths")
+    for split in ("train", "val", "test"):
+        assert open(plain[split], encoding="utf-8").read() == open(paths[split], encoding="utf-8").read()
+    kg = load_graph(paths["kg"])
+    text = open(paths["kg"], encoding="utf-8").read()
+    assert "rdf-syntax-ns#type" not in text and " a dbo:" not in text and "http://dbpedia.org/resource/" not in text
+    teams = [e for e in kg.find_entities(" SC", mode="substring") if "/sports_team/" in e]
+    assert teams and id_kind(teams) == "sports team"
+    with pytest.raises(ValueError, match="ids='wikidata'"):
+        dbpedia_shape.build(0.3, __import__("random").Random(0), ids="wikidata")

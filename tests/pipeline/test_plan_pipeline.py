@@ -354,3 +354,27 @@ def test_plan_settings_refuse_an_unknown_kind_reader_or_a_negative_walk_on():
         plans.PlanSettings(kind_reader="finetuned")
     with pytest.raises(ValueError, match="walk_on=-1"):
         plans.PlanSettings(walk_on=-1)
+
+
+# the same graph as a relational export writes it: no classes, each id naming its kind in its path
+KIND_IDS = {"p": "person/p", "t": "sports_team/t", "g": "stadium/g", "c": "city/c", "l": "league/l"}
+SPORTS_BY_ID = [Triple(KIND_IDS[t.head], t.relation, KIND_IDS[t.tail]) for t in SPORTS_TRIPLES if t.relation != TYPE]
+
+
+@pytest.mark.parametrize("backend", ["networkx", "oxigraph"])
+def test_where_the_graph_gives_no_classes_the_kind_an_id_names_is_read(backend):
+    """`kinds_from_ids`: with no rdf:type in the graph, what a plan gives is read from its results'
+    ids ("city/c" -> city), so "... is in what town" walks on to the city as where the graph types
+    it; with the setting off no kind is known and the stadium is answered."""
+    from rra.graph import OxigraphGraph
+
+    labels = {KIND_IDS.get(k, k): v for k, v in SPORTS_LABELS.items()}
+    kg = (NetworkXGraph(SPORTS_BY_ID, labels=labels) if backend == "networkx"
+          else OxigraphGraph.from_triples(SPORTS_BY_ID, labels))
+    rra = RRAPipeline(kg, PathRetrieval(StopsAStepShort()), TemplateRewriter(), GraphScorer())
+    question = QAExample("[Yuki García]'s team's home ground is in what town", ["person/p"], ["city/c"])
+    town = rra.answer(question)
+    assert town.answers == ["city/c"] and town.paths[0]["path"] == ["team", "ground", "location"]
+
+    rra.plan_search.settings = plans.PlanSettings(kinds_from_ids=False)
+    assert rra.answer(question).answers == ["stadium/g"]
