@@ -19,7 +19,7 @@ from torch.nn import functional as F
 
 from rra.models.encoder import mean_pool
 from rra.models.plan_ranker import coverage_features, part_marks, phrase_hits, slot_regions, token_match
-from rra.plans.text import KIND_READERS, pooled_plan_text
+from rra.plans.text import KIND_READERS, ROLE_WORDS, THING_WORDS, pooled_plan_text
 
 log = logging.getLogger(__name__)
 
@@ -154,12 +154,16 @@ class PlanRanking:
         (`kinds[i][j]`: "city", "year"; None: unknown), both read as sentences by this retriever's
         encoder (`reader` "trained", cached while the weights stay) or by the pretrained encoder it
         was fine-tuned from ("pretrained": fine-tuning on questions and relation names pulls a class
-        word towards what it co-occurs with, "record label" towards "album"); None where either is missing."""
+        word towards what it co-occurs with, "record label" towards "album"); None where either is missing.
+        Where what is asked reads as a role ("musicians", "directors": nearer rra.plans.text.ROLE_WORDS
+        than THING_WORDS), a kind that reads as one too ("person") counts at least as the best thing
+        kind of the question's: an encoder reads a role nearer what it goes with than nearer "person"."""
         if reader not in KIND_READERS:
             raise ValueError(f"kind reader {reader!r}: one of {', '.join(map(repr, KIND_READERS))}")
         words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
         if not words:
             return [[None] * len(row) for row in kinds]
+        words += [w for w in ROLE_WORDS + THING_WORDS if w not in set(words)]
         if reader == "pretrained":
             try:
                 reading = self.pretrained_reader()
@@ -176,7 +180,20 @@ class PlanRanking:
                 vectors = F.normalize(self.encode_unique(words, cache=self._predict_cache).float(), dim=-1)
         index = {w: i for i, w in enumerate(words)}
         cos = (vectors @ vectors.T).tolist()
-        return [[cos[index[w]][index[k]] if w and k else None for k in row] for w, row in zip(asked, kinds)]
+        roles, things = vectors[[index[w] for w in ROLE_WORDS]], vectors[[index[w] for w in THING_WORDS]]
+        nearer = vectors @ F.normalize(roles.mean(0), dim=0) > vectors @ F.normalize(things.mean(0), dim=0)
+        nearest = (vectors @ roles.T).max(1).values > (vectors @ things.T).max(1).values
+        is_role = (nearer & nearest).tolist()
+        role = lambda w: is_role[index[w]]  # noqa: E731
+        out = []
+        for w, row in zip(asked, kinds):
+            got = [cos[index[w]][index[k]] if w and k else None for k in row]
+            if w and role(w):
+                things = [c for k, c in zip(row, got) if c is not None and not role(k)]
+                if things:
+                    got = [max(c, max(things)) if c is not None and role(k) else c for k, c in zip(row, got)]
+            out.append(got)
+        return out
 
     @contextmanager
     def _stable_encoder(self):

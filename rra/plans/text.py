@@ -102,6 +102,19 @@ def asked_kind(question: str) -> str | None:
 
 KIND_READERS = ("pretrained", "trained")  # which encoder reads asked words against kinds (Retriever.kind_cosines)
 
+# Words that say what a person is, and words for things (a person's attributes among them: "nationality"
+# is no person). A sentence encoder reads a role nearer what it goes with than nearer "person" ("musicians"
+# nearer "band", "directors" nearer "film": 19 of 23 such pairs with all-MiniLM-L6-v2), so a graph's
+# generic class for people ("person", "human") lost to the band for "which musicians". A word nearer the
+# first list's mean than the second's, and nearest a word of the first, is read as a role
+# (Retriever.kind_cosines; of 46 other role words 40 are, of 61 other thing words 1 is, "instrument"):
+# a role asked for is then given by a role kind at least as well as by any thing.
+ROLE_WORDS = ("person people actor director writer musician player founder member employee student singer author "
+              "scientist politician teacher artist composer editor researcher child parent man woman").split()
+THING_WORDS = ("city book film company album country university paper stadium year language genre award journal "
+               "event building product river song organisation nationality occupation gender religion name "
+               "date").split()
+
 
 def readable_kind(kind: str | None) -> str | None:
     """`kind` where it is words a reader can weigh against what a question asks for ("city", "year",
