@@ -4,6 +4,7 @@ words; `plan_parts`, its modifiers one by one; `ranker_text`, the question as th
 and to a person or an LLM (`plan_sentence`: names and values)."""
 from __future__ import annotations
 
+import heapq
 import re
 from typing import Mapping, Sequence
 
@@ -137,7 +138,7 @@ def id_kind(nodes, sample: int = 16) -> str | None:
     an id without a path, or one whose segment only says where ids live ("resource", "entity"). For
     a graph that gives its entities no class: what a plan answers, to weigh against what a question
     asks for at answering time (rra.pipeline.plans.answer_kind). The ranker's own texts do not read it."""
-    picked = sorted(n for n in nodes if n[:1] != '"')[:sample]
+    picked = heapq.nsmallest(sample, (n for n in nodes if n[:1] != '"'))
     if not picked:
         return None
     votes: dict[str, int] = {}
