@@ -155,9 +155,10 @@ class PlanRanking:
         encoder (`reader` "trained", cached while the weights stay) or by the pretrained encoder it
         was fine-tuned from ("pretrained": fine-tuning on questions and relation names pulls a class
         word towards what it co-occurs with, "record label" towards "album"); None where either is missing.
-        Where what is asked reads as a role ("musicians", "directors": nearer rra.plans.text.ROLE_WORDS
-        than THING_WORDS), a kind that reads as one too ("person") counts at least as the best thing
-        kind of the question's: an encoder reads a role nearer what it goes with than nearer "person"."""
+        Where what is asked reads as a role ("musicians", "directors": nearer the mean of
+        rra.plans.text.ROLE_WORDS than of THING_WORDS, and nearest one of ROLE_WORDS), a kind that reads
+        as one too ("person") counts at least as the question's best thing kind: an encoder reads a role
+        nearer what it goes with ("band") than nearer "person"."""
         if reader not in KIND_READERS:
             raise ValueError(f"kind reader {reader!r}: one of {', '.join(map(repr, KIND_READERS))}")
         words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
@@ -189,9 +190,9 @@ class PlanRanking:
         for w, row in zip(asked, kinds):
             got = [cos[index[w]][index[k]] if w and k else None for k in row]
             if w and role(w):
-                things = [c for k, c in zip(row, got) if c is not None and not role(k)]
-                if things:
-                    got = [max(c, max(things)) if c is not None and role(k) else c for k, c in zip(row, got)]
+                best_thing = max((c for k, c in zip(row, got) if c is not None and not role(k)), default=None)
+                if best_thing is not None:
+                    got = [max(c, best_thing) if c is not None and role(k) else c for k, c in zip(row, got)]
             out.append(got)
         return out
 
