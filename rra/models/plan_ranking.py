@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 class PlanRanking:
     """The plan ranker's training step and its answering-time logits; see the module docstring."""
 
+    _kind_reader_warned = False  # kind_cosines has said the pretrained encoder cannot be loaded
+
     def _ranking_step(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
         """The plan ranker's loss over the batch's ranking items. Questions and each item's first
         positive (its label) with its modifier texts are encoded with gradients, so both sides of
@@ -164,12 +166,13 @@ class PlanRanking:
         words = sorted({w for w in asked if w} | {k for row, w in zip(kinds, asked) if w for k in row if k})
         if not words:
             return [[None] * len(row) for row in kinds]
-        words += [w for w in ROLE_WORDS + THING_WORDS if w not in set(words)]
+        asked_or_kinds = set(words)
+        words += [w for w in ROLE_WORDS + THING_WORDS if w not in asked_or_kinds]
         if reader == "pretrained":
             try:
                 reading = self.pretrained_reader()
             except OSError as e:  # a hub name offline: the trained encoder reads them, said once
-                if not getattr(self, "_kind_reader_warned", False):
+                if not self._kind_reader_warned:
                     log.warning("kind_cosines: the pretrained encoder %r cannot be loaded (%s); the retriever's "
                                 "own encoder reads the kinds", self.hparams.get("encoder"), e)
                     self._kind_reader_warned = True

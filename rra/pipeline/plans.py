@@ -269,8 +269,7 @@ class PlanSearch:
             return set()
         reads.walker.prefill([(start[1], path) for start, path, _ in offers])
         ends = [reads.walker.reach(start[1], path) for start, path, _ in offers]
-        ids = self.settings.kinds_from_ids
-        theirs = [readable_kind(k) or (id_kind(e or ()) if ids else None)
+        theirs = [result_kind(k, e or (), self.settings.kinds_from_ids)
                   for k, e in zip(reads.kinds.kinds_of([e or frozenset() for e in ends]), ends)]
         pairs = [[k, chosen[start[0]]] for (start, _, _), k in zip(offers, theirs)]  # the continuation's, the choice's
         cos = model.kind_cosines([asked[start[0]] for start, _, _ in offers], pairs, self.settings.kind_reader)
@@ -293,9 +292,13 @@ def answer_kind(c: Candidate, from_ids: bool = True) -> str | None:
     class, the kind their ids name ("book/the_narrow_tide": `id_kind`; `from_ids` False: not read)."""
     if c.plan.aggregate == "count":
         return "number"
-    if c.plan.aggregate == "ask":
-        return None
-    return readable_kind(c.kind) or (id_kind(c.nodes) if from_ids else None)
+    return None if c.plan.aggregate == "ask" else result_kind(c.kind, c.nodes, from_ids)
+
+
+def result_kind(kind: str | None, nodes, from_ids: bool = True) -> str | None:
+    """What a set of result `nodes` is, in words: the graph's `kind` for them (KindCheck.kinds_of) where
+    it is words (`readable_kind`), else, `from_ids`, the kind their ids name (`id_kind`)."""
+    return readable_kind(kind) or (id_kind(nodes) if from_ids else None)
 
 
 def kind_logits(model, questions: Sequence[str], kinds: Sequence[Sequence[str | None]], logits: list[list[float]],

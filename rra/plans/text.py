@@ -8,6 +8,7 @@ import heapq
 import re
 from typing import Mapping, Sequence
 
+from rra.graph.rdf import is_literal
 from rra.text.questions import mark_mentions, mask_topic
 from rra.text.relations import relation_phrase
 
@@ -138,7 +139,7 @@ def id_kind(nodes, sample: int = 16) -> str | None:
     an id without a path, or one whose segment only says where ids live ("resource", "entity"). For
     a graph that gives its entities no class: what a plan answers, to weigh against what a question
     asks for at answering time (rra.pipeline.plans.answer_kind). The ranker's own texts do not read it."""
-    picked = heapq.nsmallest(sample, (n for n in nodes if n[:1] != '"'))
+    picked = heapq.nsmallest(sample, (n for n in nodes if not is_literal(n)))
     if not picked:
         return None
     votes: dict[str, int] = {}
@@ -147,7 +148,7 @@ def id_kind(nodes, sample: int = 16) -> str | None:
         if "://" in n:
             path = path[1:]  # the host names no kind
         segment = path[-2] if len(path) >= 2 and path[-1] else None
-        if segment and _KIND_SEGMENT.match(segment) and segment.lower() not in _GENERIC_SEGMENTS:
+        if segment and _KIND_SEGMENT.match(segment) and segment not in _GENERIC_SEGMENTS:
             votes[segment] = votes.get(segment, 0) + 1
     if not votes:
         return None
