@@ -2,8 +2,11 @@
 without the CPU speed-ups of training (side by side, interleaved, so the shared machine's load
 falls on both alike):
 
-- `grouped`: rra.models.encoder's length groups (texts of like lengths encoded together) and
-  the fused AdamW of rra.models.schedule.adamw: what training runs;
+- `grouped`: rra.models.encoder's length groups (texts of like lengths encoded together), the
+  fused AdamW of rra.models.schedule.adamw and the input embedding's sparse gradient made dense once
+  per backward pass (rra.models.encoder.sparse_embedding_grads): what training runs;
+- `dense_embedding`: `grouped` with torch's dense embedding gradient from every encoder call: what
+  training ran before 2026-12-05;
 - `one_call`: every encoder call pads its texts to the longest, and AdamW steps tensor by tensor:
   what training ran before;
 - `bf16`: `grouped` under bfloat16 autocast, AdamW per tensor (Lightning's mixed-precision plugin
@@ -34,6 +37,7 @@ import torch
 
 from bench.common import Run, arguments, parameter_groups, retriever_and_data
 from rra.config import cpu_precision
+from rra.models.encoder import sparse_embedding_grads
 
 
 @contextmanager
@@ -54,6 +58,10 @@ def grouped():
     from rra.models.schedule import adamw
 
     yield lambda params, **kw: adamw(params, None, **kw), nullcontext
+
+
+dense_embedding = grouped  # the same optimizer and encoder calls; `measure` leaves the embedding dense
+DENSE_EMBEDDING = {"one_call", "dense_embedding"}
 
 
 @contextmanager
@@ -117,8 +125,10 @@ def same_function(model, initial: dict, batch: dict, variants: dict) -> dict:
 
     out = {}
     for name, variant in variants.items():
+        sparse_embedding_grads(model.encoder.model, name not in DENSE_EMBEDDING)
         with variant() as (_, autocast):
             out[name] = gradient(autocast)
+        sparse_embedding_grads(model.encoder.model, False)
     model.zero_grad(set_to_none=True)
     loss_g, grad_g = out["grouped"]
     return {"loss": {k: round(v[0], 6) for k, v in out.items()},
@@ -131,7 +141,7 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0, with_b
     loader = datamodule.train_dataloader()
     batches = [b for _, b in zip(range(steps), loader)]
     initial = copy.deepcopy(model.state_dict())
-    variants = {"one_call": one_call, "grouped": grouped}
+    variants = {"one_call": one_call, "dense_embedding": dense_embedding, "grouped": grouped}
     if with_bf16 and cpu_precision() == "bf16-mixed":
         variants["bf16"] = bf16
     check = same_function(model, initial, batches[0], variants)
@@ -140,8 +150,10 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0, with_b
     for _ in range(rounds):
         for name, variant in variants.items():
             torch.manual_seed(seed)  # the same dropout masks in each variant's round
+            sparse_embedding_grads(model.encoder.model, name not in DENSE_EMBEDDING)
             with variant() as (make_optimizer, autocast):
                 t, loss = train_steps(model, initial, batches, make_optimizer, autocast)
+            sparse_embedding_grads(model.encoder.model, False)
             times[name] += t[1:]  # the first step fills the plan bank: counted in `first_step_s`
             losses[name].append(loss)
     val_batches = list(datamodule.val_dataloader())
@@ -157,6 +169,7 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0, with_b
             "median_step_s": {k: round(v, 4) for k, v in median.items()},
             "mean_step_s": {k: round(statistics.mean(v), 4) for k, v in times.items()},
             "grouped_over_one_call": round(median["grouped"] / median["one_call"], 3),
+            "grouped_over_dense_embedding": round(median["grouped"] / median["dense_embedding"], 3),
             "validation_s": {k: round(v, 2) for k, v in val_median.items()},
             "validation_grouped_over_one_call": round(val_median["grouped"] / val_median["one_call"], 3),
             **({"bf16_over_grouped": round(median["bf16"] / median["grouped"], 3),

@@ -39,7 +39,8 @@ from torchmetrics import MaxMetric, MeanMetric
 
 from rra.graph.base import INVERSE_PREFIX, inverse
 from rra.models.checkpoint import CheckpointError, build, load_weights, read_checkpoint  # noqa: F401 (CheckpointError: re-exported)
-from rra.models.encoder import encode_cached, freeze_lower, load_encoder, tokenizer_from_state, tokenizer_to_state
+from rra.models.encoder import (encode_cached, freeze_lower, load_encoder, sparse_embedding_grads, tokenizer_from_state,
+                                tokenizer_to_state)
 from rra.models.frontier import MAX_FRONTIER, Transitions
 from rra.models.hop_classifier import HopClassifier
 from rra.models.path_predictor import RelationPathPredictor, step_text
@@ -418,6 +419,14 @@ class Retriever(PathSearch, PlanRanking, L.LightningModule):
     def on_train_start(self) -> None:
         self.val_path_acc_best.reset()  # drop what the sanity check put there
         self.val_retrieval_acc_best.reset()
+
+    def on_fit_start(self) -> None:
+        # one process on a CPU: the embedding's gradient sparse until backward ends (a GPU zeroes the dense
+        # one for nothing; DDP reduces dense gradients)
+        sparse_embedding_grads(self.encoder.model, self.device.type == "cpu" and self.trainer.world_size == 1)
+
+    def on_fit_end(self) -> None:
+        sparse_embedding_grads(self.encoder.model, False)
 
     def on_train_batch_start(self, batch, batch_idx) -> None:
         self._forget_caches()  # weights are about to change

@@ -44,3 +44,33 @@ def test_grouped_encoding_gives_the_vectors_and_gradients_of_one_call():
     g2 = [p.grad for p in enc.parameters() if p.grad is not None]
     assert torch.allclose(grouped, one, atol=1e-5)
     assert all(torch.allclose(a, b, atol=1e-4, rtol=1e-3) for a, b in zip(g1, g2))
+
+
+def test_sparse_embedding_gradient_is_the_dense_one_made_dense_once_per_backward():
+    from rra.models.encoder import sparse_embedding_grads
+
+    torch.manual_seed(0)
+    enc = tiny_encoder(max_length=48)
+    texts = ["which films did [E] write", "in what year was [E] born", "who directed the films of [E] in 1999"]
+
+    def gradient():
+        enc.zero_grad(set_to_none=True)
+        enc(texts[:2]).pow(2).sum().backward()  # two encoder calls in one pass, as a training step makes
+        loss = enc(texts[1:]).sum()
+        loss.backward(retain_graph=False)
+        return {n: p.grad.clone() for n, p in enc.named_parameters() if p.grad is not None}
+
+    enc.eval()  # no dropout: the same function each call
+    dense = gradient()
+    emb = enc.model.get_input_embeddings()
+    sparse_embedding_grads(enc.model, True)
+    sparse = gradient()
+    assert emb.sparse and not emb.weight.grad.is_sparse  # what the optimizer sees is dense again
+    assert dense.keys() == sparse.keys()
+    assert all(torch.allclose(dense[n], sparse[n], atol=1e-6) for n in dense)
+    sparse_embedding_grads(enc.model, False)
+    assert not emb.sparse and gradient()["model.embeddings.word_embeddings.weight"].equal(
+        dense["model.embeddings.word_embeddings.weight"])
+    emb.weight.requires_grad_(False)  # a frozen embedding stays as it is
+    sparse_embedding_grads(enc.model, True)
+    assert not emb.sparse

@@ -385,3 +385,24 @@ def test_a_checkpoint_with_settings_this_version_does_not_know_names_them(tiny_k
     with pytest.raises(CheckpointError, match=r"other_version\.ckpt.*does not know: plan_kinds_untyped.*another "
                                               r"version"):
         Retriever.load(tmp_path / "other_version.ckpt")
+
+
+def test_fitting_on_a_cpu_trains_the_embedding_by_sparse_gradients_and_restores_it(tiny_kwargs):
+    """rra.models.encoder.sparse_embedding_grads while Lightning fits in one CPU process: the optimizer
+    gets a dense gradient each step, the embedding moves, and the module is as it was after fitting."""
+    seen = []
+
+    class Watch(L.Callback):
+        def on_before_optimizer_step(self, trainer, module, optimizer):
+            emb = module.encoder.model.get_input_embeddings()
+            seen.append((emb.sparse, emb.weight.grad.is_sparse))
+
+    L.seed_everything(1)
+    model, dm = make_model(tiny_kwargs)
+    emb = model.encoder.model.get_input_embeddings()
+    before = emb.weight.detach().clone()
+    trainer = L.Trainer(max_steps=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu", callbacks=[Watch()])
+    trainer.fit(model, datamodule=dm)
+    assert seen == [(True, False)] * 2
+    assert not emb.sparse and not emb.weight.equal(before)
