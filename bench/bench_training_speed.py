@@ -60,8 +60,19 @@ def grouped():
     yield lambda params, **kw: adamw(params, None, **kw), nullcontext
 
 
-dense_embedding = grouped  # the same optimizer and encoder calls; `measure` leaves the embedding dense
+dense_embedding = grouped  # the same optimizer and encoder calls; `embedding_gradient` leaves the embedding dense
 DENSE_EMBEDDING = {"one_call", "dense_embedding"}
+
+
+@contextmanager
+def embedding_gradient(model, variant: str):
+    """The input embedding's gradient as variant `variant` trains it (sparse unless DENSE_EMBEDDING),
+    then dense again."""
+    sparse_embedding_grads(model.encoder.model, variant not in DENSE_EMBEDDING)
+    try:
+        yield
+    finally:
+        sparse_embedding_grads(model.encoder.model, False)
 
 
 @contextmanager
@@ -125,10 +136,8 @@ def same_function(model, initial: dict, batch: dict, variants: dict) -> dict:
 
     out = {}
     for name, variant in variants.items():
-        sparse_embedding_grads(model.encoder.model, name not in DENSE_EMBEDDING)
-        with variant() as (_, autocast):
+        with embedding_gradient(model, name), variant() as (_, autocast):
             out[name] = gradient(autocast)
-        sparse_embedding_grads(model.encoder.model, False)
     model.zero_grad(set_to_none=True)
     loss_g, grad_g = out["grouped"]
     return {"loss": {k: round(v[0], 6) for k, v in out.items()},
@@ -150,10 +159,8 @@ def measure(overrides: list[str], steps: int, rounds: int, seed: int = 0, with_b
     for _ in range(rounds):
         for name, variant in variants.items():
             torch.manual_seed(seed)  # the same dropout masks in each variant's round
-            sparse_embedding_grads(model.encoder.model, name not in DENSE_EMBEDDING)
-            with variant() as (make_optimizer, autocast):
+            with embedding_gradient(model, name), variant() as (make_optimizer, autocast):
                 t, loss = train_steps(model, initial, batches, make_optimizer, autocast)
-            sparse_embedding_grads(model.encoder.model, False)
             times[name] += t[1:]  # the first step fills the plan bank: counted in `first_step_s`
             losses[name].append(loss)
     val_batches = list(datamodule.val_dataloader())

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import csv
 import random
-import re
 from collections import Counter
 from pathlib import Path
 
 from bench.kgs.common import (RDF_TYPE, Store, fill, generator_parser, lit, shown, surface, walk, write_jsonl, write_stats,
                               zipf_counts)
 from rra.graph.rdf import XSD, is_literal, literal, split_literal
+from rra.text.relations import relation_phrase
 
 DBR = "http://dbpedia.org/resource/"
 KIND_PATHS = "http://example.org/kg/"  # --ids kind-paths: http://example.org/kg/<kind>/<name>, no classes
@@ -216,7 +216,7 @@ def _iri(label: str, taken: set[str], kind: str, prefix: str = DBR) -> str:
     """A DBpedia resource IRI: the label with underscores, "(kind)" added where the name is taken.
     `prefix` KIND_PATHS: the kind in the path instead (http://example.org/kg/sports_team/...)."""
     if prefix == KIND_PATHS:
-        prefix = KIND_PATHS + re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower() + "/"
+        prefix = KIND_PATHS + relation_phrase(kind).replace(" ", "_") + "/"
     local = label.replace(" ", "_")
     if local in taken:
         local = f"{local}_({kind.lower()})"
@@ -441,7 +441,7 @@ def write_turtle(path: Path, kg: Store, german: dict[str, str]) -> int:
     for name, label in LABELLED.items():
         subjects.setdefault(DBO + name, []).append(f"rdfs:label {literal(label)}@en")
     for c in CLASSES if any(r == RDF_TYPE for _, r, _ in kg.triples) else ():
-        subjects.setdefault(DBO + c, []).append(f"rdfs:label {literal(re.sub(r'(?<!^)(?=[A-Z])', ' ', c).lower())}@en")
+        subjects.setdefault(DBO + c, []).append(f"rdfs:label {literal(relation_phrase(c))}@en")
     out = ["@prefix dbo: <http://dbpedia.org/ontology/> .\n",
            "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n",
            "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n\n"]

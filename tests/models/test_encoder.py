@@ -55,9 +55,10 @@ def test_sparse_embedding_gradient_is_the_dense_one_made_dense_once_per_backward
 
     def gradient():
         enc.zero_grad(set_to_none=True)
-        enc(texts[:2]).pow(2).sum().backward()  # two encoder calls in one pass, as a training step makes
-        loss = enc(texts[1:]).sum()
-        loss.backward(retain_graph=False)
+        # two encoder calls in one backward pass, as a training step makes them, then a second pass that
+        # accumulates into the gradient the first left (gradient accumulation)
+        (enc(texts[:2]).pow(2).sum() + enc(texts[1:]).sum()).backward()
+        enc(texts[2:]).sum().backward()
         return {n: p.grad.clone() for n, p in enc.named_parameters() if p.grad is not None}
 
     enc.eval()  # no dropout: the same function each call
